@@ -1,0 +1,3 @@
+from agentcfg.cli import main
+
+main()

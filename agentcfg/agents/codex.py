@@ -1,0 +1,74 @@
+"""OpenAI Codex CLI: `$CODEX_HOME/config.toml` (default ~/.codex), Responses API only."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from agentcfg import edit, env
+from agentcfg.agents.base import AgentFile, Binding, FileEdit, Texts
+from agentcfg.edit import REMOVE
+from agentcfg.errors import AgentcfgError
+from agentcfg.profiles import Profile
+
+NAME = "codex"
+BINARY = "codex"
+PROMPT_TOKENS = 13_000
+BUILT_IN_PROVIDERS = {"openai": "https://api.openai.com/v1", "ollama": None, "lmstudio": None, "oss": None}
+
+
+def provider_id(profile: Profile) -> str:
+    """Our table name: the `agentcfg-` prefix cannot collide with Codex's reserved ids."""
+    return f"agentcfg-{profile.name}"
+
+
+def home(environ: env.Environ) -> Path:
+    value = environ.get("CODEX_HOME")
+    if not value:  # Codex treats an empty CODEX_HOME as unset
+        return env.home(environ) / ".codex"
+    path = Path(value)
+    if not path.is_dir():
+        raise AgentcfgError(
+            f"CODEX_HOME points to {value}, which is not an existing directory (Codex refuses to start too)",
+            hint=f"Create it (mkdir -p {value}) or unset CODEX_HOME, then run again.",
+        )
+    return path
+
+
+def files(environ: env.Environ) -> list[AgentFile]:
+    return [AgentFile(home(environ) / "config.toml", "toml")]
+
+
+def unsupported(profile: Profile) -> str | None:
+    return None
+
+
+def edits(profile: Profile, current: Texts) -> list[FileEdit]:
+    (config,) = current
+    table = ("model_providers", provider_id(profile))
+    window = profile.context_window
+    return [
+        FileEdit(
+            config,
+            [
+                (("model",), profile.model),
+                (("model_provider",), provider_id(profile)),
+                (("model_context_window",), window if window else REMOVE),
+                ((*table, "name"), f"agentcfg: {profile.label}"),
+                ((*table, "base_url"), profile.base_url),
+                ((*table, "wire_api"), "responses"),
+                ((*table, "env_key"), profile.key_env or REMOVE),
+            ],
+        )
+    ]
+
+
+def read(current: Texts) -> Binding:
+    ((config_file, text),) = current.items()
+    if text is None:
+        return Binding()
+    config = edit.load("toml", text, path=str(config_file.path))
+    provider = config.get("model_provider", "openai")
+    table = config.get("model_providers", {}).get(provider, {})
+    base_url = table.get("base_url") or BUILT_IN_PROVIDERS.get(provider)
+    key = f"env {table['env_key']}" if table.get("env_key") else None
+    return Binding(base_url=base_url, model=config.get("model"), key=key)

@@ -1,0 +1,73 @@
+"""opencode: `$XDG_CONFIG_HOME/opencode/opencode.json` (or the `.jsonc` / `config.json` the user keeps).
+
+opencode deep-merges config.json, opencode.json and opencode.jsonc (the last wins), then the file
+named by OPENCODE_CONFIG on top; agentcfg edits the file that wins, so nothing shadows it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from agentcfg import budget, edit, env
+from agentcfg.agents.base import AgentFile, Binding, FileEdit, Texts
+from agentcfg.edit import REMOVE
+from agentcfg.profiles import Profile
+
+NAME = "opencode"
+BINARY = "opencode"
+PROMPT_TOKENS = 10_000
+MERGE_ORDER = ("config.json", "opencode.json", "opencode.jsonc")
+SEED = '{\n  "$schema": "https://opencode.ai/config.json"\n}\n'
+
+
+def provider_id(profile: Profile) -> str:
+    return f"agentcfg-{profile.name}"
+
+
+def files(environ: env.Environ) -> list[AgentFile]:
+    if named := environ.get("OPENCODE_CONFIG"):
+        return [AgentFile(Path(named).expanduser(), "json", SEED)]
+    directory = env.xdg_config_home(environ) / "opencode"
+    existing = [directory / name for name in MERGE_ORDER if (directory / name).exists()]
+    return [AgentFile(existing[-1] if existing else directory / "opencode.json", "json", SEED)]
+
+
+def unsupported(profile: Profile) -> str | None:
+    return None
+
+
+def edits(profile: Profile, current: Texts) -> list[FileEdit]:
+    (config,) = current
+    provider = ("provider", provider_id(profile))
+    model = (*provider, "models", profile.model)
+    api_key = f"{{env:{profile.key_env}}}" if profile.key_env else REMOVE
+    return [
+        FileEdit(
+            config,
+            [
+                (("model",), f"{provider_id(profile)}/{profile.model}"),
+                ((*provider, "npm"), "@ai-sdk/openai-compatible"),
+                ((*provider, "name"), f"agentcfg: {profile.label}"),
+                ((*provider, "options", "baseURL"), profile.base_url),
+                ((*provider, "options", "apiKey"), api_key),
+                ((*model, "name"), profile.model),
+                ((*model, "tool_call"), True),
+                ((*model, "limit", "context"), budget.window(profile)),
+                ((*model, "limit", "output"), budget.output_tokens(profile, PROMPT_TOKENS)),
+            ],
+        )
+    ]
+
+
+def read(current: Texts) -> Binding:
+    ((config_file, text),) = current.items()
+    config = edit.load("json", text or "", path=str(config_file.path))
+    model = config.get("model")
+    if not isinstance(model, str) or "/" not in model:
+        return Binding(model=model if isinstance(model, str) else None)
+    provider_name, model_id = model.split("/", 1)
+    provider = (config.get("provider") or {}).get(provider_name) or {}
+    options = provider.get("options") or {}
+    key = options.get("apiKey")
+    source = None if key is None else key if key.startswith("{env:") else "in file"
+    return Binding(base_url=options.get("baseURL"), model=model_id, key=source)

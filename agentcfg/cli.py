@@ -1,0 +1,311 @@
+"""The command line: each command parses its options, calls one function, renders the result.
+
+Heavy modules (httpx, keyring, jsonschema, tomlkit) are imported where they are used, so that
+`agentcfg switch` does not pay for the network stack.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+import click
+
+from agentcfg import __version__
+from agentcfg.errors import AgentcfgError
+
+AGENT_NAMES = ("codex", "qwen", "opencode", "claude")  # agents.AGENTS, without importing it for --help
+
+
+def _environ() -> dict[str, str]:
+    return dict(os.environ)
+
+
+def _complete_profile(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[str]:
+    from agentcfg import profiles
+
+    try:
+        return [n for n in sorted(profiles.load_all(_environ())) if n.startswith(incomplete)]
+    except AgentcfgError:
+        return []
+
+
+def _emit_notes(notes: list[str]) -> None:
+    for note in notes:
+        click.echo(f"note: {note}", err=True)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(__version__, prog_name="agentcfg")
+def cli() -> None:
+    """Point Codex CLI, qwen-code, opencode and Claude Code at one provider.
+
+    \b
+    agentcfg switch local        every installed agent -> the vLLM on localhost:8000
+    agentcfg switch taotoken     ... -> the TaoToken gateway
+    agentcfg status              what each agent points at now
+    agentcfg rollback            undo the last switch, byte for byte
+    """
+
+
+# -- switch ------------------------------------------------------------------------------------------
+
+
+@cli.command()
+@click.argument("profile", shell_complete=_complete_profile)
+@click.option(
+    "--agent", "agents", multiple=True, type=click.Choice(AGENT_NAMES), help="Switch only this agent (repeatable)."
+)
+@click.option("--all", "every", is_flag=True, help="Switch all four agents, installed or not.")
+@click.option("--dry-run", is_flag=True, help="Show the diff; write nothing.")
+@click.option("--json", "as_json", is_flag=True, help="Print the plan and result as JSON.")
+def switch(profile: str, agents: tuple[str, ...], every: bool, dry_run: bool, as_json: bool) -> None:
+    """Point the agents at PROFILE, editing only the keys agentcfg owns.
+
+    Without --agent/--all, switches every agent that is installed or already has a config file.
+    All files change together or not at all; `agentcfg rollback` undoes it.
+    """
+    from agentcfg import profiles, report
+    from agentcfg.apply import Journal
+    from agentcfg.switch import plan_switch, select
+
+    environ = _environ()
+    chosen = profiles.get(profile, environ)
+    selected, skipped = select(agents, every, environ)
+    entry_id, recovered = None, []
+    if dry_run:
+        plan = plan_switch(chosen, selected, environ)
+    else:
+        journal = Journal(environ)
+        with journal.locked() as recovered:
+            plan = plan_switch(chosen, selected, environ)
+            entry = journal.commit(
+                plan.changes, {"kind": "switch", "profile": chosen.name, "label": f"switch {profile}"}
+            )
+            entry_id = entry.id if entry else None
+    plan.skipped = {**skipped, **plan.skipped}
+    plan.notes = [f"recovered {r}: its files were restored" for r in recovered] + plan.notes
+    if as_json:
+        click.echo(report.dumps(report.plan_dict(plan, environ, dry_run=dry_run, entry=entry_id)))
+        return
+    colour = report.use_colour(environ)
+    verb = "Would switch" if dry_run else "Switched"
+    title = f"{verb} to {chosen.name} ({chosen.model} at {chosen.base_url})"
+    if not plan.pending and not dry_run:
+        title = f"Already on {chosen.name} ({chosen.model} at {chosen.base_url}): nothing to change"
+    click.echo(report.plan_text(plan, environ, dry_run=dry_run, colour=colour, title=title))
+    _emit_notes(plan.notes)
+    if entry_id:
+        click.echo("Undo with: agentcfg rollback")
+
+
+# -- rollback ----------------------------------------------------------------------------------------
+
+
+@cli.command()
+@click.option("--force", is_flag=True, help="Restore files even if they were edited since the switch.")
+@click.option("--dry-run", is_flag=True, help="Show what would be restored; write nothing.")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+def rollback(force: bool, dry_run: bool, as_json: bool) -> None:
+    """Undo the most recent switch, restoring every file it touched byte for byte.
+
+    Each further rollback undoes the switch before that (the last 20 are kept).
+    """
+    from agentcfg import report
+    from agentcfg.apply import Journal
+    from agentcfg.plan import Plan
+
+    environ = _environ()
+    journal = Journal(environ)
+    with journal.locked() as recovered:
+        entry, changes = journal.rollback_plan(force)
+        if not dry_run:
+            journal.rollback(entry, changes)
+    plan = Plan(None, changes, notes=[f"recovered {r}: its files were restored" for r in recovered])
+    undone = entry.manifest.get("profile")
+    if as_json:
+        data = report.plan_dict(plan, environ, dry_run=dry_run, entry=entry.id)
+        data["undone"] = {"entry": entry.id, "profile": undone, "time": entry.manifest["time"]}
+        click.echo(report.dumps(data))
+        return
+    verb = "Would roll back" if dry_run else "Rolled back"
+    title = f"{verb} the switch to {undone} ({report._when(entry.manifest['time'])})"
+    click.echo(report.plan_text(plan, environ, dry_run=dry_run, colour=report.use_colour(environ), title=title))
+    _emit_notes(plan.notes)
+
+
+# -- status ------------------------------------------------------------------------------------------
+
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True, help="Print the status as JSON.")
+def status(as_json: bool) -> None:
+    """What each agent points at now, and whether its agentcfg-owned keys were edited since."""
+    from agentcfg import profiles, report
+    from agentcfg.apply import Journal
+    from agentcfg.switch import status as agent_status
+
+    environ = _environ()
+    journal = Journal(environ)
+    statuses = agent_status(environ, profiles.load_all(environ), journal.entries())
+    pending = journal.pending()
+    if as_json:
+        data: dict[str, Any] = {"agents": report.status_dicts(statuses), "interrupted": bool(pending)}
+        click.echo(report.dumps(data))
+        return
+    click.echo(report.status_text(statuses, report.use_colour(environ)))
+    if pending:
+        _emit_notes(["a switch was interrupted; the next `agentcfg switch` or `rollback` restores its files"])
+
+
+# -- profiles ----------------------------------------------------------------------------------------
+
+
+@cli.group()
+def profile() -> None:
+    """List, show, add and remove provider profiles."""
+
+
+@profile.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Print the profiles as JSON.")
+def profile_list(as_json: bool) -> None:
+    """Every profile: built-in presets and your own (yours override built-ins of the same name)."""
+    from agentcfg import profiles, report
+
+    environ = _environ()
+    found = [p for _, p in sorted(profiles.load_all(environ).items())]
+    if as_json:
+        click.echo(report.dumps([report.profile_dict(p, environ) for p in found]))
+    else:
+        click.echo(report.profiles_text(found, environ))
+
+
+@profile.command("show")
+@click.argument("name", shell_complete=_complete_profile)
+@click.option("--json", "as_json", is_flag=True, help="Print the profile as JSON.")
+def profile_show(name: str, as_json: bool) -> None:
+    """One profile's fields and where it comes from (never a key's value)."""
+    from agentcfg import profiles, report
+
+    environ = _environ()
+    found = profiles.get(name, environ)
+    click.echo(report.dumps(report.profile_dict(found, environ)) if as_json else report.profile_text(found, environ))
+
+
+@profile.command("add")
+@click.argument("name")
+@click.option("--base-url", required=True, help="OpenAI-protocol base URL, e.g. http://localhost:8000/v1.")
+@click.option("--model", help="Model id as the server names it (with --detect: optional if it serves one).")
+@click.option("--anthropic-base-url", help="Anthropic-protocol base URL for Claude Code (without /v1).")
+@click.option("--key-env", metavar="VAR", help="Variable (and keyring entry) holding the key.")
+@click.option("--no-key", is_flag=True, help="The server needs no key.")
+@click.option("--context-window", type=click.IntRange(min=256), help="The model's window in tokens.")
+@click.option("--max-output-tokens", type=click.IntRange(min=16), help="Bound on any agent's output tokens.")
+@click.option("--detect", is_flag=True, help="Read the window (max_model_len) from the server's GET /models.")
+@click.option("--description", help="A short label shown in agent UIs.")
+@click.option("--force", is_flag=True, help="Replace an existing profile of that name.")
+def profile_add(name: str, base_url: str, model: str | None, anthropic_base_url: str | None, key_env: str | None,
+                no_key: bool, context_window: int | None, max_output_tokens: int | None, detect: bool,
+                description: str | None, force: bool) -> None:  # fmt: skip
+    """Add (or with --force replace) a profile of your own.
+
+    Without --key-env or --no-key, a profile for a server on this machine needs no key and any
+    other reads NAME_API_KEY (upper-cased).
+    """
+    from agentcfg import detect as detection
+    from agentcfg import env, fsutil, profiles
+
+    environ = _environ()
+    if key_env and no_key:
+        raise AgentcfgError("--key-env and --no-key contradict each other", hint="Give one of them.")
+    if not profiles.NAME_RE.match(name):
+        raise AgentcfgError(f"{name!r} is not a valid profile name", hint="Use lower-case letters, digits, '-', '_'.")
+    if anthropic_base_url and anthropic_base_url.rstrip("/").endswith("/v1"):
+        raise AgentcfgError(
+            f"--anthropic-base-url {anthropic_base_url} ends in /v1, but Claude Code appends /v1/messages itself",
+            hint=f"Use {anthropic_base_url.rstrip('/')[:-3]} instead.",
+        )
+    existing = profiles.load_all(environ)
+    if name in existing and not force:
+        kind = "built-in profile" if existing[name].source == profiles.BUILT_IN else "profile"
+        raise AgentcfgError(f"a {kind} named {name!r} exists", hint="Add --force to replace it with yours.")
+    draft = profiles.Profile(name=name, base_url=base_url, model=model or "?")
+    if not key_env and not no_key and not draft.is_local:
+        key_env = name.upper().replace("-", "_") + "_API_KEY"
+    if detect:
+        key = environ.get(key_env) if key_env else None
+        models = detection.list_models(base_url, key)
+        model, context_window = detection.context_window(models, model, base_url.rstrip("/") + "/models")
+    if not model:
+        raise AgentcfgError(
+            "--model is required", hint="Give the model id, or use --detect to read it from the server."
+        )
+    data = {
+        "description": description,
+        "base_url": base_url,
+        "anthropic_base_url": anthropic_base_url,
+        "model": model,
+        "key_env": key_env,
+        "context_window": context_window,
+        "max_output_tokens": max_output_tokens,
+    }
+    new = profiles.Profile(name=name, **{k: v for k, v in data.items() if v is not None})
+    profiles.validate(new.fields(), profiles._schema_text(), f"profile {name}")
+    path = profiles.profiles_dir(environ) / f"{name}.toml"
+    fsutil.private_dir(path.parent)
+    fsutil.atomic_write(path, profiles.to_toml(new).encode("utf-8"), 0o644)
+    detected = f" (window {context_window:,} tokens read from the server)" if detect else ""
+    click.echo(f"Added profile {name}: {model} at {base_url}{detected}\n  {env.display(path, environ)}")
+    if key_env:
+        click.echo(f"  key from {key_env}" + ("" if environ.get(key_env) else f" (not set yet: export {key_env}=...)"))
+    click.echo(f"Switch to it with: agentcfg switch {name}")
+
+
+@profile.command("rm")
+@click.argument("name", shell_complete=_complete_profile)
+def profile_rm(name: str) -> None:
+    """Remove a profile of your own (built-in presets cannot be removed)."""
+    from agentcfg import env, profiles
+
+    environ = _environ()
+    path = profiles.profiles_dir(environ) / f"{name}.toml"
+    if not path.is_file():
+        profiles.get(name, environ)  # unknown name -> the usual error with suggestions
+        raise AgentcfgError(f"{name!r} is a built-in profile and cannot be removed")
+    path.unlink()
+    click.echo(f"Removed profile {name} ({env.display(path, environ)})")
+    if name in profiles.load_all(environ):
+        click.echo(f"The built-in profile {name} applies again.")
+
+
+# -- entry point -------------------------------------------------------------------------------------
+
+
+def main(argv: list[str] | None = None) -> None:
+    try:
+        cli.main(args=argv, prog_name="agentcfg", standalone_mode=False)
+    except click.exceptions.Abort:
+        click.echo("Aborted.", err=True)
+        sys.exit(130)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(2 if exc.exit_code == 2 else exc.exit_code)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+    except AgentcfgError as exc:
+        from agentcfg.redact import mask_line
+
+        click.echo(f"agentcfg: error: {mask_line(str(exc))}", err=True)
+        sys.exit(exc.exit_code)
+    except KeyboardInterrupt:
+        click.echo("Interrupted.", err=True)
+        sys.exit(130)
+    except Exception as exc:
+        if os.environ.get("AGENTCFG_DEBUG"):
+            raise
+        from agentcfg.redact import mask_line
+
+        click.echo(f"agentcfg: internal error: {type(exc).__name__}: {mask_line(str(exc))}", err=True)
+        click.echo("  This is a bug; AGENTCFG_DEBUG=1 shows the traceback. No file was left half-written.", err=True)
+        sys.exit(1)

@@ -1,0 +1,92 @@
+"""`.env` files edited line by line.
+
+python-dotenv's parser hands back each binding with its exact original text (multi-line quoted
+values, `export` prefixes, comments and malformed lines included), so the file is rebuilt from those
+pieces and only the owned bindings' text changes.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from typing import Any
+
+from dotenv.parser import Binding, parse_stream
+
+from agentcfg.edit.common import MISSING, REMOVE, Assignment, KeyPath
+
+_PREFIX = re.compile(r"^(\s*(?:export\s+)?[^=\s]+\s*=[ \t]*)", re.S)
+_SAFE = re.compile(r"^[A-Za-z0-9_./:@+,~-]*$")
+
+
+def _bindings(text: str) -> list[Binding]:
+    bindings = list(parse_stream(io.StringIO(text)))
+    assert "".join(b.original.string for b in bindings) == text
+    return bindings
+
+
+def loads(text: str) -> dict[str, Any]:
+    """KEY -> value, the last binding winning (as the agents' dotenv loaders do)."""
+    return {b.key: b.value for b in _bindings(text) if b.key and not b.error}
+
+
+def get(text: str, keypath: KeyPath) -> Any:
+    return loads(text).get(keypath[0], MISSING)
+
+
+def _quote(value: str, like: str) -> str:
+    """Quote a value the way the existing line did, or not at all when nothing needs it."""
+    if like == "'" and "'" not in value and "\n" not in value:
+        return f"'{value}'"
+    if not like and _SAFE.match(value):
+        return value
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+
+
+def _closing_quote(rest: str) -> int:
+    """Index of the quote that closes the value opened by rest[0] (backslash escapes skipped)."""
+    i = 1
+    while i < len(rest):
+        if rest[i] == "\\":
+            i += 2
+        elif rest[i] == rest[0]:
+            return i
+        else:
+            i += 1
+    return len(rest) - 1
+
+
+def _rewrite(original: str, key: str, value: str) -> str:
+    """Replace the value in one binding's original text, keeping `export`, spacing and a comment."""
+    newline = "\n" if original.endswith("\n") else ""
+    prefix = _PREFIX.match(original)
+    if prefix is None:  # a bare `KEY` line
+        return f"{key}={_quote(value, '')}{newline}"
+    rest = original[prefix.end() :]
+    rest = rest[: len(rest) - len(newline)]
+    quote = rest[:1] if rest[:1] in ("'", '"') else ""
+    if quote:
+        tail = rest[_closing_quote(rest) + 1 :]
+    else:
+        comment = re.search(r"\s+#", rest)
+        tail = rest[comment.start() :] if comment else ""
+    return prefix.group(1) + _quote(value, quote) + tail + newline
+
+
+def apply(text: str, assignments: list[Assignment]) -> str:
+    bindings = _bindings(text)
+    pieces = [b.original.string for b in bindings]
+    for (key, *_), value in assignments:
+        mine = [i for i, b in enumerate(bindings) if b.key == key and not b.error]
+        if value is REMOVE:
+            for i in mine:
+                pieces[i] = ""
+        elif mine:
+            last = mine[-1]
+            if bindings[last].value != value:
+                pieces[last] = _rewrite(bindings[last].original.string, key, value)
+        else:
+            if pieces and not "".join(pieces).endswith("\n") and "".join(pieces):
+                pieces.append("\n")
+            pieces.append(f"{key}={_quote(value, '')}\n")
+    return "".join(pieces)

@@ -1,0 +1,90 @@
+"""A plan is every file a command will change, before and after, computed before anything is written.
+
+`--dry-run`, `--json` and the real run share it: the dry run prints it, the real run hands it to
+the one writer (apply.py).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agentcfg import edit, env
+from agentcfg.agents.base import AgentFile
+from agentcfg.edit import MISSING, REMOVE, Assignment
+from agentcfg.profiles import Profile
+from agentcfg.redact import mask_line
+
+
+@dataclass(frozen=True)
+class FileChange:
+    agent: str
+    file: AgentFile
+    before: str | None  # None: the file does not exist
+    after: str | None  # None: the file is removed (only a rollback removes files)
+    owned: tuple[Assignment, ...] = ()  # what agentcfg set, to tell later whether someone edited it
+
+    @property
+    def path(self) -> Path:
+        return self.file.path
+
+    @property
+    def action(self) -> str:
+        if self.before == self.after:
+            return "unchanged"
+        if self.before is None:
+            return "create"
+        return "remove" if self.after is None else "modify"
+
+
+@dataclass
+class Plan:
+    profile: Profile | None
+    changes: list[FileChange] = field(default_factory=list)
+    skipped: dict[str, str] = field(default_factory=dict)  # agent -> why it was left alone
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def pending(self) -> list[FileChange]:
+        return [c for c in self.changes if c.action != "unchanged"]
+
+
+def digest(text: str | None) -> str | None:
+    return None if text is None else hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def owned_to_json(owned: tuple[Assignment, ...]) -> list[dict[str, Any]]:
+    return [{"key": list(k), "absent": True} if v is REMOVE else {"key": list(k), "value": v} for k, v in owned]
+
+
+def drifted(fmt: str, text: str | None, owned: list[dict[str, Any]], shown: str) -> list[str]:
+    """The owned keys whose value in `text` is no longer what agentcfg wrote."""
+    changed = []
+    for item in owned:
+        got = edit.get(fmt, text or "", tuple(item["key"]), path=shown)
+        expected = MISSING if item.get("absent") else item["value"]
+        if (got is MISSING) != (expected is MISSING) or (got is not MISSING and got != expected):
+            changed.append(".".join(item["key"]))
+    return changed
+
+
+def unified_diff(change: FileChange, environ: env.Environ) -> str:
+    """The change as a unified diff; values of key-like entries are masked."""
+    import difflib
+
+    shown = env.display(change.path, environ)
+    before = (change.before or "").splitlines(keepends=True)
+    after = (change.after or "").splitlines(keepends=True)
+    lines = difflib.unified_diff(
+        before,
+        after,
+        fromfile="/dev/null" if change.before is None else f"a/{shown}",
+        tofile="/dev/null" if change.after is None else f"b/{shown}",
+    )
+    out = []
+    for line in lines:
+        line = mask_line(line)
+        out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
+    return "".join(out)

@@ -1,0 +1,191 @@
+"""Provider profiles: built-in presets, overridden by name by the user's own TOML files.
+
+A profile says where a provider's API is, which model to use, how large its window is and how the
+key is obtained: never the key itself. Every file is validated against
+schemas/profile.schema.json; a bad one stops every command before anything is written.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import sys
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from agentcfg import env
+from agentcfg.errors import AgentcfgError
+from agentcfg.resources import data_dir
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
+BUILT_IN = "built-in"
+LOOPBACK_HOSTS = {"localhost", "127.0.0.1", "::1", "[::1]"}
+# Written where a keyless server still needs some key (qwen-code, Claude Code refuse to run without).
+PLACEHOLDER_KEY = "agentcfg-no-key"
+
+
+@dataclass(frozen=True)
+class Profile:
+    name: str
+    base_url: str
+    model: str
+    anthropic_base_url: str | None = None
+    key_env: str | None = None
+    context_window: int | None = None
+    max_output_tokens: int | None = None
+    description: str | None = None
+    source: str = BUILT_IN
+
+    @property
+    def needs_key(self) -> bool:
+        return self.key_env is not None
+
+    @property
+    def is_local(self) -> bool:
+        return (urlsplit(self.base_url).hostname or "") in LOOPBACK_HOSTS or (
+            urlsplit(self.base_url).hostname or ""
+        ).startswith("127.")
+
+    @property
+    def label(self) -> str:
+        return self.description or self.name
+
+    def fields(self) -> dict[str, Any]:
+        """The TOML/JSON fields, without name and source; unset ones left out."""
+        data = asdict(self)
+        del data["name"], data["source"]
+        return {k: v for k, v in data.items() if v is not None}
+
+
+def profiles_dir(environ: env.Environ) -> Path:
+    return env.config_dir(environ) / "profiles"
+
+
+def _schema_text() -> str:
+    return (data_dir("schemas") / "profile.schema.json").read_text(encoding="utf-8")
+
+
+class _ValidatedCache:
+    """Digests of (schema, profile text) pairs already validated.
+
+    Importing jsonschema costs more than the rest of `agentcfg switch` together, so a profile file
+    is validated once per content and schema version, like Python caches bytecode.
+    """
+
+    def __init__(self, environ: env.Environ) -> None:
+        self.path = env.state_dir(environ) / "validated-profiles"
+        try:
+            self.known = set(self.path.read_text(encoding="ascii").split())
+        except (OSError, UnicodeDecodeError):
+            self.known = set()
+        self.added: set[str] = set()
+        self.schema = _schema_text()
+
+    def digest(self, text: str) -> str:
+        return hashlib.sha256(f"{self.schema}\0{text}".encode()).hexdigest()
+
+    def save(self) -> None:
+        if not self.added:
+            return
+        from agentcfg.fsutil import private_dir, write_private
+
+        try:
+            private_dir(self.path.parent)
+            write_private(self.path, "\n".join(sorted(self.known | self.added)) + "\n")
+        except OSError:
+            pass  # only a cache
+
+
+def validate(data: dict[str, Any], schema_text: str, where: str) -> None:
+    import jsonschema
+
+    validator = jsonschema.Draft202012Validator(json.loads(schema_text))
+    errors = sorted(validator.iter_errors(data), key=lambda e: (list(e.path), e.message))
+    if errors:
+        error = errors[0]
+        field = ".".join(str(p) for p in error.path)
+        if error.validator == "additionalProperties":
+            unknown = sorted(set(data) - set(error.schema.get("properties", {})))
+            message = f"unknown field {', '.join(repr(u) for u in unknown)}"
+        elif error.validator == "required":
+            message = error.message.replace("is a required property", "is required but missing")
+        else:
+            message = f"field {field!r}: {error.message}"
+        allowed = ", ".join(json.loads(schema_text)["properties"])
+        raise AgentcfgError(message, where=where, hint=f"Fields a profile may have: {allowed}.")
+
+
+def parse(name: str, text: str, source: str, cache: _ValidatedCache | None = None) -> Profile:
+    """Parse and validate one profile file's text."""
+    where = source if source != BUILT_IN else f"built-in profile {name}"
+    if not NAME_RE.match(name):
+        raise AgentcfgError(
+            f"{name!r} is not a valid profile name (lower-case letters, digits, '-' and '_')",
+            where=where,
+            hint="Rename the file.",
+        )
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise AgentcfgError(f"does not parse as TOML: {exc}", where=where) from None
+    digest = cache.digest(text) if cache else None
+    if cache is None or digest not in cache.known:
+        validate(data, cache.schema if cache else _schema_text(), where)
+        if cache and digest:
+            cache.added.add(digest)
+    return Profile(name=name, source=source, **data)
+
+
+def _read_dir(directory: Path, source_of, cache: _ValidatedCache) -> dict[str, Profile]:
+    found: dict[str, Profile] = {}
+    try:
+        paths = sorted(directory.glob("*.toml"))
+    except OSError:
+        return found
+    for path in paths:
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise AgentcfgError(f"cannot read profile: {exc}", where=str(path)) from None
+        found[path.stem] = parse(path.stem, text, source_of(path), cache)
+    return found
+
+
+def load_all(environ: env.Environ) -> dict[str, Profile]:
+    """Built-ins, then the user's profiles (which override built-ins of the same name)."""
+    cache = _ValidatedCache(environ)
+    profiles = _read_dir(data_dir("profiles"), lambda _p: BUILT_IN, cache)
+    profiles.update(_read_dir(profiles_dir(environ), str, cache))
+    cache.save()
+    return profiles
+
+
+def get(name: str, environ: env.Environ) -> Profile:
+    profiles = load_all(environ)
+    if name in profiles:
+        return profiles[name]
+    import difflib
+
+    close = difflib.get_close_matches(name, profiles, n=1)
+    suggestion = f" Did you mean {close[0]!r}?" if close else ""
+    raise AgentcfgError(
+        f"unknown profile {name!r}.{suggestion} Known profiles: {', '.join(sorted(profiles))}.",
+        hint="List them with `agentcfg profile list`; "
+        "add one with `agentcfg profile add NAME --base-url URL --model ID`.",
+    )
+
+
+def to_toml(profile: Profile) -> str:
+    """A profile file's text (the key itself is never part of a profile)."""
+    lines = [f"# agentcfg profile {profile.name}"]
+    for key, value in profile.fields().items():
+        lines.append(f"{key} = {json.dumps(value, ensure_ascii=False)}")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,146 @@
+"""Rendering results as text (aligned, coloured only on a TTY without NO_COLOR) or as JSON-ready dicts."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from agentcfg import env
+from agentcfg.plan import Plan, unified_diff
+from agentcfg.profiles import BUILT_IN, Profile
+from agentcfg.redact import mask_line
+from agentcfg.switch import AgentStatus
+
+_COLOURS = {"create": "32", "modify": "33", "remove": "31", "unchanged": "2", "skipped": "2", "edited": "31"}
+
+
+def use_colour(environ: env.Environ, stream: Any = None) -> bool:
+    stream = stream or sys.stdout
+    return "NO_COLOR" not in environ and hasattr(stream, "isatty") and stream.isatty()
+
+
+def paint(text: str, kind: str, colour: bool) -> str:
+    code = _COLOURS.get(kind)
+    return f"\033[{code}m{text}\033[0m" if colour and code else text
+
+
+def dumps(data: Any) -> str:
+    return mask_line(json.dumps(data, indent=2, ensure_ascii=False))
+
+
+def _when(timestamp: float) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(timestamp))
+
+
+# -- switch / rollback -------------------------------------------------------------------------------
+
+
+def plan_dict(plan: Plan, environ: env.Environ, *, dry_run: bool, entry: str | None = None) -> dict[str, Any]:
+    changes = []
+    for change in plan.changes:
+        item = {"agent": change.agent, "path": str(change.path), "action": change.action}
+        if dry_run and change.action != "unchanged":
+            item["diff"] = unified_diff(change, environ)
+        changes.append(item)
+    return {
+        "profile": plan.profile.name if plan.profile else None,
+        "dry_run": dry_run,
+        "changed": bool(plan.pending) and not dry_run,
+        "journal_entry": entry,
+        "changes": changes,
+        "skipped": plan.skipped,
+        "notes": plan.notes,
+    }
+
+
+def plan_text(plan: Plan, environ: env.Environ, *, dry_run: bool, colour: bool, title: str) -> str:
+    lines = [title]
+    width = max([len(c.agent) for c in plan.changes] + [len(a) for a in plan.skipped] + [5])
+    last_agent = None
+    for change in plan.changes:
+        agent = change.agent if change.agent != last_agent else ""
+        last_agent = change.agent
+        action = "would " + change.action if dry_run and change.action != "unchanged" else change.action
+        lines.append(f"  {agent:<{width}}  {paint(action, change.action, colour)}  {env.display(change.path, environ)}")
+    for agent, reason in plan.skipped.items():
+        lines.append(f"  {agent:<{width}}  {paint('skipped', 'skipped', colour)}  {reason}")
+    if dry_run:
+        diffs = [unified_diff(c, environ) for c in plan.pending]
+        if diffs:
+            lines.append("")
+            lines.append("".join(diffs).rstrip("\n"))
+    return "\n".join(lines)
+
+
+# -- status ----------------------------------------------------------------------------------------
+
+
+def status_dicts(statuses: list[AgentStatus]) -> list[dict[str, Any]]:
+    return [vars(s).copy() for s in statuses]
+
+
+def status_text(statuses: list[AgentStatus], colour: bool) -> str:
+    rows = [("AGENT", "PROFILE", "MODEL", "BASE URL", "FILE")]
+    notes = []
+    for s in statuses:
+        if s.error:
+            rows.append((s.name, "error", "", "", s.files[0] if s.files else ""))
+            notes.append(f"{s.name}: {s.error}")
+            continue
+        profile = s.profile or ("-" if not s.configured else "other")
+        if not s.configured:
+            profile = "-" + ("" if s.installed else " (not installed)")
+        rows.append((s.name, profile, s.model or "", s.base_url or "", ", ".join(s.files)))
+        if s.edited:
+            notes.append(
+                paint(f"{s.name}: edited since agentcfg wrote it: {', '.join(s.edited)}", "edited", colour)
+                + " (`agentcfg switch` again restores them)"
+            )
+        if s.key:
+            notes.append(f"{s.name}: key {s.key}")
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
+    lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=False)) + "  " + row[-1] for row in rows]
+    switches = [s.last_switch for s in statuses if s.last_switch]
+    if switches:
+        newest = max(switches, key=lambda s: s["time"])
+        lines.append("")
+        lines.append(f"last switch: {newest['profile']} at {_when(newest['time'])} (undo: agentcfg rollback)")
+    if notes:
+        lines.append("")
+        lines.extend(notes)
+    return "\n".join(line.rstrip() for line in lines)
+
+
+# -- profiles --------------------------------------------------------------------------------------
+
+
+def profile_dict(profile: Profile, environ: env.Environ) -> dict[str, Any]:
+    data = {"name": profile.name, **profile.fields(), "source": profile.source}
+    if profile.key_env:
+        data["key_in_environment"] = bool(environ.get(profile.key_env))
+    return data
+
+
+def profiles_text(profiles: list[Profile], environ: env.Environ) -> str:
+    rows = [("NAME", "MODEL", "BASE URL", "KEY", "SOURCE")]
+    for p in profiles:
+        source = "built-in" if p.source == BUILT_IN else env.display(Path(p.source), environ)
+        rows.append((p.name, p.model, p.base_url, p.key_env or "none", source))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
+    return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=False)) + "  " + r[-1] for r in rows)
+
+
+def profile_text(profile: Profile, environ: env.Environ) -> str:
+    data = profile_dict(profile, environ)
+    width = max(len(k) for k in data)
+    lines = []
+    for key, value in data.items():
+        if key == "key_in_environment":
+            value = "set" if value else f"not set (export {profile.key_env}=...)"
+        elif key == "source" and value != BUILT_IN:
+            value = env.display(Path(value), environ)
+        lines.append(f"{key:<{width}}  {value}")
+    return "\n".join(lines)

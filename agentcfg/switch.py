@@ -1,0 +1,142 @@
+"""`agentcfg switch` and `agentcfg status`: which agents, what their files say, what a switch would write."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from types import ModuleType
+from typing import Any
+
+from agentcfg import budget, edit, env, fsutil
+from agentcfg.agents import AGENTS
+from agentcfg.agents.base import Texts
+from agentcfg.errors import AgentcfgError
+from agentcfg.plan import FileChange, Plan, drifted
+from agentcfg.profiles import Profile
+
+
+def _unknown_agent(name: str) -> AgentcfgError:
+    return AgentcfgError(
+        f"unknown agent {name!r}",
+        hint=f"Agents agentcfg knows: {', '.join(AGENTS)}.",
+    )
+
+
+def select(names: tuple[str, ...], every: bool, environ: env.Environ) -> tuple[list[ModuleType], dict[str, str]]:
+    """The agents to switch, and why the others are left alone.
+
+    Default: every agent that is installed (on PATH) or already has a config file.
+    """
+    for name in names:
+        if name not in AGENTS:
+            raise _unknown_agent(name)
+    if names or every:
+        return [AGENTS[n] for n in AGENTS if every or n in names], {}
+    chosen, skipped = [], {}
+    for agent in AGENTS.values():
+        if env.which(agent.BINARY, environ) or any(f.path.exists() for f in agent.files(environ)):
+            chosen.append(agent)
+        else:
+            skipped[agent.NAME] = (
+                f"not installed (no `{agent.BINARY}` on PATH) and no config file; use --agent {agent.NAME} to set it up anyway"
+            )
+    return chosen, skipped
+
+
+def read_current(agent: ModuleType, environ: env.Environ) -> Texts:
+    return {f: fsutil.read_text(f.path, env.display(f.path, environ)) for f in agent.files(environ)}
+
+
+def plan_switch(profile: Profile, agents: list[ModuleType], environ: env.Environ) -> Plan:
+    """Every file change a switch makes, computed (and checked to parse) before anything is written."""
+    plan = Plan(profile)
+    for agent in agents:
+        if reason := agent.unsupported(profile):
+            plan.skipped[agent.NAME] = reason
+            continue
+        current = read_current(agent, environ)
+        for file_edit in agent.edits(profile, current):
+            before = current[file_edit.file]
+            shown = env.display(file_edit.file.path, environ)
+            start = file_edit.file.seed if before is None else before
+            after = edit.apply(file_edit.file.format, start, file_edit.assignments, path=shown)
+            plan.changes.append(FileChange(agent.NAME, file_edit.file, before, after, tuple(file_edit.assignments)))
+            plan.notes.extend(file_edit.notes)
+        if warning := budget.warning(profile, agent.NAME, agent.PROMPT_TOKENS):
+            plan.notes.append(warning)
+    if profile.context_window is None and any(c.agent != "codex" for c in plan.changes):
+        plan.notes.append(
+            f"profile {profile.name!r} does not say its context window; agents' output is bounded to "
+            f"{budget.output_tokens(profile, 0):,} tokens. Set the window with "
+            f"`agentcfg profile add {profile.name} --base-url ... --model ... --context-window N --force` "
+            "(or --detect, for a vLLM server)."
+        )
+    if profile.key_env and not environ.get(profile.key_env):
+        plan.notes.append(
+            f"{profile.key_env} is not set here, so agents that read it will send no key. "
+            f"Provide it before running an agent: export {profile.key_env}=<your key>"
+        )
+    return plan
+
+
+@dataclass
+class AgentStatus:
+    name: str
+    installed: bool
+    files: list[str]
+    configured: bool = False
+    profile: str | None = None  # the profile it points at, "other", or None when not configured
+    base_url: str | None = None
+    model: str | None = None
+    key: str | None = None
+    edited: list[str] = field(default_factory=list)  # owned keys changed since agentcfg wrote them
+    last_switch: dict[str, Any] | None = None
+    error: str | None = None
+
+
+def _norm(url: str | None) -> str:
+    return (url or "").rstrip("/")
+
+
+def _match(status: AgentStatus, profiles: dict[str, Profile], preferred: str | None) -> str | None:
+    if not status.configured or not (status.base_url or status.model):
+        return None
+    names = [
+        p.name
+        for p in profiles.values()
+        if _norm(status.base_url) in {_norm(p.base_url), _norm(p.anthropic_base_url)} and status.model == p.model
+    ]
+    if preferred in names:
+        return preferred
+    return names[0] if names else "other"
+
+
+def status(environ: env.Environ, profiles: dict[str, Profile], journal_entries: list[Any]) -> list[AgentStatus]:
+    """Per agent: its files, what they point at, and whether someone edited what agentcfg owns."""
+    result = []
+    for agent in AGENTS.values():
+        item = AgentStatus(agent.NAME, installed=bool(env.which(agent.BINARY, environ)), files=[])
+        result.append(item)
+        try:
+            current = read_current(agent, environ)
+            item.files = [env.display(f.path, environ) for f in current]
+            item.configured = any(text is not None for text in current.values())
+            binding = agent.read(current)
+        except AgentcfgError as exc:
+            item.error = str(exc)
+            continue
+        item.base_url, item.model, item.key = binding.base_url, binding.model, binding.key
+        last = next((e for e in reversed(journal_entries) if any(f["agent"] == agent.NAME for f in e.files)), None)
+        if last is not None:
+            item.last_switch = {
+                "entry": last.id,
+                "profile": last.manifest.get("profile"),
+                "time": last.manifest["time"],
+            }
+            by_path = {str(f.path): f for f in current}
+            for recorded in last.files:
+                file = by_path.get(recorded["path"]) if recorded["agent"] == agent.NAME else None
+                if file is not None:
+                    shown = env.display(file.path, environ)
+                    item.edited += drifted(recorded["format"], current[file], recorded["owned"], shown)
+        item.profile = _match(item, profiles, (item.last_switch or {}).get("profile"))
+    return result
