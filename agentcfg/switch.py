@@ -37,7 +37,8 @@ def select(names: tuple[str, ...], every: bool, environ: env.Environ) -> tuple[l
             chosen.append(agent)
         else:
             skipped[agent.NAME] = (
-                f"not installed (no `{agent.BINARY}` on PATH) and no config file; use --agent {agent.NAME} to set it up anyway"
+                f"not installed (no `{agent.BINARY}` on PATH) and no config file; "
+                f"--agent {agent.NAME} sets it up anyway"
             )
     return chosen, skipped
 
