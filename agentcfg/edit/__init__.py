@@ -1,6 +1,6 @@
 """Format-preserving editors, pure (text in, text out), one module per format.
 
-Each module offers `get(text, keypath)` and `apply(text, assignments)`. This package adds what is
+Each module offers `loads(text)` and `apply(text, assignments)`. This package adds what is
 the same for all of them: the byte-order mark and CRLF line endings survive an edit, a file that does
 not parse becomes a ParseError naming the file and line, and every edit is checked after the fact.
 """
@@ -38,7 +38,7 @@ def _parse_error(fmt: str, exc: EditError, path: str) -> ParseError:
 
 def get(fmt: str, text: str, keypath: KeyPath, *, path: str = "") -> Any:
     try:
-        return editor(fmt).get(_split(text)[1], keypath)
+        return lookup(editor(fmt).loads(_split(text)[1]), keypath)
     except EditError as exc:
         raise _parse_error(fmt, exc, path) from None
 
@@ -51,19 +51,37 @@ def load(fmt: str, text: str, *, path: str = "") -> Any:
         raise _parse_error(fmt, exc, path) from None
 
 
+def lookup(data: Any, keypath: KeyPath) -> Any:
+    """The value at `keypath` in parsed data, or MISSING."""
+    for key in keypath:
+        if not isinstance(data, dict) or key not in data:
+            return MISSING
+        data = data[key]
+    return data
+
+
+def _holds(data: Any, keypath: KeyPath, value: Any) -> bool:
+    got = lookup(data, keypath)
+    if value is REMOVE:
+        return got is MISSING
+    return got is not MISSING and type(got) is type(value) and got == value
+
+
 def apply(fmt: str, text: str, assignments: list[Assignment], *, path: str = "") -> str:
-    """Apply owned-key assignments; unchanged values leave the text byte-identical."""
+    """Apply owned-key assignments; values already in place leave the text byte-identical."""
     bom, body, crlf = _split(text)
     module = editor(fmt)
     try:
-        module.loads(body)  # refuse to touch a file that does not parse, even if no key changes
-        new = module.apply(body, assignments)
-        for keypath, value in assignments:  # an editor bug must never reach the disk
-            got = module.get(new, keypath)
-            if (value is REMOVE and got is not MISSING) or (value is not REMOVE and got != value):
-                raise AssertionError(f"{path}: editing {'.'.join(keypath)} did not take")
+        # parsing first also refuses to touch a file that does not parse, even if no key changes
+        current = module.loads(body) if body.strip() else {}
+        todo = [(k, v) for k, v in assignments if not _holds(current, k, v)]
+        if not todo:
+            return text
+        new = module.apply(body, todo)
+        done = module.loads(new)
     except EditError as exc:
         raise _parse_error(fmt, exc, path) from None
-    if new == body:
-        return text
+    wrong = [".".join(k) for k, v in assignments if not _holds(done, k, v)]
+    if wrong:  # an editor bug must never reach the disk
+        raise AssertionError(f"{path}: editing {', '.join(wrong)} did not take")
     return bom + (new.replace("\n", "\r\n") if crlf else new)

@@ -13,7 +13,7 @@ from typing import Any
 
 from dotenv.parser import Binding, parse_stream
 
-from agentcfg.edit.common import MISSING, REMOVE, Assignment, KeyPath
+from agentcfg.edit.common import REMOVE, Assignment
 
 _PREFIX = re.compile(r"^(\s*(?:export\s+)?[^=\s]+\s*=[ \t]*)", re.S)
 _SAFE = re.compile(r"^[A-Za-z0-9_./:@+,~-]*$")
@@ -28,10 +28,6 @@ def _bindings(text: str) -> list[Binding]:
 def loads(text: str) -> dict[str, Any]:
     """KEY -> value, the last binding winning (as the agents' dotenv loaders do)."""
     return {b.key: b.value for b in _bindings(text) if b.key and not b.error}
-
-
-def get(text: str, keypath: KeyPath) -> Any:
-    return loads(text).get(keypath[0], MISSING)
 
 
 def _quote(value: str, like: str) -> str:

@@ -11,7 +11,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentcfg.edit.common import MISSING, REMOVE, Assignment, EditError, KeyPath
+from agentcfg.edit.common import REMOVE, Assignment, EditError, KeyPath
 
 
 @dataclass
@@ -185,16 +185,6 @@ def parse(text: str) -> Node:
 
 def loads(text: str) -> dict[str, Any]:
     return parse(text).value()
-
-
-def get(text: str, keypath: KeyPath) -> Any:
-    node = parse(text)
-    for key in keypath:
-        member = node.member(key) if node.kind == "object" else None
-        if member is None:
-            return MISSING
-        node = member.node
-    return node.value()
 
 
 def apply(text: str, assignments: list[Assignment]) -> str:

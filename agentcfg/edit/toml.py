@@ -1,35 +1,34 @@
-"""TOML edited with tomlkit, which keeps comments, key order, blank lines and unknown tables."""
+"""TOML: read with the standard library, edited with tomlkit (which keeps comments, order, unknown tables).
+
+tomlkit is imported only when a value really changes: a switch that finds everything in place
+does not pay for it.
+"""
 
 from __future__ import annotations
 
+import re
+import sys
 from typing import Any
 
-import tomlkit
-from tomlkit.exceptions import ParseError as TomlParseError
-from tomlkit.items import InlineTable, Table
+from agentcfg.edit.common import REMOVE, Assignment, EditError
 
-from agentcfg.edit.common import MISSING, REMOVE, Assignment, EditError, KeyPath
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
 
-
-def _parse(text: str) -> tomlkit.TOMLDocument:
-    try:
-        return tomlkit.parse(text)
-    except TomlParseError as exc:
-        message = str(exc).split(" at line ")[0]
-        raise EditError(message, exc.line, exc.col) from None
+_WHERE = re.compile(r"\s*\(at line (\d+), column (\d+)\)$")
 
 
 def loads(text: str) -> dict[str, Any]:
-    return _parse(text).unwrap()
-
-
-def get(text: str, keypath: KeyPath) -> Any:
-    node: Any = _parse(text)
-    for key in keypath:
-        if not isinstance(node, dict) or key not in node:
-            return MISSING
-        node = node[key]
-    return node.unwrap() if hasattr(node, "unwrap") else node
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        message = str(exc)
+        where = _WHERE.search(message)
+        if where:
+            raise EditError(message[: where.start()], int(where.group(1)), int(where.group(2))) from None
+        raise EditError(message) from None
 
 
 def _same(item: Any, value: Any) -> bool:
@@ -38,7 +37,10 @@ def _same(item: Any, value: Any) -> bool:
 
 
 def apply(text: str, assignments: list[Assignment]) -> str:
-    doc = _parse(text)
+    import tomlkit
+    from tomlkit.items import InlineTable
+
+    doc = tomlkit.parse(text)
     for keypath, value in assignments:
         container: Any = doc
         for depth, key in enumerate(keypath[:-1]):
@@ -59,7 +61,3 @@ def apply(text: str, assignments: list[Assignment]) -> str:
             elif last not in container or not _same(container[last], value):
                 container[last] = value
     return doc.as_string()
-
-
-def table_is_empty(item: Any) -> bool:
-    return isinstance(item, (Table, InlineTable)) and not item

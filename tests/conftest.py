@@ -1,0 +1,86 @@
+"""Shared test helpers: a throw-away HOME for every run of agentcfg, never the real one."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED_FIXTURES = REPO.parent / "shared" / "fixtures"
+AGENTCFG = shutil.which("agentcfg", path=str(Path(sys.executable).parent)) or "agentcfg"
+
+
+@dataclass
+class Home:
+    """A temporary HOME with agentcfg's and the agents' variables pointing into it."""
+
+    root: Path
+    env: dict[str, str]
+
+    def path(self, relative: str) -> Path:
+        return self.root / relative
+
+    def write(self, relative: str, text: str) -> Path:
+        path = self.root / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(text.encode("utf-8"))
+        return path
+
+    def read(self, relative: str) -> str:
+        return (self.root / relative).read_bytes().decode("utf-8")
+
+    def run(self, *args: str, check: int | None = 0, **extra_env: str) -> subprocess.CompletedProcess[str]:
+        """Run the installed `agentcfg` console script in this HOME."""
+        result = subprocess.run(
+            [AGENTCFG, *args],
+            env={**self.env, **extra_env},
+            capture_output=True,
+            text=True,
+            stdin=subprocess.DEVNULL,
+            timeout=60,
+        )
+        if check is not None:
+            assert result.returncode == check, (result.returncode, result.stdout, result.stderr)
+        return result
+
+    def json(self, *args: str, **extra_env: str):
+        return json.loads(self.run(*args, "--json", **extra_env).stdout)
+
+    def snapshot(self) -> dict[str, bytes]:
+        """Every file under HOME except agentcfg's own state, by relative path."""
+        return {
+            str(p.relative_to(self.root)): p.read_bytes()
+            for p in sorted(self.root.rglob("*"))
+            if p.is_file() and not p.is_symlink() and "agentcfg" not in p.relative_to(self.root).parts
+        }
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Home:
+    root = tmp_path / "home"
+    root.mkdir()
+    bin_dir = tmp_path / "bin"  # an empty PATH entry: no agent "installed" unless a test puts one here
+    bin_dir.mkdir()
+    env = {
+        "HOME": str(root),
+        "AGENTCFG_HOME": str(root / ".config" / "agentcfg"),
+        "XDG_CONFIG_HOME": str(root / ".config"),
+        "XDG_STATE_HOME": str(root / ".local" / "state"),
+        "XDG_DATA_HOME": str(root / ".local" / "share"),
+        "PATH": f"{bin_dir}{os.pathsep}/usr/bin:/bin",
+        "LANG": "C.UTF-8",
+        "NO_PROXY": "127.0.0.1,localhost",
+    }
+    return Home(root, env)
+
+
+@pytest.fixture
+def environ(home: Home) -> dict[str, str]:
+    return home.env
