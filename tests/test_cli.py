@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 import os
 import stat
-import tomllib
 
 import pytest
+import tomllib
 
 CODEX = """\
 # My Codex config — hand-written, keep these comments
