@@ -92,7 +92,9 @@ def switch(profile: str, agents: tuple[str, ...], every: bool, dry_run: bool, as
     colour = report.use_colour(environ)
     verb = "Would switch" if dry_run else "Switched"
     title = f"{verb} to {chosen.name} ({chosen.model} at {chosen.base_url})"
-    if not plan.pending and not dry_run:
+    if not plan.changes:
+        title = f"No agent to switch to {chosen.name}: none is installed or configured (--all sets up all four)"
+    elif not plan.pending and not dry_run:
         title = f"Already on {chosen.name} ({chosen.model} at {chosen.base_url}): nothing to change"
     click.echo(report.plan_text(plan, environ, dry_run=dry_run, colour=colour, title=title))
     _emit_notes(plan.notes)

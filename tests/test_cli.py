@@ -184,6 +184,12 @@ def test_default_switches_installed_or_configured_agents_and_says_why_others_are
     assert "not installed" in data["skipped"]["qwen"]
 
 
+def test_nothing_installed_or_configured_says_so(home):
+    result = home.run("switch", "local")
+    assert "No agent to switch" in result.stdout and "--all" in result.stdout
+    assert home.snapshot() == {}
+
+
 def test_dry_run_prints_diff_and_writes_nothing(home):
     start = seed(home)
     result = home.run("switch", "local", "--all", "--dry-run")
@@ -293,6 +299,11 @@ def test_read_only_agent_file_is_refused(home):
 def test_missing_codex_home(home):
     result = home.run("switch", "local", "--agent", "codex", check=2, CODEX_HOME=str(home.path("nope")))
     assert_clean_error(result, "CODEX_HOME", "mkdir -p")
+
+
+def test_directory_in_place_of_a_file_is_refused(home):
+    home.path(".claude/settings.json").mkdir(parents=True)
+    assert_clean_error(home.run("switch", "local", "--agent", "claude", check=2), "is a directory")
 
 
 def test_non_utf8_file_is_refused(home):
