@@ -59,6 +59,11 @@ def _target(path: Path) -> Path:
     return Path(os.path.realpath(path)) if path.is_symlink() else path
 
 
+def _owner(item: dict[str, Any]) -> tuple[int, int] | None:
+    """The recorded owner, to give back when root rewrites someone's file (others cannot chown)."""
+    return tuple(item["owner"]) if item["owner"] and hasattr(os, "geteuid") and os.geteuid() == 0 else None
+
+
 def _missing_dirs(directory: Path) -> list[Path]:
     missing = []
     while not directory.exists():
@@ -213,8 +218,7 @@ class Journal:
         for directory in item["created_dirs"]:
             with contextlib.suppress(FileExistsError):
                 os.mkdir(directory, NEW_DIR_MODE)
-        owner = tuple(item["owner"]) if item["owner"] and os.geteuid() == 0 else None
-        fsutil.atomic_write(target, change.after.encode("utf-8"), item["mode"] or NEW_FILE_MODE, owner)
+        fsutil.atomic_write(target, change.after.encode("utf-8"), item["mode"] or NEW_FILE_MODE, _owner(item))
 
     def _restore(self, entry: Entry) -> None:
         """Put every file of an entry back as it was before the entry's change."""
@@ -228,7 +232,7 @@ class Journal:
                 current = None
             if before is not None:
                 if current != before:
-                    fsutil.atomic_write(target, before, item["mode"] or NEW_FILE_MODE)
+                    fsutil.atomic_write(target, before, item["mode"] or NEW_FILE_MODE, _owner(item))
             elif current is not None and digest(current.decode("utf-8", "replace")) == item["sha_after"]:
                 target.unlink()
             for directory in reversed(item["created_dirs"]):
@@ -239,7 +243,13 @@ class Journal:
         fsutil.write_private(entry.directory / "manifest.json", json.dumps(entry.manifest, indent=1))
 
     def _drop(self, entry: Entry) -> None:
-        shutil.rmtree(entry.directory, ignore_errors=True)
+        """Delete an entry: renamed out of the journal first, so a kill mid-delete leaves no half entry."""
+        doomed = entry.directory.with_name(f".drop-{entry.id}-{os.getpid()}")
+        try:
+            os.replace(entry.directory, doomed)
+        except FileNotFoundError:
+            return
+        shutil.rmtree(doomed, ignore_errors=True)
 
     def _prune(self) -> None:
         for entry in self.entries()[:-MAX_ENTRIES]:
@@ -249,7 +259,7 @@ class Journal:
         """Finish what a killed run left: restore a pending entry; complete a committed rollback."""
         recovered = []
         with contextlib.suppress(FileNotFoundError):
-            for stale in self.root.glob(".new-*"):
+            for stale in [*self.root.glob(".new-*"), *self.root.glob(".drop-*")]:
                 shutil.rmtree(stale, ignore_errors=True)
         for entry in self.pending():
             if entry.manifest["status"] == "pending":
