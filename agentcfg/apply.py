@@ -18,7 +18,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import shutil
 import stat
 import time
 from collections.abc import Iterator
@@ -57,6 +56,12 @@ class Entry:
 def _target(path: Path) -> Path:
     """Where the bytes go: a symlinked config (dotfile managers) stays a link; its target changes."""
     return Path(os.path.realpath(path)) if path.is_symlink() else path
+
+
+def _rmtree(path: Path) -> None:
+    import shutil  # not at the top: it imports bz2, lzma and zlib, which a switch rarely needs
+
+    shutil.rmtree(path, ignore_errors=True)
 
 
 def _owner(item: dict[str, Any]) -> tuple[int, int] | None:
@@ -249,7 +254,7 @@ class Journal:
             os.replace(entry.directory, doomed)
         except FileNotFoundError:
             return
-        shutil.rmtree(doomed, ignore_errors=True)
+        _rmtree(doomed)
 
     def _prune(self) -> None:
         for entry in self.entries()[:-MAX_ENTRIES]:
@@ -260,7 +265,7 @@ class Journal:
         recovered = []
         with contextlib.suppress(FileNotFoundError):
             for stale in [*self.root.glob(".new-*"), *self.root.glob(".drop-*")]:
-                shutil.rmtree(stale, ignore_errors=True)
+                _rmtree(stale)
         for entry in self.pending():
             if entry.manifest["status"] == "pending":
                 self._restore(entry)

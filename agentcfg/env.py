@@ -41,9 +41,14 @@ def state_dir(environ: Environ) -> Path:
 
 
 def which(name: str, environ: Environ) -> str | None:
-    import shutil
-
-    return shutil.which(name, path=environ.get("PATH", os.defpath))
+    """The program `name` on `environ`'s PATH (shutil.which without shutil's compression imports)."""
+    suffixes = environ.get("PATHEXT", ".EXE;.CMD;.BAT").split(";") if os.name == "nt" else [""]
+    for directory in environ.get("PATH", os.defpath).split(os.pathsep):
+        for suffix in suffixes:
+            candidate = os.path.join(directory or ".", name + suffix)
+            if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+                return candidate
+    return None
 
 
 def display(path: Path, environ: Environ) -> str:

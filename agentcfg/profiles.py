@@ -14,7 +14,6 @@ import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 from agentcfg import env
 from agentcfg.errors import AgentcfgError
@@ -50,9 +49,10 @@ class Profile:
 
     @property
     def is_local(self) -> bool:
-        return (urlsplit(self.base_url).hostname or "") in LOOPBACK_HOSTS or (
-            urlsplit(self.base_url).hostname or ""
-        ).startswith("127.")
+        from urllib.parse import urlsplit
+
+        host = urlsplit(self.base_url).hostname or ""
+        return host in LOOPBACK_HOSTS or host.startswith("127.")
 
     @property
     def label(self) -> str:

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import io
 import re
+from functools import cache
+from types import ModuleType
 from typing import Any
-
-from dotenv.parser import Binding, parse_stream
 
 from agentcfg.edit.common import REMOVE, Assignment
 
@@ -19,8 +19,28 @@ _PREFIX = re.compile(r"^(\s*(?:export\s+)?[^=\s]+\s*=[ \t]*)", re.S)
 _SAFE = re.compile(r"^[A-Za-z0-9_./:@+,~-]*$")
 
 
-def _bindings(text: str) -> list[Binding]:
-    bindings = list(parse_stream(io.StringIO(text)))
+@cache
+def _parser() -> ModuleType:
+    """python-dotenv's parser, loaded without running `dotenv/__init__`.
+
+    The package's __init__ imports its loader (logging, tempfile, shutil, bz2, lzma...), which
+    costs a switch more than the parsing itself; the parser module needs only `re` and `codecs`.
+    """
+    import importlib.util
+    import os
+
+    spec = importlib.util.find_spec("dotenv")  # finds the package without importing it
+    assert spec and spec.submodule_search_locations
+    location = os.path.join(spec.submodule_search_locations[0], "parser.py")
+    parser_spec = importlib.util.spec_from_file_location("dotenv.parser", location)
+    assert parser_spec and parser_spec.loader
+    module = importlib.util.module_from_spec(parser_spec)
+    parser_spec.loader.exec_module(module)
+    return module
+
+
+def _bindings(text: str) -> list[Any]:
+    bindings = list(_parser().parse_stream(io.StringIO(text)))
     assert "".join(b.original.string for b in bindings) == text
     return bindings
 
