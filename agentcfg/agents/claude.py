@@ -56,6 +56,11 @@ def edits(profile: Profile, current: Texts) -> list[FileEdit]:
     notes: tuple[str, ...] = ()
     if not profile.needs_key:
         assignments.insert(1, (("env", TOKEN), PLACEHOLDER_KEY))
+        if token not in (MISSING, PLACEHOLDER_KEY):
+            notes = (
+                f"{settings.path}: replaced your plaintext {TOKEN} with a placeholder, so no real key goes "
+                f"to {base}; `agentcfg rollback` brings it back.",
+            )
     elif token == PLACEHOLDER_KEY:
         assignments.insert(1, (("env", TOKEN), REMOVE))
     elif token is not MISSING:

@@ -41,6 +41,11 @@ def edits(profile: Profile, current: Texts) -> list[FileEdit]:
     notes: tuple[str, ...] = ()
     if not profile.needs_key:
         env_assignments.insert(0, ((KEY,), PLACEHOLDER_KEY))  # qwen refuses to run without a key
+        if old_key not in (MISSING, PLACEHOLDER_KEY):
+            notes = (
+                f"{dotenv_file.path}: replaced your plaintext {KEY} with a placeholder, so no real key goes "
+                f"to {profile.base_url}; `agentcfg rollback` brings it back.",
+            )
     elif old_key == PLACEHOLDER_KEY:
         env_assignments.insert(0, ((KEY,), REMOVE))
     elif old_key is not MISSING:

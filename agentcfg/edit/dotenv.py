@@ -72,12 +72,23 @@ def _closing_quote(rest: str) -> int:
     return len(rest) - 1
 
 
+_LEADING_BLANKS = re.compile(r"(?:[ \t]*\r?\n)*")
+
+
+def _blank_lines_before(original: str) -> str:
+    """python-dotenv counts the blank lines above a binding as part of it: they are not ours."""
+    return _LEADING_BLANKS.match(original).group(0)
+
+
 def _rewrite(original: str, key: str, value: str) -> str:
     """Replace the value in one binding's original text, keeping `export`, spacing and a comment."""
+    blanks = _blank_lines_before(original)
+    original = original[len(blanks) :]
     newline = "\n" if original.endswith("\n") else ""
     prefix = _PREFIX.match(original)
     if prefix is None:  # a bare `KEY` line
-        return f"{key}={_quote(value, '')}{newline}"
+        export = re.match(r"\s*(?:export\s+)?", original).group(0)
+        return f"{blanks}{export}{key}={_quote(value, '')}{newline}"
     rest = original[prefix.end() :]
     rest = rest[: len(rest) - len(newline)]
     quote = rest[:1] if rest[:1] in ("'", '"') else ""
@@ -86,7 +97,7 @@ def _rewrite(original: str, key: str, value: str) -> str:
     else:
         comment = re.search(r"\s+#", rest)
         tail = rest[comment.start() :] if comment else ""
-    return prefix.group(1) + _quote(value, quote) + tail + newline
+    return blanks + prefix.group(1) + _quote(value, quote) + tail + newline
 
 
 def apply(text: str, assignments: list[Assignment]) -> str:
@@ -96,7 +107,7 @@ def apply(text: str, assignments: list[Assignment]) -> str:
         mine = [i for i, b in enumerate(bindings) if b.key == key and not b.error]
         if value is REMOVE:
             for i in mine:
-                pieces[i] = ""
+                pieces[i] = _blank_lines_before(pieces[i])
         elif mine:
             last = mine[-1]
             if bindings[last].value != value:

@@ -247,6 +247,8 @@ def _remove(text: str, keypath: KeyPath) -> str:
     cuts.append(_whole_line(text, target.key_start, end))
     for start, stop in sorted(cuts, reverse=True):
         text = text[:start] + text[stop:]
+    if sum(m.key == target.key for m in node.members) > 1:  # a JSON reader sees the earlier copy now
+        return _remove(text, keypath)
     return text
 
 
@@ -280,6 +282,8 @@ def _indent_unit(text: str) -> str:
         if line.startswith("\t"):
             return "\t"
         stripped = line.lstrip(" ")
+        if stripped.startswith(("*", "/*", "//")):  # inside or of a comment: not the data's indentation
+            continue
         if stripped and len(stripped) < len(line):
             widths.append(len(line) - len(stripped))
     return " " * min(widths) if widths else "  "

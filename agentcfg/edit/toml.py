@@ -28,6 +28,8 @@ def loads(text: str) -> dict[str, Any]:
         where = _WHERE.search(message)
         if where:
             raise EditError(message[: where.start()], int(where.group(1)), int(where.group(2))) from None
+        if message.endswith("(at end of document)"):
+            raise EditError(message[: -len(" (at end of document)")], text.count("\n") + 1) from None
         raise EditError(message) from None
 
 
