@@ -132,7 +132,7 @@ def rollback(force: bool, dry_run: bool, as_json: bool) -> None:
         click.echo(report.dumps(data))
         return
     verb = "Would roll back" if dry_run else "Rolled back"
-    title = f"{verb} the switch to {undone} ({report._when(entry.manifest['time'])})"
+    title = f"{verb} the switch to {undone} ({report.when(entry.manifest['time'])})"
     click.echo(report.plan_text(plan, environ, dry_run=dry_run, colour=report.use_colour(environ), title=title))
     _emit_notes(plan.notes)
 
@@ -253,7 +253,7 @@ def profile_add(name: str, base_url: str, model: str | None, anthropic_base_url:
         "max_output_tokens": max_output_tokens,
     }
     new = profiles.Profile(name=name, **{k: v for k, v in data.items() if v is not None})
-    profiles.validate(new.fields(), profiles._schema_text(), f"profile {name}")
+    profiles.validate(new.fields(), profiles.schema_text(), f"profile {name}")
     path = profiles.profiles_dir(environ) / f"{name}.toml"
     fsutil.private_dir(path.parent)
     fsutil.atomic_write(path, profiles.to_toml(new).encode("utf-8"), 0o644)

@@ -69,7 +69,7 @@ def profiles_dir(environ: env.Environ) -> Path:
     return env.config_dir(environ) / "profiles"
 
 
-def _schema_text() -> str:
+def schema_text() -> str:
     return (data_dir("schemas") / "profile.schema.json").read_text(encoding="utf-8")
 
 
@@ -87,7 +87,7 @@ class _ValidatedCache:
         except (OSError, UnicodeDecodeError):
             self.known = set()
         self.added: set[str] = set()
-        self.schema = _schema_text()
+        self.schema = schema_text()
 
     def digest(self, text: str) -> str:
         return hashlib.sha256(f"{self.schema}\0{text}".encode()).hexdigest()
@@ -138,7 +138,7 @@ def parse(name: str, text: str, source: str, cache: _ValidatedCache | None = Non
         raise AgentcfgError(f"does not parse as TOML: {exc}", where=where) from None
     digest = cache.digest(text) if cache else None
     if cache is None or digest not in cache.known:
-        validate(data, cache.schema if cache else _schema_text(), where)
+        validate(data, cache.schema if cache else schema_text(), where)
         if cache and digest:
             cache.added.add(digest)
     return Profile(name=name, source=source, **data)

@@ -31,7 +31,7 @@ def dumps(data: Any) -> str:
     return mask_line(json.dumps(data, indent=2, ensure_ascii=False))
 
 
-def _when(timestamp: float) -> str:
+def when(timestamp: float) -> str:
     return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(timestamp))
 
 
@@ -107,7 +107,7 @@ def status_text(statuses: list[AgentStatus], colour: bool) -> str:
     if switches:
         newest = max(switches, key=lambda s: s["time"])
         lines.append("")
-        lines.append(f"last switch: {newest['profile']} at {_when(newest['time'])} (undo: agentcfg rollback)")
+        lines.append(f"last switch: {newest['profile']} at {when(newest['time'])} (undo: agentcfg rollback)")
     if notes:
         lines.append("")
         lines.extend(notes)

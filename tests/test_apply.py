@@ -21,6 +21,7 @@ from agentcfg.agents import AGENTS
 from agentcfg.apply import MAX_ENTRIES, Journal
 from agentcfg.errors import AgentcfgError
 from agentcfg.switch import plan_switch
+from tests.bare_home import environ, home, make_environ, write  # noqa: F401 (fixtures)
 
 BIN = Path(sys.executable).with_name("agentcfg")
 
@@ -47,36 +48,6 @@ QWEN_ENV = b"# qwen\nFOO=bar\r\nOPENAI_MODEL=old-model\n"
 
 
 # -- helpers -----------------------------------------------------------------------------------------
-
-
-def make_environ(tmp: Path) -> dict[str, str]:
-    return {
-        "HOME": str(tmp),
-        "AGENTCFG_HOME": str(tmp / "agentcfg"),
-        "XDG_CONFIG_HOME": str(tmp / ".config"),
-        "PATH": os.environ["PATH"],
-    }
-
-
-# These two override conftest.py's `home` (a Home helper object) and `environ` in this module:
-# here `home` is the bare Path and `environ` the four variables the writer reads.
-@pytest.fixture
-def home(tmp_path: Path) -> Path:
-    h = tmp_path / "home"
-    h.mkdir()
-    return h
-
-
-@pytest.fixture
-def environ(home: Path) -> dict[str, str]:
-    return make_environ(home)
-
-
-def write(path: Path, data: bytes, mode: int = 0o600) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(data)
-    os.chmod(path, mode)
-    return path
 
 
 def seed(home: Path) -> dict[str, bytes]:

@@ -22,6 +22,7 @@ from agentcfg.agents import AGENTS
 from agentcfg.apply import Journal
 from agentcfg.errors import AgentcfgError
 from agentcfg.switch import plan_switch
+from tests.bare_home import environ, home, make_environ, write  # noqa: F401 (fixtures)
 
 BIN = Path(sys.executable).with_name("agentcfg")
 
@@ -130,34 +131,6 @@ print("NOT KILLED", counts)
 
 
 # -- helpers -----------------------------------------------------------------------------------------
-
-
-def make_environ(tmp: Path) -> dict[str, str]:
-    return {
-        "HOME": str(tmp),
-        "AGENTCFG_HOME": str(tmp / "agentcfg"),
-        "XDG_CONFIG_HOME": str(tmp / ".config"),
-        "PATH": os.environ["PATH"],
-    }
-
-
-# Overrides conftest.py's `home` (a Home helper object) in this module: here it is the bare Path.
-@pytest.fixture
-def home(tmp_path: Path) -> Path:
-    h = tmp_path / "home"
-    h.mkdir()
-    return h
-
-
-@pytest.fixture
-def environ(home: Path) -> dict[str, str]:
-    return make_environ(home)
-
-
-def write(path: Path, data: bytes, mode: int = 0o600) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(data)
-    os.chmod(path, mode)
 
 
 def seed(home: Path) -> None:
