@@ -44,6 +44,7 @@ def main() -> None:
         }
         commands = {
             "python -c pass": [sys.executable, "-c", "pass"],
+            "python -c 'import click'": [sys.executable, "-c", "import click"],  # the CLI framework alone
             "agentcfg switch local --all": [agentcfg, "switch", "local", "--all"],
             "agentcfg switch (alternating)": None,
             "agentcfg status": [agentcfg, "status"],
