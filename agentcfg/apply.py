@@ -108,24 +108,18 @@ class Journal:
 
     # -- reading ---------------------------------------------------------------------------------
 
+    def _all(self) -> list[Entry]:
+        with contextlib.suppress(FileNotFoundError):
+            return [e for e in map(self._load, sorted(self.root.iterdir())) if e]
+        return []
+
     def entries(self) -> list[Entry]:
         """Committed switch entries, oldest first."""
-        found = []
-        with contextlib.suppress(FileNotFoundError):
-            for directory in sorted(self.root.iterdir()):
-                entry = self._load(directory)
-                if entry and entry.manifest["status"] == "committed" and entry.manifest["kind"] == "switch":
-                    found.append(entry)
-        return found
+        return [e for e in self._all() if e.manifest["status"] == "committed" and e.manifest["kind"] == "switch"]
 
     def pending(self) -> list[Entry]:
-        found = []
-        with contextlib.suppress(FileNotFoundError):
-            for directory in sorted(self.root.iterdir()):
-                entry = self._load(directory)
-                if entry and (entry.manifest["status"] == "pending" or entry.manifest["kind"] == "rollback"):
-                    found.append(entry)
-        return found
+        """Entries a killed run left unfinished: a pending transaction, or a rollback not yet cleaned up."""
+        return [e for e in self._all() if e.manifest["status"] == "pending" or e.manifest["kind"] == "rollback"]
 
     @staticmethod
     def _load(directory: Path) -> Entry | None:

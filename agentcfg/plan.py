@@ -61,9 +61,10 @@ def owned_to_json(owned: tuple[Assignment, ...]) -> list[dict[str, Any]]:
 
 def drifted(fmt: str, text: str | None, owned: list[dict[str, Any]], shown: str) -> list[str]:
     """The owned keys whose value in `text` is no longer what agentcfg wrote."""
+    data = edit.load(fmt, text or "", path=shown)  # parsed once, not once per key
     changed = []
     for item in owned:
-        got = edit.get(fmt, text or "", tuple(item["key"]), path=shown)
+        got = edit.lookup(data, tuple(item["key"]))
         expected = MISSING if item.get("absent") else item["value"]
         if (got is MISSING) != (expected is MISSING) or (got is not MISSING and got != expected):
             changed.append(".".join(item["key"]))
