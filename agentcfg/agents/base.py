@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
@@ -35,7 +35,6 @@ class Binding:
     base_url: str | None = None
     model: str | None = None
     key: str | None = None  # how the key is found, e.g. "env TAOTOKEN_API_KEY", "placeholder", "in file"
-    notes: list[str] = field(default_factory=list)
 
 
 class Agent(Protocol):
