@@ -217,7 +217,10 @@ class Journal:
         for directory in item["created_dirs"]:
             with contextlib.suppress(FileExistsError):
                 os.mkdir(directory, NEW_DIR_MODE)
-        fsutil.atomic_write(target, change.after.encode("utf-8"), item["mode"] or NEW_FILE_MODE, _owner(item))
+        mode = item["mode"] or NEW_FILE_MODE
+        if change.private:
+            mode &= ~0o077
+        fsutil.atomic_write(target, change.after.encode("utf-8"), mode, _owner(item))
 
     def _restore(self, entry: Entry) -> None:
         """Put every file of an entry back as it was before the entry's change."""

@@ -46,6 +46,8 @@ def cli() -> None:
     agentcfg switch taotoken     ... -> the TaoToken gateway
     agentcfg status              what each agent points at now
     agentcfg rollback            undo the last switch, byte for byte
+    agentcfg key set taotoken    keep the gateway key in the OS keyring
+    agentcfg exec taotoken -- opencode   run an agent with the key set
     """
 
 
@@ -60,32 +62,41 @@ def cli() -> None:
 @click.option("--all", "every", is_flag=True, help="Switch all four agents, installed or not.")
 @click.option("--dry-run", is_flag=True, help="Show the diff; write nothing.")
 @click.option("--json", "as_json", is_flag=True, help="Print the plan and result as JSON.")
-def switch(profile: str, agents: tuple[str, ...], every: bool, dry_run: bool, as_json: bool) -> None:
+@click.option(
+    "--store-key-in-files",
+    is_flag=True,
+    help="Write the key itself into the agents' files (mode 0600) instead of having them fetch it.",
+)
+def switch(profile: str, agents: tuple[str, ...], every: bool, dry_run: bool, as_json: bool,
+           store_key_in_files: bool) -> None:  # fmt: skip
     """Point the agents at PROFILE, editing only the keys agentcfg owns.
 
     Without --agent/--all, switches every agent that is installed or already has a config file.
-    All files change together or not at all; `agentcfg rollback` undoes it.
+    All files change together or not at all; `agentcfg rollback` undoes it. A key never goes
+    into a file unless you pass --store-key-in-files: Claude Code (and Codex 0.119+) fetch it
+    with `agentcfg key get`, the others read it from the variable `agentcfg exec` sets.
     """
     from agentcfg import profiles, report
     from agentcfg.apply import Journal
-    from agentcfg.switch import plan_switch, select
+    from agentcfg.switch import key_source, plan_switch, select
 
     environ = _environ()
     chosen = profiles.get(profile, environ)
     selected, skipped = select(agents, every, environ)
+    keys, key_notes = key_source(chosen, selected, environ, store_in_files=store_key_in_files)
     entry_id, recovered = None, []
     if dry_run:
-        plan = plan_switch(chosen, selected, environ)
+        plan = plan_switch(chosen, selected, environ, keys)
     else:
         journal = Journal(environ)
         with journal.locked() as recovered:
-            plan = plan_switch(chosen, selected, environ)
+            plan = plan_switch(chosen, selected, environ, keys)
             entry = journal.commit(
                 plan.changes, {"kind": "switch", "profile": chosen.name, "label": f"switch {profile}"}
             )
             entry_id = entry.id if entry else None
     plan.skipped = {**skipped, **plan.skipped}
-    plan.notes = [f"recovered {r}: its files were restored" for r in recovered] + plan.notes
+    plan.notes = [f"recovered {r}: its files were restored" for r in recovered] + plan.notes + key_notes
     if as_json:
         click.echo(report.dumps(report.plan_dict(plan, environ, dry_run=dry_run, entry=entry_id)))
         return
@@ -161,6 +172,209 @@ def status(as_json: bool) -> None:
         _emit_notes(["a switch was interrupted; the next `agentcfg switch` or `rollback` restores its files"])
 
 
+# -- keys --------------------------------------------------------------------------------------------
+
+
+@cli.group()
+def key() -> None:
+    """Keep profile keys in the OS keyring (Keychain, Credential Locker, Secret Service).
+
+    \b
+    printf %s "$KEY" | agentcfg key set taotoken    store (or type it at the hidden prompt)
+    agentcfg key list                                which profiles have a key, masked
+    agentcfg exec taotoken -- opencode               run an agent with the key in its variable
+    """
+
+
+def _key_profile(name: str, environ: dict[str, str]) -> Any:
+    from agentcfg import keystore, profiles
+
+    found = profiles.get(name, environ)
+    if not found.key_env:
+        raise keystore.not_keyed(found)
+    return found
+
+
+def _read_key() -> str:
+    if sys.stdin.isatty():
+        return click.prompt("Key (input hidden)", hide_input=True, prompt_suffix=": ", err=True)
+    line = sys.stdin.readline()
+    return line.removesuffix("\n").removesuffix("\r")
+
+
+@key.command("set")
+@click.argument("name", metavar="PROFILE", shell_complete=_complete_profile)
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON (never the key).")
+def key_set(name: str, as_json: bool) -> None:
+    """Store PROFILE's key: typed at a hidden prompt, or one line read from stdin.
+
+    Storing again replaces the key (that is all a rotation takes: no agent file holds it).
+    """
+    from agentcfg import keystore, redact, report
+
+    environ = _environ()
+    found = _key_profile(name, environ)
+    store = keystore.KeyStore(environ, found)
+    label = store.label  # a missing backend fails here, before the key is typed
+    value = _read_key()
+    if reason := keystore.check_value(value):
+        raise AgentcfgError(
+            f"not storing the key for {name}: {reason}",
+            hint=f'Give the key alone, e.g. `printf %s "$KEY" | agentcfg key set {name}`.',
+        )
+    store.set(name, value)
+    if as_json:
+        click.echo(report.dumps({"profile": name, "backend": label, "stored": True, "tail": redact.tail(value)}))
+        return
+    click.echo(f"Stored the key for {name} in the {label} ({redact.tail(value)}).")
+    exported = environ.get(found.key_env)
+    if exported and exported != value:
+        _emit_notes([f"{found.key_env} in this shell holds another key; `agentcfg exec` uses the keyring's"])
+
+
+@key.command("get")
+@click.argument("name", metavar="PROFILE", shell_complete=_complete_profile)
+def key_get(name: str) -> None:
+    """Print PROFILE's key and nothing else (for helper commands such as Claude Code's apiKeyHelper).
+
+    The keyring's entry wins; without one, a value already exported in the profile's variable.
+    """
+    from agentcfg import keystore
+    from agentcfg.redact import RedactingStream
+
+    environ = _environ()
+    resolved = keystore.resolve(_key_profile(name, environ), environ)
+    assert resolved is not None
+    out = sys.stdout.raw if isinstance(sys.stdout, RedactingStream) else sys.stdout
+    out.write(resolved.value + "\n")
+    out.flush()
+
+
+@key.command("rm")
+@click.argument("name", metavar="PROFILE", shell_complete=_complete_profile)
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+def key_rm(name: str, as_json: bool) -> None:
+    """Delete PROFILE's key from the keyring (also for a profile you have since removed)."""
+    from agentcfg import keystore, profiles, report
+
+    environ = _environ()
+    known = profiles.load_all(environ)
+    store = keystore.KeyStore(environ, known.get(name))
+    removed = store.delete(name)
+    if not removed and name not in known:
+        profiles.get(name, environ)  # the usual unknown-profile error, with suggestions
+    if as_json:
+        click.echo(report.dumps({"profile": name, "backend": store.label, "removed": removed}))
+    elif removed:
+        click.echo(f"Removed the key for {name} from the {store.label}.")
+    else:
+        click.echo(f"No key was stored for {name} in the {store.label}; nothing to remove.")
+
+
+@key.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Print the list as JSON (masked tails, never keys).")
+def key_list(as_json: bool) -> None:
+    """Every profile: the variable it uses, whether the keyring holds its key (masked), whether it is exported."""
+    from agentcfg import keystore, profiles, redact, report
+
+    environ = _environ()
+    store = keystore.KeyStore(environ)
+    rows = []
+    for name, found in sorted(profiles.load_all(environ).items()):
+        value = store.get(name) if found.key_env else None
+        rows.append(
+            {
+                "profile": name,
+                "key_env": found.key_env,
+                "stored": bool(value) if found.key_env else None,
+                "tail": redact.tail(value) if value else None,
+                "in_environment": bool(found.key_env and environ.get(found.key_env)),
+            }
+        )
+    if as_json:
+        data = {"backend": store.label, "backend_class": keystore.backend_name(store.backend), "profiles": rows}
+        click.echo(report.dumps(data))
+    else:
+        click.echo(report.keys_text(store.label, rows))
+
+
+# -- exec / env --------------------------------------------------------------------------------------
+
+
+def _profile_variables(name: str, environ: dict[str, str]) -> dict[str, str]:
+    """The variables `exec` and `env` set: the profile's key (keyring first) and AGENTCFG_PROFILE."""
+    from agentcfg import keystore, profiles
+
+    found = profiles.get(name, environ)
+    variables = {"AGENTCFG_PROFILE": found.name}
+    resolved = keystore.resolve(found, environ)
+    if resolved and found.key_env:
+        variables[found.key_env] = resolved.value
+        if resolved.note:
+            _emit_notes([resolved.note])
+    return variables
+
+
+@cli.command(
+    "exec",
+    context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False},
+)
+@click.argument("name", metavar="PROFILE", shell_complete=_complete_profile)
+@click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
+def exec_command(name: str, command: tuple[str, ...]) -> None:
+    """Run COMMAND with PROFILE's key in its variable, e.g. `agentcfg exec taotoken -- opencode`.
+
+    COMMAND replaces agentcfg (exec), so its stdin, stdout, stderr, signals and exit status are
+    its own. Exit status 127: COMMAND not found; 126: not executable.
+    """
+    if command[:1] == ("--",):  # click keeps the separator once it stops parsing options
+        command = command[1:]
+    if not command:
+        raise click.UsageError("give the command to run after --, e.g. agentcfg exec taotoken -- opencode")
+    environ = _environ()
+    child = {**environ, **_profile_variables(name, environ)}
+    sys.stdout.flush()
+    sys.stderr.flush()
+    try:
+        if os.name == "posix":
+            os.execvpe(command[0], list(command), child)
+        import subprocess
+
+        sys.exit(subprocess.call(list(command), env=child))
+    except FileNotFoundError:
+        error = AgentcfgError(f"command not found: {command[0]}", hint="Check the name, or give its full path.")
+        error.exit_code = 127
+        raise error from None
+    except PermissionError:
+        error = AgentcfgError(f"cannot run {command[0]}: permission denied", hint="Is it executable?")
+        error.exit_code = 126
+        raise error from None
+
+
+@cli.command("env")
+@click.argument("name", metavar="PROFILE", shell_complete=_complete_profile)
+@click.option("--shell", type=click.Choice(["bash", "zsh", "fish", "powershell"]), help="Default: from $SHELL.")
+def env_command(name: str, shell: str | None) -> None:
+    """Print PROFILE's variables (its key included) as lines to eval in your shell.
+
+    \b
+    bash/zsh:    eval "$(agentcfg env taotoken)"
+    fish:        agentcfg env taotoken --shell fish | source
+    PowerShell:  agentcfg env taotoken --shell powershell | Invoke-Expression
+    """
+    from agentcfg import shells
+    from agentcfg.redact import RedactingStream
+
+    environ = _environ()
+    shell = shell or shells.detect(environ)
+    text = shells.assignments(_profile_variables(name, environ), shell)
+    out = sys.stdout.raw if isinstance(sys.stdout, RedactingStream) else sys.stdout
+    out.write(text)
+    out.flush()
+    if out.isatty():
+        _emit_notes([f"to load these into this shell: {shells.usage(shell, f'agentcfg env {name} --shell {shell}')}"])
+
+
 # -- profiles ----------------------------------------------------------------------------------------
 
 
@@ -200,7 +414,7 @@ def profile_show(name: str, as_json: bool) -> None:
 @click.option("--base-url", required=True, help="OpenAI-protocol base URL, e.g. http://localhost:8000/v1.")
 @click.option("--model", help="Model id as the server names it (with --detect: optional if it serves one).")
 @click.option("--anthropic-base-url", help="Anthropic-protocol base URL for Claude Code (without /v1).")
-@click.option("--key-env", metavar="VAR", help="Variable (and keyring entry) holding the key.")
+@click.option("--key-env", metavar="VAR", help="Variable the agents read the key from (`agentcfg exec` sets it).")
 @click.option("--no-key", is_flag=True, help="The server needs no key.")
 @click.option("--context-window", type=click.IntRange(min=256), help="The model's window in tokens.")
 @click.option("--max-output-tokens", type=click.IntRange(min=16), help="Bound on any agent's output tokens.")
@@ -260,7 +474,7 @@ def profile_add(name: str, base_url: str, model: str | None, anthropic_base_url:
     detected = f" (window {context_window:,} tokens read from the server)" if detect else ""
     click.echo(f"Added profile {name}: {model} at {base_url}{detected}\n  {env.display(path, environ)}")
     if key_env:
-        click.echo(f"  key from {key_env}" + ("" if environ.get(key_env) else f" (not set yet: export {key_env}=...)"))
+        click.echo(f"  agents read its key from {key_env}; store the key with: agentcfg key set {name}")
     click.echo(f"Switch to it with: agentcfg switch {name}")
 
 
@@ -285,6 +499,13 @@ def profile_rm(name: str) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
+    from agentcfg import redact
+
+    # Every line agentcfg prints goes through the scrubber: no output path can show a key it has seen.
+    redact.register_environment(os.environ)
+    if not isinstance(sys.stdout, redact.RedactingStream):
+        sys.stdout = redact.RedactingStream(sys.stdout)  # type: ignore[assignment]
+        sys.stderr = redact.RedactingStream(sys.stderr)  # type: ignore[assignment]
     try:
         cli.main(args=argv, prog_name="agentcfg", standalone_mode=False)
     except click.exceptions.Abort:
@@ -296,9 +517,7 @@ def main(argv: list[str] | None = None) -> None:
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
     except AgentcfgError as exc:
-        from agentcfg.redact import mask_line
-
-        click.echo(f"agentcfg: error: {mask_line(str(exc))}", err=True)
+        click.echo(f"agentcfg: error: {redact.mask_line(str(exc))}", err=True)
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
         click.echo("Interrupted.", err=True)
@@ -306,8 +525,6 @@ def main(argv: list[str] | None = None) -> None:
     except Exception as exc:
         if os.environ.get("AGENTCFG_DEBUG"):
             raise
-        from agentcfg.redact import mask_line
-
-        click.echo(f"agentcfg: internal error: {type(exc).__name__}: {mask_line(str(exc))}", err=True)
+        click.echo(f"agentcfg: internal error: {type(exc).__name__}: {redact.mask_line(str(exc))}", err=True)
         click.echo("  This is a bug; AGENTCFG_DEBUG=1 shows the traceback. No file was left half-written.", err=True)
         sys.exit(1)

@@ -15,7 +15,7 @@ from agentcfg import edit, env
 from agentcfg.agents.base import AgentFile
 from agentcfg.edit import MISSING, REMOVE, Assignment
 from agentcfg.profiles import Profile
-from agentcfg.redact import mask_line
+from agentcfg.redact import is_secret, mask_line
 
 
 @dataclass(frozen=True)
@@ -25,6 +25,7 @@ class FileChange:
     before: str | None  # None: the file does not exist
     after: str | None  # None: the file is removed (only a rollback removes files)
     owned: tuple[Assignment, ...] = ()  # what agentcfg set, to tell later whether someone edited it
+    private: bool = False  # holds a key (`--store-key-in-files`): written readable by its owner only
 
     @property
     def path(self) -> Path:
@@ -56,7 +57,16 @@ def digest(text: str | None) -> str | None:
 
 
 def owned_to_json(owned: tuple[Assignment, ...]) -> list[dict[str, Any]]:
-    return [{"key": list(k), "absent": True} if v is REMOVE else {"key": list(k), "value": v} for k, v in owned]
+    """What agentcfg set, for the journal; a key's value is kept only as its digest."""
+    items: list[dict[str, Any]] = []
+    for key, value in owned:
+        if value is REMOVE:
+            items.append({"key": list(key), "absent": True})
+        elif isinstance(value, str) and is_secret(value):
+            items.append({"key": list(key), "sha256": digest(value)})
+        else:
+            items.append({"key": list(key), "value": value})
+    return items
 
 
 def drifted(fmt: str, text: str | None, owned: list[dict[str, Any]], shown: str) -> list[str]:
@@ -65,8 +75,13 @@ def drifted(fmt: str, text: str | None, owned: list[dict[str, Any]], shown: str)
     changed = []
     for item in owned:
         got = edit.lookup(data, tuple(item["key"]))
-        expected = MISSING if item.get("absent") else item["value"]
-        if (got is MISSING) != (expected is MISSING) or (got is not MISSING and got != expected):
+        if "sha256" in item:
+            same = isinstance(got, str) and digest(got) == item["sha256"]
+        elif item.get("absent"):
+            same = got is MISSING
+        else:
+            same = got is not MISSING and got == item["value"]
+        if not same:
             changed.append(".".join(item["key"]))
     return changed
 

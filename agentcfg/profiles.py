@@ -165,6 +165,11 @@ def load_all(environ: env.Environ) -> dict[str, Profile]:
     profiles = _read_dir(data_dir("profiles"), lambda _p: BUILT_IN, cache)
     profiles.update(_read_dir(profiles_dir(environ), str, cache))
     cache.save()
+    from agentcfg import redact
+
+    for profile in profiles.values():
+        if profile.key_env:
+            redact.register(environ.get(profile.key_env))
     return profiles
 
 

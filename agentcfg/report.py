@@ -99,7 +99,13 @@ def status_text(statuses: list[AgentStatus], colour: bool) -> str:
                 paint(f"{s.name}: edited since agentcfg wrote it: {', '.join(s.edited)}", "edited", colour)
                 + " (`agentcfg switch` again restores them)"
             )
-        if s.key:
+        if s.key_in_file:
+            profile_name = s.profile if s.profile not in (None, "other") else "PROFILE"
+            notes.append(
+                paint(f"{s.name}: a key is stored in plaintext {s.key}", "edited", colour)
+                + f" (to keep it in the keyring: agentcfg key set {profile_name} && agentcfg switch {profile_name})"
+            )
+        elif s.key:
             notes.append(f"{s.name}: key {s.key}")
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=False)) + "  " + row[-1] for row in rows]
@@ -111,6 +117,23 @@ def status_text(statuses: list[AgentStatus], colour: bool) -> str:
     if notes:
         lines.append("")
         lines.extend(notes)
+    return "\n".join(line.rstrip() for line in lines)
+
+
+# -- keys ------------------------------------------------------------------------------------------
+
+
+def keys_text(backend: str, rows: list[dict[str, Any]]) -> str:
+    table = [("PROFILE", "VARIABLE", "KEYRING", "IN ENVIRONMENT")]
+    for row in rows:
+        if not row["key_env"]:
+            table.append((row["profile"], "-", "not needed", "-"))
+            continue
+        stored = f"stored {row['tail']}" if row["stored"] else "missing"
+        table.append((row["profile"], row["key_env"], stored, "set" if row["in_environment"] else "-"))
+    widths = [max(len(r[i]) for r in table) for i in range(len(table[0]) - 1)]
+    lines = [f"keyring: {backend}", ""]
+    lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=False)) + "  " + r[-1] for r in table]
     return "\n".join(line.rstrip() for line in lines)
 
 

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import os
+import sys
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
 
 from agentcfg import budget, edit, env, fsutil
 from agentcfg.agents import AGENTS
-from agentcfg.agents.base import Texts
+from agentcfg.agents.base import KeySource, Texts
 from agentcfg.errors import AgentcfgError
 from agentcfg.plan import FileChange, Plan, drifted
 from agentcfg.profiles import Profile
@@ -47,20 +49,93 @@ def read_current(agent: ModuleType, environ: env.Environ) -> Texts:
     return {f: fsutil.read_text(f.path, env.display(f.path, environ)) for f in agent.files(environ)}
 
 
-def plan_switch(profile: Profile, agents: list[ModuleType], environ: env.Environ) -> Plan:
+def self_command() -> tuple[str, ...]:
+    """How an agent runs this agentcfg: the console script's absolute path, else `python -m agentcfg`."""
+    script = sys.argv[0] if sys.argv else ""
+    if os.path.basename(script).lower() in ("agentcfg", "agentcfg.exe") and os.path.isfile(script):
+        return (os.path.abspath(script),)
+    return (sys.executable, "-m", "agentcfg")
+
+
+def runs_helper(agent: ModuleType, environ: env.Environ) -> bool:
+    """Whether the installed agent can run a key helper command (detected from its version, never assumed)."""
+    since = agent.KEY_HELPER_SINCE
+    if since is None or since == ():
+        return since == ()
+    from agentcfg import versions
+
+    version = versions.installed(agent.BINARY, environ)
+    return version is not None and version >= since
+
+
+def _they(names: list[str], one: str, many: str) -> str:
+    return f"{', '.join(names)} {one if len(names) == 1 else many}"
+
+
+def key_source(
+    profile: Profile, agents: list[ModuleType], environ: env.Environ, *, store_in_files: bool = False
+) -> tuple[KeySource, list[str]]:
+    """How the agents will get a keyed profile's key, and what the user should know about it."""
+    if not profile.key_env:
+        return KeySource(), ([f"profile {profile.name!r} needs no key: nothing to store"] if store_in_files else [])
+    from agentcfg import keystore
+
+    notes: list[str] = []
+    if store_in_files:
+        resolved = keystore.resolve(profile, environ)
+        assert resolved is not None
+        notes += [resolved.note] if resolved.note else []
+        notes.append("the key is in the agents' files now (mode 0600), as asked; `agentcfg status` flags them")
+        return KeySource(literal=resolved.value), notes
+    agents = [a for a in agents if a.unsupported(profile) is None]
+    helpers = frozenset(a.NAME for a in agents if runs_helper(a, environ))
+    keys = KeySource(helper=(*self_command(), "key", "get", profile.name), runs_helper=helpers)
+    try:
+        stored = keystore.KeyStore(environ, profile).get(profile.name) is not None
+    except keystore.KeyringProblem as problem:
+        notes.append(f"could not check the keyring: {problem.message} (`agentcfg key list` tells more)")
+    else:
+        if not stored:
+            notes.append(f"no key stored for {profile.name} yet: run `agentcfg key set {profile.name}`")
+    if helpers:
+        names = [a.NAME for a in agents if a.NAME in helpers]
+        notes.append(f"{_they(names, 'fetches', 'fetch')} the key from the keyring by itself (`agentcfg key get`)")
+    if by_env := [a.NAME for a in agents if a.NAME not in helpers]:
+        notes.append(
+            f"{_they(by_env, 'reads', 'read')} the key from {profile.key_env}: start it with "
+            f'`agentcfg exec {profile.name} -- <agent>` (or once per shell: eval "$(agentcfg env {profile.name})")'
+        )
+    if "claude" in helpers:
+        from agentcfg.agents import claude
+
+        for variable in (claude.TOKEN, claude.API_KEY):
+            if environ.get(variable):
+                notes.append(
+                    f"{variable} is set in this shell: Claude Code prefers it to the keyring's key and would send it "
+                    f"to {profile.anthropic_base_url}; unset it before running claude"
+                )
+    return keys, notes
+
+
+def plan_switch(
+    profile: Profile, agents: list[ModuleType], environ: env.Environ, keys: KeySource | None = None
+) -> Plan:
     """Every file change a switch makes, computed (and checked to parse) before anything is written."""
+    keys = keys or KeySource()
     plan = Plan(profile)
     for agent in agents:
         if reason := agent.unsupported(profile):
             plan.skipped[agent.NAME] = reason
             continue
         current = read_current(agent, environ)
-        for file_edit in agent.edits(profile, current):
+        for file_edit in agent.edits(profile, current, keys):
             before = current[file_edit.file]
             shown = env.display(file_edit.file.path, environ)
             start = file_edit.file.seed if before is None else before
             after = edit.apply(file_edit.file.format, start, file_edit.assignments, path=shown)
-            plan.changes.append(FileChange(agent.NAME, file_edit.file, before, after, tuple(file_edit.assignments)))
+            private = bool(keys.literal and keys.literal in after)
+            owned = tuple(file_edit.assignments)
+            plan.changes.append(FileChange(agent.NAME, file_edit.file, before, after, owned, private))
             plan.notes.extend(file_edit.notes)
         if warning := budget.warning(profile, agent.NAME, agent.PROMPT_TOKENS):
             plan.notes.append(warning)
@@ -70,11 +145,6 @@ def plan_switch(profile: Profile, agents: list[ModuleType], environ: env.Environ
             f"{budget.output_tokens(profile, 0):,} tokens. Set the window with "
             f"`agentcfg profile add {profile.name} --base-url ... --model ... --context-window N --force` "
             "(or --detect, for a vLLM server)."
-        )
-    if profile.key_env and not environ.get(profile.key_env):
-        plan.notes.append(
-            f"{profile.key_env} is not set here, so agents that read it will send no key. "
-            f"Provide it before running an agent: export {profile.key_env}=<your key>"
         )
     return plan
 
@@ -89,6 +159,7 @@ class AgentStatus:
     base_url: str | None = None
     model: str | None = None
     key: str | None = None
+    key_in_file: bool = False  # a key's value sits in the agent's file (plaintext)
     edited: list[str] = field(default_factory=list)  # owned keys changed since agentcfg wrote them
     last_switch: dict[str, Any] | None = None
     error: str | None = None
@@ -126,6 +197,7 @@ def status(environ: env.Environ, profiles: dict[str, Profile], journal_entries: 
             item.error = str(exc)
             continue
         item.base_url, item.model, item.key = binding.base_url, binding.model, binding.key
+        item.key_in_file = bool(binding.key and binding.key.startswith("in "))
         last = next((e for e in reversed(journal_entries) if any(f["agent"] == agent.NAME for f in e.files)), None)
         if last is not None:
             item.last_switch = {

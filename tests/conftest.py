@@ -84,3 +84,15 @@ def home(tmp_path: Path) -> Home:
 @pytest.fixture
 def environ(home: Home) -> dict[str, str]:
     return home.env
+
+
+@pytest.fixture
+def keyring_file(home: Home, tmp_path: Path) -> Path:
+    """`home.run` keeps keys in tests/fake_keyring.py's FileKeyring; returns its store (outside HOME)."""
+    path = tmp_path / "fake-keyring.json"
+    home.env.update(
+        PYTHON_KEYRING_BACKEND="tests.fake_keyring.FileKeyring",
+        AGENTCFG_TEST_KEYRING=str(path),
+        PYTHONPATH=str(REPO),
+    )
+    return path

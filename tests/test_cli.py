@@ -215,7 +215,7 @@ def test_claude_skipped_with_a_note_for_a_profile_without_anthropic_url(home):
     data = home.json("switch", "taotoken", "--all")
     assert "claude" in data["skipped"] and "Anthropic" in data["skipped"]["claude"]
     assert not home.path(".claude/settings.json").exists()
-    assert any("TAOTOKEN_API_KEY is not set" in n for n in data["notes"])
+    assert any("TAOTOKEN_API_KEY" in n and "agentcfg exec taotoken --" in n for n in data["notes"])
 
 
 def test_symlinked_config_stays_a_symlink(home, tmp_path):
@@ -407,7 +407,8 @@ def test_profile_list_show_add_rm(home):
 
     home.run("switch", "gpu", "--agent", "qwen")
     settings = json.loads(home.read(".qwen/settings.json"))
-    assert settings["model"]["generationConfig"]["samplingParams"]["max_tokens"] == (65536 - 22000) // 2
+    (entry,) = settings["modelProviders"]["openai"]
+    assert entry["generationConfig"]["samplingParams"]["max_tokens"] == (65536 - 22000) // 2
     home.run("profile", "rm", "gpu")
     assert "gpu" not in {p["name"] for p in home.json("profile", "list")}
     assert_clean_error(home.run("profile", "rm", "local", check=2), "built-in")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -29,6 +30,31 @@ class FileEdit:
 
 
 @dataclass(frozen=True)
+class KeySource:
+    """How a keyed profile's key reaches the agents (a keyless profile needs none of this)."""
+
+    helper: tuple[str, ...] = ()  # the argv that prints the key: `agentcfg key get PROFILE`
+    runs_helper: frozenset[str] = frozenset()  # agents whose installed version runs `helper` itself
+    literal: str | None = None  # the key itself, only with `switch --store-key-in-files`
+
+
+def helper_command(argv: tuple[str, ...]) -> str:
+    """`argv` as one command line for the system shell (Claude Code runs apiKeyHelper through it)."""
+    if os.name == "nt":
+        import subprocess
+
+        return subprocess.list2cmdline(argv)
+    import shlex
+
+    return shlex.join(argv)
+
+
+def is_helper(command: object) -> bool:
+    """Whether a helper command is one agentcfg wrote (so a later switch may replace or remove it)."""
+    return isinstance(command, str) and "agentcfg" in command and " key get " in command
+
+
+@dataclass(frozen=True)
 class Binding:
     """What an agent's files point it at now."""
 
@@ -41,11 +67,13 @@ class Agent(Protocol):
     NAME: str
     BINARY: str  # the program on PATH
     PROMPT_TOKENS: int  # its first-turn prompt (system prompt + tool schemas), measured against vLLM
+    # The first version that can run a key helper command itself: () any version, None never.
+    KEY_HELPER_SINCE: tuple[int, ...] | None
 
     def files(self, environ: env.Environ) -> list[AgentFile]: ...
 
     def unsupported(self, profile: Profile) -> str | None: ...
 
-    def edits(self, profile: Profile, current: Texts) -> list[FileEdit]: ...
+    def edits(self, profile: Profile, current: Texts, keys: KeySource) -> list[FileEdit]: ...
 
     def read(self, current: Texts) -> Binding: ...

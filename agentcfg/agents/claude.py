@@ -8,14 +8,16 @@ from __future__ import annotations
 from pathlib import Path
 
 from agentcfg import budget, edit, env
-from agentcfg.agents.base import AgentFile, Binding, FileEdit, Texts
-from agentcfg.edit import MISSING, REMOVE
+from agentcfg.agents.base import AgentFile, Binding, FileEdit, KeySource, Texts, helper_command, is_helper
+from agentcfg.edit import MISSING, REMOVE, Assignment
 from agentcfg.profiles import PLACEHOLDER_KEY, Profile
 
 NAME = "claude"
 BINARY = "claude"
 PROMPT_TOKENS = 32_000
+KEY_HELPER_SINCE = ()  # apiKeyHelper: every version agentcfg supports
 TOKEN = "ANTHROPIC_AUTH_TOKEN"
+API_KEY = "ANTHROPIC_API_KEY"
 MODEL_SLOTS = (
     "ANTHROPIC_MODEL",
     "ANTHROPIC_DEFAULT_OPUS_MODEL",
@@ -42,38 +44,45 @@ def unsupported(profile: Profile) -> str | None:
     return None
 
 
-def edits(profile: Profile, current: Texts) -> list[FileEdit]:
+def edits(profile: Profile, current: Texts, keys: KeySource) -> list[FileEdit]:
     (settings,) = current
+    text, shown = current[settings] or "", str(settings.path)
     base = (profile.anthropic_base_url or "").rstrip("/")
-    assignments = [
+    assignments: list[Assignment] = [
         (("env", "ANTHROPIC_BASE_URL"), base),
         *((("env", slot), profile.model) for slot in MODEL_SLOTS),
         (("env", "CLAUDE_CODE_MAX_OUTPUT_TOKENS"), str(budget.output_tokens(profile, PROMPT_TOKENS))),
     ]
-    # A keyless server still needs a token, or Claude Code asks for /login. With a key, the
-    # variable stays out of the file and comes from the environment (`agentcfg exec`).
-    token = edit.get("json", current[settings] or "", ("env", TOKEN), path=str(settings.path))
-    notes: tuple[str, ...] = ()
-    if not profile.needs_key:
-        assignments.insert(1, (("env", TOKEN), PLACEHOLDER_KEY))
-        if token not in (MISSING, PLACEHOLDER_KEY):
-            notes = (
-                f"{settings.path}: replaced your plaintext {TOKEN} with a placeholder, so no real key goes "
-                f"to {base}; `agentcfg rollback` brings it back.",
-            )
-    elif token == PLACEHOLDER_KEY:
-        assignments.insert(1, (("env", TOKEN), REMOVE))
-    elif token is not MISSING:
-        notes = (f"{settings.path} keeps a plaintext {TOKEN}; Claude Code sends it to {base}.",)
-    return [FileEdit(settings, assignments, notes)]
+    # Claude Code prefers ANTHROPIC_AUTH_TOKEN, then ANTHROPIC_API_KEY, then apiKeyHelper, and sends both
+    # variables when both are set: agentcfg owns all three, so no other key reaches this profile's host.
+    # A keyless server still needs a token, or Claude Code asks for /login.
+    token = (keys.literal or REMOVE) if profile.needs_key else PLACEHOLDER_KEY
+    helper = helper_command(keys.helper) if profile.needs_key and keys.helper and not keys.literal else REMOVE
+    old_helper = edit.get("json", text, ("apiKeyHelper",), path=shown)
+    if helper is REMOVE and not is_helper(old_helper):
+        helper = MISSING  # the user's own helper ranks below the token agentcfg writes; leave it
+    notes = []
+    for variable, value in ((TOKEN, token), (API_KEY, REMOVE)):
+        old = edit.get("json", text, ("env", variable), path=shown)
+        if old not in (MISSING, PLACEHOLDER_KEY, value):
+            if value is REMOVE:
+                done = f"removed your plaintext {variable}"
+            else:
+                what = "a placeholder" if value == PLACEHOLDER_KEY else "the profile's key"
+                done = f"replaced your plaintext {variable} with {what}"
+            notes.append(f"{settings.path}: {done}, so it does not go to {base}; `agentcfg rollback` brings it back.")
+        assignments.append((("env", variable), value))
+    if helper is not MISSING:
+        assignments.append((("apiKeyHelper",), helper))
+    return [FileEdit(settings, assignments, tuple(notes))]
 
 
 def read(current: Texts) -> Binding:
     ((settings_file, text),) = current.items()
     settings = edit.load("json", text or "", path=str(settings_file.path))
     variables = settings.get("env") or {}
-    token = variables.get(TOKEN) or variables.get("ANTHROPIC_API_KEY")
-    key = "apiKeyHelper" if settings.get("apiKeyHelper") else None
+    token = variables.get(TOKEN) or variables.get(API_KEY)
+    key = "helper command" if settings.get("apiKeyHelper") else None
     if token is not None:
         key = "placeholder" if token == PLACEHOLDER_KEY else "in file"
     return Binding(base_url=variables.get("ANTHROPIC_BASE_URL"), model=variables.get("ANTHROPIC_MODEL"), key=key)

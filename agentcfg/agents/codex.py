@@ -5,14 +5,17 @@ from __future__ import annotations
 from pathlib import Path
 
 from agentcfg import edit, env
-from agentcfg.agents.base import AgentFile, Binding, FileEdit, Texts
-from agentcfg.edit import REMOVE
+from agentcfg.agents.base import AgentFile, Binding, FileEdit, KeySource, Texts
+from agentcfg.edit import REMOVE, Assignment
 from agentcfg.errors import AgentcfgError
 from agentcfg.profiles import Profile
 
 NAME = "codex"
 BINARY = "codex"
 PROMPT_TOKENS = 13_000
+# `[model_providers.X.auth] command` came with openai/codex#16288 (merged 2026-03-31); 0.119.0 is the
+# first release surely after it. Older versions ignore the table silently and send no key.
+KEY_HELPER_SINCE = (0, 119, 0)
 BUILT_IN_PROVIDERS = {"openai": "https://api.openai.com/v1", "ollama": None, "lmstudio": None, "oss": None}
 
 
@@ -42,7 +45,20 @@ def unsupported(profile: Profile) -> str | None:
     return None
 
 
-def edits(profile: Profile, current: Texts) -> list[FileEdit]:
+def _key_assignments(table: tuple[str, ...], profile: Profile, keys: KeySource) -> list[Assignment]:
+    """One of env_key, auth (a command) or the token itself: Codex rejects any two together."""
+    env_key, token = REMOVE, REMOVE
+    auth: list[Assignment] = [((*table, "auth"), REMOVE)]
+    if profile.key_env and keys.literal:
+        token = keys.literal
+    elif profile.key_env and NAME in keys.runs_helper:
+        auth = [((*table, "auth", "command"), keys.helper[0]), ((*table, "auth", "args"), list(keys.helper[1:]))]
+    elif profile.key_env:
+        env_key = profile.key_env
+    return [((*table, "env_key"), env_key), ((*table, "experimental_bearer_token"), token), *auth]
+
+
+def edits(profile: Profile, current: Texts, keys: KeySource) -> list[FileEdit]:
     (config,) = current
     table = ("model_providers", provider_id(profile))
     window = profile.context_window
@@ -56,7 +72,7 @@ def edits(profile: Profile, current: Texts) -> list[FileEdit]:
                 ((*table, "name"), f"agentcfg: {profile.label}"),
                 ((*table, "base_url"), profile.base_url),
                 ((*table, "wire_api"), "responses"),
-                ((*table, "env_key"), profile.key_env or REMOVE),
+                *_key_assignments(table, profile, keys),
             ],
         )
     ]
@@ -70,5 +86,11 @@ def read(current: Texts) -> Binding:
     provider = config.get("model_provider", "openai")
     table = config.get("model_providers", {}).get(provider, {})
     base_url = table.get("base_url") or BUILT_IN_PROVIDERS.get(provider)
-    key = f"env {table['env_key']}" if table.get("env_key") else None
+    key = None
+    if table.get("env_key"):
+        key = f"env {table['env_key']}"
+    elif isinstance(table.get("auth"), dict):
+        key = "helper command"
+    elif table.get("experimental_bearer_token"):
+        key = "in file"
     return Binding(base_url=base_url, model=config.get("model"), key=key)

@@ -9,13 +9,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from agentcfg import budget, edit, env
-from agentcfg.agents.base import AgentFile, Binding, FileEdit, Texts
+from agentcfg.agents.base import AgentFile, Binding, FileEdit, KeySource, Texts
 from agentcfg.edit import REMOVE
 from agentcfg.profiles import Profile
 
 NAME = "opencode"
 BINARY = "opencode"
 PROMPT_TOKENS = 10_000
+KEY_HELPER_SINCE = None  # reads `{env:VAR}` or `{file:path}`; runs no command
 MERGE_ORDER = ("config.json", "opencode.json", "opencode.jsonc")
 SEED = '{\n  "$schema": "https://opencode.ai/config.json"\n}\n'
 
@@ -36,11 +37,13 @@ def unsupported(profile: Profile) -> str | None:
     return None
 
 
-def edits(profile: Profile, current: Texts) -> list[FileEdit]:
+def edits(profile: Profile, current: Texts, keys: KeySource) -> list[FileEdit]:
     (config,) = current
     provider = ("provider", provider_id(profile))
     model = (*provider, "models", profile.model)
-    api_key = f"{{env:{profile.key_env}}}" if profile.key_env else REMOVE
+    api_key = REMOVE
+    if profile.key_env:
+        api_key = keys.literal or f"{{env:{profile.key_env}}}"
     return [
         FileEdit(
             config,

@@ -1,8 +1,10 @@
 """qwen-code: `~/.qwen/.env` (endpoint, model, key) and `~/.qwen/settings.json` (auth type, bounds).
 
 `QWEN_HOME` moves `~/.qwen` in current versions. The `.env` entries make headless `qwen -p` work;
-the settings select the OpenAI auth type and bound the output, without which qwen asks for up to
-384000 tokens after its first reply hits 8000.
+the settings select the OpenAI auth type and add a `modelProviders.openai` entry for the model, which
+names the variable holding the key (`envKey`) and bounds the output: without that bound qwen asks
+for up to 384000 tokens after its first reply hits 8000. qwen ignores the top-level
+`model.generationConfig` for a model that has such an entry, so the bounds live in the entry.
 """
 
 from __future__ import annotations
@@ -10,14 +12,17 @@ from __future__ import annotations
 from pathlib import Path
 
 from agentcfg import budget, edit, env
-from agentcfg.agents.base import AgentFile, Binding, FileEdit, Texts
-from agentcfg.edit import MISSING, REMOVE
+from agentcfg.agents.base import AgentFile, Binding, FileEdit, KeySource, Texts
+from agentcfg.edit import MISSING, REMOVE, Assignment
+from agentcfg.errors import AgentcfgError
 from agentcfg.profiles import PLACEHOLDER_KEY, Profile
 
 NAME = "qwen"
 BINARY = "qwen"
 PROMPT_TOKENS = 22_000
+KEY_HELPER_SINCE = None  # reads the key from a variable (`envKey`); runs no command
 KEY = "OPENAI_API_KEY"
+PROVIDERS = ("modelProviders", "openai")
 
 
 def home(environ: env.Environ) -> Path:
@@ -34,27 +39,58 @@ def unsupported(profile: Profile) -> str | None:
     return None
 
 
-def edits(profile: Profile, current: Texts) -> list[FileEdit]:
+def _is_ours(entry: object) -> bool:
+    return isinstance(entry, dict) and str(entry.get("name", "")).startswith("agentcfg:")
+
+
+def _provider_entries(profile: Profile, settings: AgentFile, text: str, env_key: str) -> list[object]:
+    """`modelProviders.openai` with agentcfg's entry first (qwen takes the first entry of an id)."""
+    entries = edit.get("json", text, PROVIDERS, path=str(settings.path))
+    if entries is MISSING:
+        entries = []
+    if not isinstance(entries, list):
+        raise AgentcfgError(
+            "modelProviders.openai is not a list, so agentcfg cannot add its entry",
+            where=str(settings.path),
+            hint="agentcfg did not change it; make it a list (qwen-code expects one) and run again.",
+        )
+    generation: dict[str, object] = {"samplingParams": {"max_tokens": budget.output_tokens(profile, PROMPT_TOKENS)}}
+    if profile.context_window:
+        generation["contextWindowSize"] = profile.context_window
+    ours = {
+        "id": profile.model,
+        "name": f"agentcfg: {profile.label}",
+        "baseUrl": profile.base_url,
+        "envKey": env_key,
+        "generationConfig": generation,
+    }
+    return [ours, *(e for e in entries if not _is_ours(e))]
+
+
+def edits(profile: Profile, current: Texts, keys: KeySource) -> list[FileEdit]:
     dotenv_file, settings_file = current
     old_key = edit.get("dotenv", current[dotenv_file] or "", (KEY,), path=str(dotenv_file.path))
-    env_assignments = [(("OPENAI_BASE_URL",), profile.base_url), (("OPENAI_MODEL",), profile.model)]
+    # The key qwen reads: the profile's own variable (filled by `agentcfg exec`), else OPENAI_API_KEY
+    # from .env, which holds a placeholder for a keyless server (qwen refuses to run without a key).
+    entry_key = profile.key_env if profile.key_env and not keys.literal else KEY
+    file_key: object = keys.literal if profile.key_env else PLACEHOLDER_KEY
     notes: tuple[str, ...] = ()
-    if not profile.needs_key:
-        env_assignments.insert(0, ((KEY,), PLACEHOLDER_KEY))  # qwen refuses to run without a key
+    if entry_key != KEY:
+        file_key = REMOVE if old_key == PLACEHOLDER_KEY else MISSING
         if old_key not in (MISSING, PLACEHOLDER_KEY):
             notes = (
-                f"{dotenv_file.path}: replaced your plaintext {KEY} with a placeholder, so no real key goes "
-                f"to {profile.base_url}; `agentcfg rollback` brings it back.",
+                f"{dotenv_file.path} keeps a plaintext {KEY}; qwen falls back to it, and sends it to "
+                f"{profile.base_url}, when {entry_key} is not set (`agentcfg exec {profile.name} -- qwen` sets it).",
             )
-    elif old_key == PLACEHOLDER_KEY:
-        env_assignments.insert(0, ((KEY,), REMOVE))
-    elif old_key is not MISSING:
+    elif old_key not in (MISSING, PLACEHOLDER_KEY, file_key):
         notes = (
-            f"{dotenv_file.path} keeps a plaintext {KEY}; qwen sends it to {profile.base_url} "
-            f"unless {KEY} is set in its environment.",
+            f"{dotenv_file.path}: replaced your plaintext {KEY}, so it does not go to {profile.base_url}; "
+            "`agentcfg rollback` brings it back.",
         )
-    generation = ("model", "generationConfig")
-    window = profile.context_window
+    env_assignments: list[Assignment] = [(("OPENAI_BASE_URL",), profile.base_url), (("OPENAI_MODEL",), profile.model)]
+    if file_key is not MISSING:
+        env_assignments.insert(0, ((KEY,), file_key))
+    settings_text = current[settings_file] or ""
     return [
         FileEdit(dotenv_file, env_assignments, notes),
         FileEdit(
@@ -62,8 +98,7 @@ def edits(profile: Profile, current: Texts) -> list[FileEdit]:
             [
                 (("security", "auth", "selectedType"), "openai"),
                 (("model", "name"), profile.model),
-                ((*generation, "samplingParams", "max_tokens"), budget.output_tokens(profile, PROMPT_TOKENS)),
-                ((*generation, "contextWindowSize"), window if window else REMOVE),
+                (PROVIDERS, _provider_entries(profile, settings_file, settings_text, entry_key)),
             ],
         ),
     ]
@@ -74,6 +109,13 @@ def read(current: Texts) -> Binding:
     values = edit.load("dotenv", current[dotenv_file] or "", path=str(dotenv_file.path))
     settings = edit.load("json", current[settings_file] or "", path=str(settings_file.path))
     model = (settings.get("model") or {}).get("name") or values.get("OPENAI_MODEL")
+    entries = (settings.get("modelProviders") or {}).get("openai")
+    matching = [e for e in entries if isinstance(e, dict) and e.get("id") == model] if isinstance(entries, list) else []
+    entry = matching[0] if matching else {}
+    base_url = entry.get("baseUrl") or values.get("OPENAI_BASE_URL")
+    env_key = entry.get("envKey") or KEY
+    if env_key != KEY:
+        return Binding(base_url=base_url, model=model, key=f"env {env_key}")
     key = values.get(KEY)
     source = None if key is None else "placeholder" if key == PLACEHOLDER_KEY else f"in {dotenv_file.path.name}"
-    return Binding(base_url=values.get("OPENAI_BASE_URL"), model=model, key=source)
+    return Binding(base_url=base_url, model=model, key=source)

@@ -10,7 +10,7 @@ import pytest
 
 from agentcfg import budget, edit
 from agentcfg.agents import AGENTS, claude, codex, opencode, qwen
-from agentcfg.agents.base import AgentFile, Binding
+from agentcfg.agents.base import AgentFile, Binding, KeySource
 from agentcfg.errors import AgentcfgError
 from agentcfg.profiles import PLACEHOLDER_KEY, Profile
 
@@ -19,6 +19,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
+NO_KEYS = KeySource()
 ENVIRON = {"HOME": "/home/u", "XDG_CONFIG_HOME": "/home/u/.config-does-not-exist"}
 
 LOCAL = Profile(
@@ -56,10 +57,12 @@ def files(agent) -> list[AgentFile]:
     return agent.files(ENVIRON)
 
 
-def switch(agent, profile: Profile, texts: dict[AgentFile, str | None]) -> tuple[dict[AgentFile, str], tuple]:
+def switch(
+    agent, profile: Profile, texts: dict[AgentFile, str | None], keys: KeySource = NO_KEYS
+) -> tuple[dict[AgentFile, str], tuple]:
     """The new text of each file and the notes, as `agentcfg switch` computes them."""
     results, notes = {}, ()
-    for file_edit in agent.edits(profile, texts):
+    for file_edit in agent.edits(profile, texts, keys):
         before = texts[file_edit.file]
         start = file_edit.file.seed if before is None else before
         results[file_edit.file] = edit.apply(file_edit.file.format, start, file_edit.assignments, path="f")
@@ -222,16 +225,24 @@ def test_qwen_keyless_profile_gets_the_placeholder_key():
     assert notes == ()
     assert settings == {
         "security": {"auth": {"selectedType": "openai"}},
-        "model": {
-            "name": "qwen3-coder",
-            "generationConfig": {"samplingParams": {"max_tokens": 21768}, "contextWindowSize": 65536},
+        "model": {"name": "qwen3-coder"},
+        "modelProviders": {
+            "openai": [
+                {
+                    "id": "qwen3-coder",
+                    "name": "agentcfg: local",
+                    "baseUrl": "http://127.0.0.1:8000/v1",
+                    "envKey": "OPENAI_API_KEY",  # the placeholder in .env
+                    "generationConfig": {"samplingParams": {"max_tokens": 21768}, "contextWindowSize": 65536},
+                }
+            ]
         },
     }
 
 
 def test_qwen_max_tokens_is_bounded_by_the_window():
     _, settings, _, _ = _qwen(LOCAL, None, None)
-    max_tokens = settings["model"]["generationConfig"]["samplingParams"]["max_tokens"]
+    max_tokens = settings["modelProviders"]["openai"][0]["generationConfig"]["samplingParams"]["max_tokens"]
     assert 0 < max_tokens <= (65536 - 22000) // 2
 
 
@@ -258,8 +269,10 @@ def test_qwen_keyed_profile_removes_the_placeholder():
     assert edit.get("dotenv", env_text, ("OPENAI_BASE_URL",)) == "https://gw.example/v1"
     assert edit.get("dotenv", env_text, ("OPENAI_MODEL",)) == "glm-4.6"
     assert notes == ()
-    assert "contextWindowSize" not in settings["model"]["generationConfig"]  # the gateway has no window
-    assert settings["model"]["generationConfig"]["samplingParams"]["max_tokens"] == budget.CEILING_UNKNOWN_WINDOW
+    (entry,) = settings["modelProviders"]["openai"]  # the keyless profile's entry is gone
+    assert entry["envKey"] == "GW_API_KEY" and entry["baseUrl"] == "https://gw.example/v1"
+    assert "contextWindowSize" not in entry["generationConfig"]  # the gateway has no window
+    assert entry["generationConfig"]["samplingParams"]["max_tokens"] == budget.CEILING_UNKNOWN_WINDOW
 
 
 def test_qwen_keyed_profile_keeps_a_real_key_and_notes_it():
@@ -418,9 +431,12 @@ CLAUDE_SETTINGS = """{
 """
 
 
-def _claude(profile: Profile, text: str | None):
+HELPER = KeySource(helper=("/opt/agentcfg/bin/agentcfg", "key", "get", "gw"), runs_helper=frozenset({"claude"}))
+
+
+def _claude(profile: Profile, text: str | None, keys: KeySource = NO_KEYS):
     (settings,) = files(claude)
-    out, notes = switch(claude, profile, {settings: text})
+    out, notes = switch(claude, profile, {settings: text}, keys)
     return out[settings], notes
 
 
@@ -468,13 +484,16 @@ def test_claude_keyed_profile_removes_the_placeholder_and_writes_no_token():
     assert notes == ()
 
 
-def test_claude_keyed_profile_keeps_the_users_token_and_notes_it():
-    text = '{"env": {"ANTHROPIC_AUTH_TOKEN": "sk-ant-mine"}}'
-    out, notes = _claude(GATEWAY_ANTHROPIC, text)
-    assert json.loads(out)["env"]["ANTHROPIC_AUTH_TOKEN"] == "sk-ant-mine"
-    (note,) = notes
-    assert "ANTHROPIC_AUTH_TOKEN" in note and "https://gw.example/anthropic" in note
-    assert "sk-ant-mine" not in note
+def test_claude_keyed_profile_removes_the_users_plaintext_keys_and_notes_it():
+    # Either variable outranks apiKeyHelper and would go to the gateway instead of the profile's key.
+    text = '{"env": {"ANTHROPIC_AUTH_TOKEN": "sk-ant-mine", "ANTHROPIC_API_KEY": "sk-ant-api"}}'
+    out, notes = _claude(GATEWAY_ANTHROPIC, text, HELPER)
+    env = json.loads(out)["env"]
+    assert "ANTHROPIC_AUTH_TOKEN" not in env and "ANTHROPIC_API_KEY" not in env
+    assert len(notes) == 2
+    for note, variable in zip(notes, ("ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_API_KEY"), strict=True):
+        assert f"removed your plaintext {variable}" in note and "https://gw.example/anthropic" in note
+        assert "sk-ant" not in note and "rollback" in note
 
 
 def test_claude_unsupported():
@@ -501,7 +520,7 @@ def test_claude_read():
         base_url="http://127.0.0.1:8000", model="qwen3-coder", key="placeholder"
     )
     assert claude.read({settings: '{"env": {"ANTHROPIC_API_KEY": "sk"}}'}).key == "in file"
-    assert claude.read({settings: '{"apiKeyHelper": "~/bin/key.sh"}'}).key == "apiKeyHelper"
+    assert claude.read({settings: '{"apiKeyHelper": "~/bin/key.sh"}'}).key == "helper command"
 
 
 # --- the output budget -----------------------------------------------------------------------------
@@ -559,8 +578,9 @@ def test_keyless_profile_replacing_a_real_key_says_so():
         AgentFile(Path("/h/.qwen/.env"), "dotenv"),
         AgentFile(Path("/h/.qwen/settings.json"), "json"),
     )
-    (env_edit, _) = qwen.edits(keyless, {env_file: "OPENAI_API_KEY=sk-mine-123456\n", settings_file: None})
+    texts = {env_file: "OPENAI_API_KEY=sk-mine-123456\n", settings_file: None}
+    (env_edit, _) = qwen.edits(keyless, texts, KeySource())
     assert ((("OPENAI_API_KEY",), PLACEHOLDER_KEY) in env_edit.assignments) and "rollback" in env_edit.notes[0]
     claude_file = AgentFile(Path("/h/.claude/settings.json"), "json")
-    (claude_edit,) = claude.edits(keyless, {claude_file: '{"env": {"ANTHROPIC_AUTH_TOKEN": "sk-real"}}'})
+    (claude_edit,) = claude.edits(keyless, {claude_file: '{"env": {"ANTHROPIC_AUTH_TOKEN": "sk-real"}}'}, KeySource())
     assert "placeholder" in claude_edit.notes[0]

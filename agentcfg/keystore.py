@@ -1,0 +1,302 @@
+"""The OS keyring as agentcfg uses it: one entry per profile (service "agentcfg", user = profile name).
+
+keyring picks the backend: macOS Keychain, Windows Credential Locker, Secret Service or KWallet.
+agentcfg never falls back to a plaintext store by itself: a backend keyring does not recommend
+(priority below 1, such as keyrings.alt's PlaintextKeyring) is used only when the user named it in
+PYTHON_KEYRING_BACKEND or keyringrc.cfg. keyring reads the process environment, not `environ`.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from dataclasses import dataclass
+from typing import Any
+
+from agentcfg import env, redact
+from agentcfg.errors import AgentcfgError
+from agentcfg.profiles import Profile
+
+SERVICE = "agentcfg"
+_LABELS = {
+    "keyring.backends.SecretService.Keyring": "Secret Service",
+    "keyring.backends.libsecret.Keyring": "Secret Service (libsecret)",
+    "keyring.backends.macOS.Keyring": "macOS Keychain",
+    "keyring.backends.Windows.WinVaultKeyring": "Windows Credential Locker",
+    "keyring.backends.kwallet.DBusKeyring": "KWallet",
+    "keyring.backends.fail.Keyring": "no backend (keyring's fail.Keyring)",
+    "keyring.backends.null.Keyring": "keyring's null backend (stores nothing)",
+}
+
+
+class KeyringProblem(AgentcfgError):
+    """A key command cannot go on. `kind`: no-backend, locked, denied, missing or failed."""
+
+    def __init__(self, kind: str, message: str, *, hint: str | None = None) -> None:
+        super().__init__(message, hint=hint)
+        self.kind = kind
+
+
+def backend_name(backend: Any) -> str:
+    return f"{type(backend).__module__}.{type(backend).__qualname__}"
+
+
+def backend_label(backend: Any) -> str:
+    name = backend_name(backend)
+    if name == "keyring.backends.chainer.ChainerBackend":
+        return " + ".join(backend_label(b) for b in backend.backends) or _LABELS["keyring.backends.fail.Keyring"]
+    return _LABELS.get(name, name)
+
+
+def ways_out(profile: Profile | None, platform: str = sys.platform) -> str:
+    var = profile.key_env if profile and profile.key_env else "VAR"
+    name = profile.name if profile else "PROFILE"
+    lines = ["agentcfg keeps keys only in an OS keyring and never falls back to a plaintext file by itself. Ways out:"]
+    if platform.startswith("linux"):
+        lines.append(
+            "- install and unlock a Secret Service: `sudo apt install gnome-keyring` and log in to a desktop "
+            "session; on a headless box or WSL start one with `dbus-run-session -- sh -c "
+            '\'printf %s "$KEYRING_PASSWORD" | gnome-keyring-daemon --unlock --components=secrets; exec "$SHELL"\'`'
+        )
+    lines += [
+        "- or choose a backend yourself: `pip install keyrings.cryptfile` into agentcfg's environment, then "
+        "`export PYTHON_KEYRING_BACKEND=keyrings.cryptfile.cryptfile.CryptFileKeyring` (an encrypted file)",
+        f"- or skip the keyring: `export {var}=<key>` (`agentcfg exec` and `env` pass it on), or "
+        f"`agentcfg switch {name} --store-key-in-files` to write it into the agents' files (mode 0600)",
+    ]
+    return "\n  ".join(lines)
+
+
+def _secret_service_reason() -> str | None:
+    """Why keyring passed over the Secret Service, in keyring's own words (Linux only)."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        from keyring.backends import SecretService
+
+        SecretService.Keyring.priority  # noqa: B018 - raises the reason when unusable
+    except Exception as exc:
+        return str(exc) or type(exc).__name__
+    return None
+
+
+def _explicit_choice(environ: env.Environ) -> bool:
+    if environ.get("PYTHON_KEYRING_BACKEND"):
+        return True
+    from keyring.util import platform_
+
+    return (platform_.config_root() / "keyringrc.cfg").is_file()
+
+
+def unlock_problem(label: str, detail: str, environ: env.Environ, platform: str = sys.platform) -> KeyringProblem:
+    """Locked and denied get different messages: only one of them is fixed by trying again."""
+    detail_l = detail.lower()
+    if "-25308" in detail or "interaction" in detail_l:  # macOS errSecInteractionNotAllowed
+        denied = False
+    elif "-128" in detail or "cancel" in detail_l or "dismiss" in detail_l:  # errSecUserCanceled, prompt dismissed
+        denied = True
+    else:  # the Secret Service reports both as one error; a prompt could only be shown with a display
+        denied = not platform.startswith("linux") or bool(environ.get("DISPLAY") or environ.get("WAYLAND_DISPLAY"))
+    if denied:
+        return KeyringProblem(
+            "denied",
+            f"the {label} is locked and unlocking it was denied (the prompt was dismissed or the password refused)",
+            hint="Run the command again and unlock the keyring when asked.",
+        )
+    prompt = "no unlock prompt can be shown here"
+    if platform.startswith("linux"):
+        prompt += " (no DISPLAY or WAYLAND_DISPLAY)"
+    return KeyringProblem(
+        "locked",
+        f"the {label} is locked, and {prompt}",
+        hint="Unlock it in your desktop session; on a headless box: "
+        '`printf %s "$KEYRING_PASSWORD" | gnome-keyring-daemon --replace --unlock --components=secrets`'
+        if platform.startswith("linux")
+        else "Unlock it in your desktop session, then run the command again.",
+    )
+
+
+class KeyStore:
+    """Get, set and delete profile keys; every keyring failure becomes a KeyringProblem."""
+
+    def __init__(self, environ: env.Environ, profile: Profile | None = None) -> None:
+        self.environ = environ
+        self.profile = profile  # named in the ways out of a missing backend
+        self._backend: Any = None
+
+    @property
+    def backend(self) -> Any:
+        if self._backend is None:
+            self._backend = self._open()
+        return self._backend
+
+    @property
+    def label(self) -> str:
+        return backend_label(self.backend)
+
+    def _open(self) -> Any:
+        try:
+            import keyring
+            from keyring.backends import chainer, fail, null
+
+            backend = keyring.get_keyring()
+        except Exception as exc:  # a PYTHON_KEYRING_BACKEND or keyringrc.cfg that names no usable class
+            raise KeyringProblem(
+                "no-backend",
+                f"the keyring backend you chose cannot be used: {type(exc).__name__}: {exc}",
+                hint="Check PYTHON_KEYRING_BACKEND (or keyringrc.cfg: `python -m keyring diagnose`).\n  "
+                + ways_out(self.profile),
+            ) from None
+        effective = backend.backends[0] if isinstance(backend, chainer.ChainerBackend) and backend.backends else backend
+        if isinstance(effective, (fail.Keyring, null.Keyring, chainer.ChainerBackend)):
+            why = _secret_service_reason()
+            found = f"keyring found {backend_label(effective)}" + (f"; Secret Service: {why}" if why else "")
+            raise KeyringProblem("no-backend", f"no usable keyring: {found}", hint=ways_out(self.profile))
+        if effective.priority < 1 and not _explicit_choice(self.environ):
+            raise KeyringProblem(
+                "no-backend",
+                f"no usable keyring: the only backend keyring found is {backend_name(effective)}, which keyring "
+                "itself does not recommend (it is not an OS keyring)",
+                hint="If you want it anyway, choose it: "
+                f"`export PYTHON_KEYRING_BACKEND={backend_name(effective)}`.\n  " + ways_out(self.profile),
+            )
+        return backend
+
+    def _call(self, operation: str, *args: str) -> Any:
+        from keyring.errors import KeyringLocked, NoKeyringError, PasswordDeleteError
+
+        backend = self.backend
+        try:
+            return getattr(backend, operation)(SERVICE, *args)
+        except PasswordDeleteError:
+            raise
+        except KeyringLocked as exc:
+            raise unlock_problem(self.label, str(exc), self.environ) from None
+        except NoKeyringError:
+            raise KeyringProblem("no-backend", "no usable keyring", hint=ways_out(self.profile)) from None
+        except Exception as exc:
+            detail = redact.scrub(f"{type(exc).__name__}: {exc}")
+            if re.search(r"-128\b|-25308\b|locked", detail, re.IGNORECASE):
+                raise unlock_problem(self.label, detail, self.environ) from None
+            raise KeyringProblem("failed", f"the {self.label} failed: {detail}") from None
+
+    def get(self, name: str) -> str | None:
+        value = self._call("get_password", name)
+        redact.register(value)
+        return value
+
+    def set(self, name: str, value: str) -> None:
+        redact.register(value)
+        self._call("set_password", name, value)
+
+    def delete(self, name: str) -> bool:
+        """False when there was no entry to delete."""
+        from keyring.errors import PasswordDeleteError
+
+        if self.get(name) is None:  # backends disagree on how they report a missing entry
+            return False
+        try:
+            self._call("delete_password", name)
+        except PasswordDeleteError:
+            return False
+        return True
+
+
+# -- what the key commands refuse ---------------------------------------------------------------------
+
+
+def check_value(value: str) -> str | None:
+    """Why `value` cannot be a key as typed, or None when it can."""
+    if not value:
+        return "the key is empty"
+    if value.lower().startswith("bearer "):
+        return "it starts with 'Bearer ': store the key alone; agents add that prefix themselves"
+    if re.search(r"\s", value):
+        return "it contains whitespace (a line break or space from copying?)"
+    if re.search(r"[\"'`]", value):
+        return "it contains quotes: store the key without them"
+    return None
+
+
+def missing(profile: Profile, label: str) -> KeyringProblem:
+    return KeyringProblem(
+        "missing",
+        f"no key stored for profile {profile.name!r} in the {label}",
+        hint=f"Store it with `agentcfg key set {profile.name}`"
+        + (f" (or export {profile.key_env}=... for this shell)." if profile.key_env else "."),
+    )
+
+
+def not_keyed(profile: Profile) -> AgentcfgError:
+    return AgentcfgError(
+        f"profile {profile.name!r} needs no key (it has no key_env)",
+        hint=f"If its server checks a key, give it one: `agentcfg profile add {profile.name} "
+        f"--base-url {profile.base_url} --model {profile.model} --key-env VAR --force`.",
+    )
+
+
+# -- a profile's key, from the keyring or the shell ----------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ResolvedKey:
+    value: str
+    source: str  # "keyring" or "environment"
+    note: str | None = None  # why the environment was used, when that is worth saying
+
+
+def resolve(profile: Profile, environ: env.Environ, store: KeyStore | None = None) -> ResolvedKey | None:
+    """A keyed profile's key: the keyring's entry, else a value already exported in its key_env.
+
+    The keyring comes first, so a stale exported value never wins over a rotated key.
+    """
+    if not profile.key_env:
+        return None
+    exported = environ.get(profile.key_env) or None
+    redact.register(exported)
+    store = store or KeyStore(environ, profile)
+    try:
+        value = store.get(profile.name)
+    except KeyringProblem as problem:
+        if exported and problem.kind in ("no-backend", "locked"):
+            note = f"using {profile.key_env} from your environment ({problem.message})"
+            return ResolvedKey(exported, "environment", note)
+        raise
+    if value:
+        return ResolvedKey(value, "keyring")
+    if exported:
+        return ResolvedKey(exported, "environment")
+    raise missing(profile, store.label)
+
+
+# -- where a key may go ------------------------------------------------------------------------------
+
+
+def origin(url: str) -> tuple[str, str, int]:
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    host = (parts.hostname or "").lower()
+    if host in ("localhost", "::1") or host.startswith("127."):
+        host = "loopback"  # one machine, whichever name reaches it
+    return scheme, host, parts.port or {"http": 80, "https": 443}.get(scheme, 0)
+
+
+def key_allowed(profile: Profile, url: str) -> bool:
+    """Whether `url` is on one of the profile's own hosts (same scheme, host and port)."""
+    own = {origin(u) for u in (profile.base_url, profile.anthropic_base_url) if u}
+    return origin(url) in own
+
+
+def auth_headers(profile: Profile, url: str, key: str | None) -> dict[str, str]:
+    """The Authorization header for a request to `url`, refusing to send a profile's key anywhere else."""
+    if not key:
+        return {}
+    if not key_allowed(profile, url):
+        raise AgentcfgError(
+            f"refusing to send the key of profile {profile.name!r} to {url}: "
+            f"it is not one of the profile's hosts ({profile.base_url})",
+            hint="This is a bug in agentcfg if you did not ask for it; please report it.",
+        )
+    return {"Authorization": f"Bearer {key}"}

@@ -1,0 +1,49 @@
+"""Variable assignments as each shell's `eval` expects them (for `agentcfg env`)."""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Mapping
+from pathlib import PurePath
+
+SHELLS = ("bash", "zsh", "fish", "powershell")
+
+
+def detect(environ: Mapping[str, str]) -> str:
+    """The user's shell from $SHELL (PowerShell sets PSModulePath); bash when unsure."""
+    name = PurePath(environ.get("SHELL", "")).name
+    if name in SHELLS:
+        return name
+    if not name and environ.get("PSModulePath"):
+        return "powershell"
+    return "bash"
+
+
+def _fish_quote(value: str) -> str:
+    return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def _powershell_quote(value: str) -> str:
+    return "'" + value.replace("'", "''") + "'"
+
+
+def assignments(variables: Mapping[str, str], shell: str) -> str:
+    """One line per variable, quoted so that any value survives `eval` unchanged."""
+    lines = []
+    for name, value in variables.items():
+        if shell == "fish":
+            lines.append(f"set -gx {name} {_fish_quote(value)};")
+        elif shell == "powershell":
+            lines.append(f"$env:{name} = {_powershell_quote(value)}")
+        else:
+            lines.append(f"export {name}={shlex.quote(value)}")
+    return "".join(line + "\n" for line in lines)
+
+
+def usage(shell: str, command: str) -> str:
+    """How to load the output of `command` into the current shell."""
+    if shell == "fish":
+        return f"{command} | source"
+    if shell == "powershell":
+        return f"{command} | Invoke-Expression"
+    return f'eval "$({command})"'

@@ -1,0 +1,70 @@
+"""keyring backends for tests, chosen with PYTHON_KEYRING_BACKEND=tests.fake_keyring.<Class>.
+
+`FileKeyring` keeps entries in the JSON file named by AGENTCFG_TEST_KEYRING (outside the test HOME),
+so separate `agentcfg` processes share them. The others fail the way real backends do.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from keyring.backend import KeyringBackend
+from keyring.errors import KeyringError, KeyringLocked, PasswordDeleteError
+
+
+class FileKeyring(KeyringBackend):
+    priority = 1  # type: ignore[assignment]
+
+    @property
+    def _path(self) -> Path:
+        return Path(os.environ["AGENTCFG_TEST_KEYRING"])
+
+    def _load(self) -> dict[str, str]:
+        try:
+            return json.loads(self._path.read_text())
+        except FileNotFoundError:
+            return {}
+
+    def get_password(self, service: str, username: str) -> str | None:
+        return self._load().get(f"{service}/{username}")
+
+    def set_password(self, service: str, username: str, password: str) -> None:
+        data = self._load()
+        data[f"{service}/{username}"] = password
+        self._path.write_text(json.dumps(data))
+
+    def delete_password(self, service: str, username: str) -> None:
+        data = self._load()
+        if data.pop(f"{service}/{username}", None) is None:
+            raise PasswordDeleteError("No such password!")
+        self._path.write_text(json.dumps(data))
+
+
+class LockedKeyring(KeyringBackend):
+    """The Secret Service's answer when the collection stays locked."""
+
+    priority = 1  # type: ignore[assignment]
+
+    def get_password(self, service: str, username: str) -> str | None:
+        raise KeyringLocked("Failed to unlock the collection!")
+
+    set_password = delete_password = get_password  # type: ignore[assignment]
+
+
+class KeychainDeniedKeyring(KeyringBackend):
+    """macOS Keychain's answer when the user clicks Deny (errSecUserCanceled)."""
+
+    priority = 1  # type: ignore[assignment]
+
+    def get_password(self, service: str, username: str) -> str | None:
+        raise KeyringError("Can't get password from keychain: (-128, 'Unknown Error')")
+
+    set_password = delete_password = get_password  # type: ignore[assignment]
+
+
+class LowPriorityKeyring(FileKeyring):
+    """Like keyrings.alt's PlaintextKeyring: keyring does not recommend it (priority < 1)."""
+
+    priority = 0.5  # type: ignore[assignment]
