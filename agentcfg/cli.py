@@ -409,6 +409,17 @@ def profile_show(name: str, as_json: bool) -> None:
     click.echo(report.dumps(report.profile_dict(found, environ)) if as_json else report.profile_text(found, environ))
 
 
+def _detect_key(draft: Any, environ: dict[str, str]) -> str | None:
+    """The key for `--detect`: a stored one (re-adding a profile) or the exported variable."""
+    from agentcfg import keystore
+
+    try:
+        resolved = keystore.resolve(draft, environ)
+    except keystore.KeyringProblem:
+        return environ.get(draft.key_env) if draft.key_env else None
+    return resolved.value if resolved else None
+
+
 @profile.command("add")
 @click.argument("name")
 @click.option("--base-url", required=True, help="OpenAI-protocol base URL, e.g. http://localhost:8000/v1.")
@@ -450,8 +461,8 @@ def profile_add(name: str, base_url: str, model: str | None, anthropic_base_url:
     if not key_env and not no_key and not draft.is_local:
         key_env = name.upper().replace("-", "_") + "_API_KEY"
     if detect:
-        key = environ.get(key_env) if key_env else None
-        models = detection.list_models(base_url, key)
+        draft = profiles.Profile(name=name, base_url=base_url, model=model or "?", key_env=key_env)
+        models = detection.list_models(draft, _detect_key(draft, environ))
         model, context_window = detection.context_window(models, model, base_url.rstrip("/") + "/models")
     if not model:
         raise AgentcfgError(

@@ -5,16 +5,19 @@ from __future__ import annotations
 from typing import Any
 
 from agentcfg.errors import AgentcfgError
+from agentcfg.profiles import Profile
 
 TIMEOUT = 5.0
 
 
-def list_models(base_url: str, key: str | None, timeout: float = TIMEOUT) -> list[dict[str, Any]]:
-    """`GET {base_url}/models`. The key (if any) goes only to this URL: the profile's own host."""
+def list_models(profile: Profile, key: str | None, timeout: float = TIMEOUT) -> list[dict[str, Any]]:
+    """`GET {base_url}/models` of the profile; its key (if any) goes only to the profile's own host."""
     import httpx
 
-    url = base_url.rstrip("/") + "/models"
-    headers = {"Authorization": f"Bearer {key}"} if key else {}
+    from agentcfg.keystore import auth_headers
+
+    url = profile.base_url.rstrip("/") + "/models"
+    headers = auth_headers(profile, url, key)
     try:
         response = httpx.get(url, headers=headers, timeout=timeout)
     except httpx.HTTPError as exc:
@@ -25,7 +28,8 @@ def list_models(base_url: str, key: str | None, timeout: float = TIMEOUT) -> lis
     if response.status_code in (401, 403):
         raise AgentcfgError(
             f"{url} answered {response.status_code}: the server wants a key",
-            hint="Pass --key-env VAR with VAR set to the key, or give --context-window N.",
+            hint="Store the key first (`agentcfg key set NAME` after adding without --detect, or export "
+            "the --key-env variable), or give --context-window N.",
         )
     try:
         data = response.json()["data"]

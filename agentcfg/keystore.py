@@ -183,11 +183,13 @@ class KeyStore:
     def get(self, name: str) -> str | None:
         value = self._call("get_password", name)
         redact.register(value)
+        remember(self.environ, name, value is not None)
         return value
 
     def set(self, name: str, value: str) -> None:
         redact.register(value)
         self._call("set_password", name, value)
+        remember(self.environ, name, True)
 
     def delete(self, name: str) -> bool:
         """False when there was no entry to delete."""
@@ -199,7 +201,39 @@ class KeyStore:
             self._call("delete_password", name)
         except PasswordDeleteError:
             return False
+        remember(self.environ, name, False)
         return True
+
+
+# -- which profiles have a stored key, without asking the keyring ----------------------------------------
+# Importing keyring and finding its backend costs ~200 ms; `switch` only needs to know whether to
+# remind the user to store a key, so agentcfg records the names (never values) of keys it stored.
+
+
+def _record(environ: env.Environ) -> Any:
+    return env.state_dir(environ) / "stored-keys"
+
+
+def remembered(environ: env.Environ) -> set[str]:
+    """Profiles whose key agentcfg stored or last found in the keyring on this machine."""
+    try:
+        return set(_record(environ).read_text(encoding="utf-8").split())
+    except (OSError, UnicodeDecodeError):
+        return set()
+
+
+def remember(environ: env.Environ, name: str, stored: bool) -> None:
+    names = remembered(environ)
+    if (name in names) == stored:
+        return
+    names = names | {name} if stored else names - {name}
+    from agentcfg.fsutil import private_dir, write_private
+
+    try:
+        private_dir(_record(environ).parent)
+        write_private(_record(environ), "".join(f"{n}\n" for n in sorted(names)))
+    except OSError:
+        pass  # only a reminder
 
 
 # -- what the key commands refuse ---------------------------------------------------------------------
@@ -275,12 +309,18 @@ def resolve(profile: Profile, environ: env.Environ, store: KeyStore | None = Non
 def origin(url: str) -> tuple[str, str, int]:
     from urllib.parse import urlsplit
 
+    from agentcfg.profiles import is_loopback
+
     parts = urlsplit(url)
     scheme = parts.scheme.lower()
     host = (parts.hostname or "").lower()
-    if host in ("localhost", "::1") or host.startswith("127."):
+    if is_loopback(host):
         host = "loopback"  # one machine, whichever name reaches it
-    return scheme, host, parts.port or {"http": 80, "https": 443}.get(scheme, 0)
+    try:
+        port = parts.port
+    except ValueError:  # not a port: matches no profile
+        return scheme, host, -1
+    return scheme, host, port or {"http": 80, "https": 443}.get(scheme, 0)
 
 
 def key_allowed(profile: Profile, url: str) -> bool:

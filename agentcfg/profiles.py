@@ -31,6 +31,18 @@ LOOPBACK_HOSTS = {"localhost", "127.0.0.1", "::1", "[::1]"}
 PLACEHOLDER_KEY = "agentcfg-no-key"
 
 
+def is_loopback(host: str) -> bool:
+    """localhost or a loopback address (not a DNS name that merely starts with "127.")."""
+    if host.lower() in LOOPBACK_HOSTS:
+        return True
+    import ipaddress
+
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
 @dataclass(frozen=True)
 class Profile:
     name: str
@@ -51,8 +63,7 @@ class Profile:
     def is_local(self) -> bool:
         from urllib.parse import urlsplit
 
-        host = urlsplit(self.base_url).hostname or ""
-        return host in LOOPBACK_HOSTS or host.startswith("127.")
+        return is_loopback(urlsplit(self.base_url).hostname or "")
 
     @property
     def label(self) -> str:

@@ -61,8 +61,8 @@ def scrub(text: str) -> str:
 
 def _mask(match: re.Match[str]) -> str:
     value = match.group("value")
-    if value == PLACEHOLDER_KEY or value.startswith("{env:") or value.startswith("{file:") or len(value) < 8:
-        return match.group(0)
+    if value == PLACEHOLDER_KEY or value.startswith(("{env:", "{file:", "/", "~")) or len(value) < 8:
+        return match.group(0)  # a reference or a path (an apiKeyHelper command), not a key
     if re.fullmatch(r"[A-Z_][A-Z0-9_]*", value):  # the name of a variable, not a value
         return match.group(0)
     return match.group("lead") + MASK

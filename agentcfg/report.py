@@ -101,8 +101,9 @@ def status_text(statuses: list[AgentStatus], colour: bool) -> str:
             )
         if s.key_in_file:
             profile_name = s.profile if s.profile not in (None, "other") else "PROFILE"
+            where = "its file" if s.key == "in file" else (s.key or "")[3:]
             notes.append(
-                paint(f"{s.name}: a key is stored in plaintext {s.key}", "edited", colour)
+                paint(f"{s.name}: a key is in plaintext in {where}", "edited", colour)
                 + f" (to keep it in the keyring: agentcfg key set {profile_name} && agentcfg switch {profile_name})"
             )
         elif s.key:

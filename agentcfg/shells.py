@@ -11,9 +11,11 @@ SHELLS = ("bash", "zsh", "fish", "powershell")
 
 def detect(environ: Mapping[str, str]) -> str:
     """The user's shell from $SHELL (PowerShell sets PSModulePath); bash when unsure."""
-    name = PurePath(environ.get("SHELL", "")).name
+    name = PurePath(environ.get("SHELL", "")).name.lower().removesuffix(".exe")
     if name in SHELLS:
         return name
+    if name == "pwsh":
+        return "powershell"
     if not name and environ.get("PSModulePath"):
         return "powershell"
     return "bash"
@@ -24,7 +26,10 @@ def _fish_quote(value: str) -> str:
 
 
 def _powershell_quote(value: str) -> str:
-    return "'" + value.replace("'", "''") + "'"
+    # PowerShell also ends a single-quoted string at the typographic single quotes; each is doubled too.
+    for quote in "'\u2018\u2019\u201a\u201b":
+        value = value.replace(quote, quote * 2)
+    return "'" + value + "'"
 
 
 def assignments(variables: Mapping[str, str], shell: str) -> str:

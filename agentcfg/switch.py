@@ -90,13 +90,10 @@ def key_source(
     agents = [a for a in agents if a.unsupported(profile) is None]
     helpers = frozenset(a.NAME for a in agents if runs_helper(a, environ))
     keys = KeySource(helper=(*self_command(), "key", "get", profile.name), runs_helper=helpers)
-    try:
-        stored = keystore.KeyStore(environ, profile).get(profile.name) is not None
-    except keystore.KeyringProblem as problem:
-        notes.append(f"could not check the keyring: {problem.message} (`agentcfg key list` tells more)")
-    else:
-        if not stored:
-            notes.append(f"no key stored for {profile.name} yet: run `agentcfg key set {profile.name}`")
+    if profile.name not in keystore.remembered(environ) and not environ.get(profile.key_env):
+        notes.append(
+            f"agentcfg has stored no key for {profile.name} on this machine: run `agentcfg key set {profile.name}`"
+        )
     if helpers:
         names = [a.NAME for a in agents if a.NAME in helpers]
         notes.append(f"{_they(names, 'fetches', 'fetch')} the key from the keyring by itself (`agentcfg key get`)")

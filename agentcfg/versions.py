@@ -37,6 +37,8 @@ def installed(binary: str, environ: env.Environ, timeout: float = 10.0) -> Versi
         cache = json.loads(cache_path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         cache = {}
+    if not isinstance(cache, dict):
+        cache = {}
     if identity in cache:
         return parse(cache[identity]) if cache[identity] else None
     import subprocess

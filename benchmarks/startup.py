@@ -47,14 +47,18 @@ def main() -> None:
             "python -c 'import click'": [sys.executable, "-c", "import click"],  # the CLI framework alone
             "agentcfg switch local --all": [agentcfg, "switch", "local", "--all"],
             "agentcfg switch (alternating)": None,
+            "agentcfg switch taotoken --all": [agentcfg, "switch", "taotoken", "--all"],  # keyed: asks the keyring
             "agentcfg status": [agentcfg, "status"],
         }
+        profiles = Path(home, "agentcfg", "profiles")
+        profiles.mkdir(parents=True)
+        (profiles / "other.toml").write_text('base_url = "http://127.0.0.1:8001/v1"\nmodel = "other"\n')
         timed(commands["agentcfg switch local --all"], environ)  # first run: create files, fill caches
         samples: dict[str, list[float]] = {name: [] for name in commands}
         for i in range(args.runs):
             for name, argv in commands.items():
-                if argv is None:  # a real switch that changes every file each time
-                    argv = [agentcfg, "switch", "taotoken" if i % 2 == 0 else "local", "--all"]
+                if argv is None:  # a real switch that changes every file each time (both profiles keyless)
+                    argv = [agentcfg, "switch", "other" if i % 2 == 0 else "local", "--all"]
                 samples[name].append(timed(argv, environ))
 
     base = statistics.median(samples["python -c pass"])

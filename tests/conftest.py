@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.secret_service import real_keyring, secret_service  # noqa: F401 - fixtures for the secretservice tier
+
 REPO = Path(__file__).resolve().parents[1]
 SHARED_FIXTURES = REPO.parent / "shared" / "fixtures"
 AGENTCFG = shutil.which("agentcfg", path=str(Path(sys.executable).parent)) or "agentcfg"

@@ -1,0 +1,446 @@
+"""How a keyed profile's key reaches each agent (KeySource), applied to plain strings.
+
+Helper command (Claude's apiKeyHelper, Codex's auth table), a variable name (env_key, envKey,
+{env:VAR}) or, with --store-key-in-files, the key itself: never two of them at once.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from agentcfg import edit, plan, redact, switch
+from agentcfg.agents import claude, codex, opencode, qwen
+from agentcfg.agents.base import AgentFile, KeySource, helper_command, is_helper
+from agentcfg.edit import REMOVE
+from agentcfg.errors import AgentcfgError
+from agentcfg.profiles import PLACEHOLDER_KEY, Profile
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+ENVIRON = {"HOME": "/home/u", "XDG_CONFIG_HOME": "/home/u/.config-does-not-exist"}
+GW = Profile(
+    name="gw",
+    base_url="https://gw.example/v1",
+    model="glm-4.6",
+    key_env="GW_API_KEY",
+    anthropic_base_url="https://gw.example/anthropic",
+    context_window=200_000,
+)
+LOCAL = Profile(
+    name="local",
+    base_url="http://127.0.0.1:8000/v1",
+    model="qwen3-coder",
+    anthropic_base_url="http://127.0.0.1:8000",
+    context_window=65536,
+)
+ARGV = ("/opt/agentcfg/bin/agentcfg", "key", "get", "gw")
+HELPER = KeySource(helper=ARGV, runs_helper=frozenset({"claude", "codex"}))
+ENV_ONLY = KeySource(helper=ARGV, runs_helper=frozenset({"claude"}))  # an older Codex: reads GW_API_KEY
+LITERAL_KEY = "sk-literal-0123456789abcdef"
+LITERAL = KeySource(literal=LITERAL_KEY)
+NO_KEYS = KeySource()
+CODEX_KEYS = ("env_key", "experimental_bearer_token", "auth")
+
+
+@pytest.fixture(autouse=True)
+def known_secrets():
+    saved = set(redact._known)
+    yield redact._known
+    redact._known.clear()
+    redact._known.update(saved)
+
+
+def run_switch(agent, profile: Profile, texts: dict[AgentFile, str | None], keys: KeySource):
+    """The new text of each of the agent's files and the notes, as `agentcfg switch` computes them."""
+    results, notes = {}, ()
+    for file_edit in agent.edits(profile, texts, keys):
+        before = texts[file_edit.file]
+        start = file_edit.file.seed if before is None else before
+        results[file_edit.file] = edit.apply(file_edit.file.format, start, file_edit.assignments, path="f")
+        notes += file_edit.notes
+    return results, notes
+
+
+def one(agent, profile: Profile, text: str | None, keys: KeySource) -> str:
+    (file,) = agent.files(ENVIRON)
+    out, _ = run_switch(agent, profile, {file: text}, keys)
+    return out[file]
+
+
+# --- the helper command line ---------------------------------------------------------------------------
+
+
+@pytest.mark.skipif(os.name == "nt", reason="POSIX shell quoting")
+def test_helper_command_round_trips_through_shlex():
+    argv = ('/home/u/my tools/it\'s "agentcfg"/bin/agentcfg', "key", "get", "gw")
+    command = helper_command(argv)
+    assert command == shlex.join(argv)
+    assert tuple(shlex.split(command)) == argv
+    assert is_helper(command)
+
+
+@pytest.mark.skipif(os.name == "nt", reason="POSIX shell")
+def test_helper_command_runs_through_sh(tmp_path):
+    """Claude Code runs apiKeyHelper with the system shell: spaces, quotes and $ in the path survive it."""
+    directory = tmp_path / "my tools" / 'it\'s "q" $HOME `x`'
+    directory.mkdir(parents=True)
+    script = directory / "agentcfg"
+    script.write_text('#!/bin/sh\nprintf "<%s>" "$@"\n')
+    script.chmod(0o755)
+    command = helper_command((str(script), "key", "get", "gw"))
+    result = subprocess.run(["/bin/sh", "-c", command], capture_output=True, text=True, env={}, timeout=10)
+    assert (result.returncode, result.stdout, result.stderr) == (0, "<key><get><gw>", "")
+
+
+@pytest.mark.parametrize(
+    ("command", "ours"),
+    [
+        ("/opt/agentcfg/bin/agentcfg key get gw", True),
+        ("/usr/bin/python3 -m agentcfg key get local", True),
+        ("~/bin/key.sh", False),
+        ("agentcfg-key", False),
+        ("pass show gw key get x", False),
+        (None, False),
+        (["agentcfg", "key", "get", "gw"], False),
+    ],
+)
+def test_is_helper(command, ours):
+    assert is_helper(command) is ours
+
+
+# --- Claude --------------------------------------------------------------------------------------------
+
+
+def _claude(profile: Profile, text: str | None, keys: KeySource) -> dict:
+    return json.loads(one(claude, profile, text, keys))
+
+
+def test_claude_keyed_with_a_helper():
+    settings = _claude(GW, None, HELPER)
+    assert settings["apiKeyHelper"] == shlex.join(ARGV)
+    assert "ANTHROPIC_AUTH_TOKEN" not in settings["env"] and "ANTHROPIC_API_KEY" not in settings["env"]
+    (file,) = claude.files(ENVIRON)
+    assert claude.read({file: json.dumps(settings)}).key == "helper command"
+
+
+def test_claude_keyed_with_a_helper_replaces_plaintext_tokens():
+    text = json.dumps({"env": {"ANTHROPIC_AUTH_TOKEN": "sk-mine-123456", "ANTHROPIC_API_KEY": "sk-api-123456"}})
+    settings = _claude(GW, text, HELPER)
+    assert settings == {
+        "env": {
+            "ANTHROPIC_BASE_URL": "https://gw.example/anthropic",
+            "ANTHROPIC_MODEL": "glm-4.6",
+            "ANTHROPIC_DEFAULT_OPUS_MODEL": "glm-4.6",
+            "ANTHROPIC_DEFAULT_SONNET_MODEL": "glm-4.6",
+            "ANTHROPIC_DEFAULT_HAIKU_MODEL": "glm-4.6",
+            "CLAUDE_CODE_MAX_OUTPUT_TOKENS": "32000",
+        },
+        "apiKeyHelper": shlex.join(ARGV),
+    }
+
+
+def test_claude_keyless_writes_the_placeholder_and_removes_our_helper():
+    keyed = one(claude, GW, '{"theme": "dark"}', HELPER)
+    settings = _claude(LOCAL, keyed, NO_KEYS)
+    assert settings["env"]["ANTHROPIC_AUTH_TOKEN"] == PLACEHOLDER_KEY
+    assert "apiKeyHelper" not in settings
+    assert settings["theme"] == "dark"
+
+
+def test_claude_keyless_keeps_the_users_own_helper():
+    settings = _claude(LOCAL, '{"apiKeyHelper": "~/bin/key.sh"}', NO_KEYS)
+    assert settings["apiKeyHelper"] == "~/bin/key.sh"
+    assert settings["env"]["ANTHROPIC_AUTH_TOKEN"] == PLACEHOLDER_KEY
+
+
+def test_claude_literal_writes_the_token_and_removes_our_helper():
+    keyed = one(claude, GW, None, HELPER)
+    settings = _claude(GW, keyed, LITERAL)
+    assert settings["env"]["ANTHROPIC_AUTH_TOKEN"] == LITERAL_KEY
+    assert "ANTHROPIC_API_KEY" not in settings["env"]
+    assert "apiKeyHelper" not in settings
+    (file,) = claude.files(ENVIRON)
+    assert claude.read({file: json.dumps(settings)}).key == "in file"
+
+
+def test_claude_literal_keeps_the_users_own_helper():
+    settings = _claude(GW, '{"apiKeyHelper": "~/bin/key.sh"}', LITERAL)
+    assert settings["apiKeyHelper"] == "~/bin/key.sh"
+    assert settings["env"]["ANTHROPIC_AUTH_TOKEN"] == LITERAL_KEY
+
+
+def test_claude_back_from_literal_to_helper_removes_the_token():
+    literal = one(claude, GW, None, LITERAL)
+    settings = _claude(GW, literal, HELPER)
+    assert "ANTHROPIC_AUTH_TOKEN" not in settings["env"]
+    assert settings["apiKeyHelper"] == shlex.join(ARGV)
+
+
+# --- Codex ---------------------------------------------------------------------------------------------
+
+
+def _provider(text: str, name: str = "gw") -> dict:
+    return tomllib.loads(text)["model_providers"][f"agentcfg-{name}"]
+
+
+def _codex_key_fields(provider: dict) -> set[str]:
+    present = {k for k in CODEX_KEYS if k in provider}
+    assert len(present) <= 1, f"Codex rejects {present} together"
+    return present
+
+
+def test_codex_runs_the_helper():
+    text = one(codex, GW, None, HELPER)
+    provider = _provider(text)
+    assert _codex_key_fields(provider) == {"auth"}
+    assert provider["auth"] == {"command": ARGV[0], "args": list(ARGV[1:])}
+    (file,) = codex.files(ENVIRON)
+    assert codex.read({file: text}).key == "helper command"
+
+
+def test_codex_without_the_helper_reads_the_variable():
+    text = one(codex, GW, None, ENV_ONLY)
+    provider = _provider(text)
+    assert _codex_key_fields(provider) == {"env_key"}
+    assert provider["env_key"] == "GW_API_KEY"
+    (file,) = codex.files(ENVIRON)
+    assert codex.read({file: text}).key == "env GW_API_KEY"
+
+
+def test_codex_from_the_auth_table_to_env_key():
+    with_auth = one(codex, GW, None, HELPER)
+    assert "[model_providers.agentcfg-gw.auth]" in with_auth
+    text = one(codex, GW, with_auth, ENV_ONLY)
+    provider = _provider(text)
+    assert _codex_key_fields(provider) == {"env_key"}
+    assert "auth" not in text.replace("agentcfg", "")  # neither the table nor its keys are left
+
+
+def test_codex_literal():
+    text = one(codex, GW, one(codex, GW, None, HELPER), LITERAL)
+    provider = _provider(text)
+    assert _codex_key_fields(provider) == {"experimental_bearer_token"}
+    assert provider["experimental_bearer_token"] == LITERAL_KEY
+    (file,) = codex.files(ENVIRON)
+    assert codex.read({file: text}).key == "in file"
+
+
+@pytest.mark.parametrize("keys", [NO_KEYS, HELPER, ENV_ONLY, LITERAL], ids=["none", "helper", "env", "literal"])
+def test_codex_keyless_has_no_key_field(keys):
+    for previous in (None, one(codex, GW, None, HELPER), one(codex, GW, None, LITERAL)):
+        text = one(codex, LOCAL, previous, keys)
+        assert _codex_key_fields(_provider(text, "local")) == set()
+
+
+@pytest.mark.parametrize("first", [HELPER, ENV_ONLY, LITERAL], ids=["helper", "env", "literal"])
+@pytest.mark.parametrize("then", [HELPER, ENV_ONLY, LITERAL], ids=["helper", "env", "literal"])
+def test_codex_never_has_two_key_fields(first, then):
+    text = one(codex, GW, one(codex, GW, None, first), then)
+    assert len(_codex_key_fields(_provider(text))) == 1
+
+
+# --- opencode ------------------------------------------------------------------------------------------
+
+
+def _opencode_key(text: str, name: str = "gw"):
+    return json.loads(text)["provider"][f"agentcfg-{name}"]["options"].get("apiKey")
+
+
+def test_opencode_literal_and_variable():
+    assert _opencode_key(one(opencode, GW, None, LITERAL)) == LITERAL_KEY
+    for keys in (HELPER, ENV_ONLY, NO_KEYS):
+        assert _opencode_key(one(opencode, GW, None, keys)) == "{env:GW_API_KEY}"
+    back = one(opencode, GW, one(opencode, GW, None, LITERAL), HELPER)
+    assert _opencode_key(back) == "{env:GW_API_KEY}"
+    assert LITERAL_KEY not in back
+
+
+def test_opencode_keyless_has_no_api_key():
+    assert _opencode_key(one(opencode, LOCAL, None, LITERAL), "local") is None
+
+
+# --- qwen ----------------------------------------------------------------------------------------------
+
+
+def _qwen(profile: Profile, env_text: str | None, settings_text: str | None, keys: KeySource):
+    env_file, settings_file = qwen.files(ENVIRON)
+    out, notes = run_switch(qwen, profile, {env_file: env_text, settings_file: settings_text}, keys)
+    return out[env_file], out[settings_file], notes
+
+
+def _ours(settings_text: str) -> list[dict]:
+    return [e for e in json.loads(settings_text)["modelProviders"]["openai"] if e["name"].startswith("agentcfg:")]
+
+
+def test_qwen_keyed_names_the_variable():
+    env_text, settings_text, notes = _qwen(GW, None, None, HELPER)
+    assert "OPENAI_API_KEY" not in edit.load("dotenv", env_text)
+    entries = json.loads(settings_text)["modelProviders"]["openai"]
+    assert entries[0]["envKey"] == "GW_API_KEY"
+    assert entries[0]["id"] == "glm-4.6" and entries[0]["baseUrl"] == "https://gw.example/v1"
+    assert notes == ()
+    env_file, settings_file = qwen.files(ENVIRON)
+    binding = qwen.read({env_file: env_text, settings_file: settings_text})
+    assert binding.key == "env GW_API_KEY"
+    assert (binding.base_url, binding.model) == ("https://gw.example/v1", "glm-4.6")
+
+
+def test_qwen_keyed_removes_the_placeholder():
+    env_text, _, notes = _qwen(GW, f"OPENAI_API_KEY={PLACEHOLDER_KEY}\n", None, HELPER)
+    assert "OPENAI_API_KEY" not in edit.load("dotenv", env_text)
+    assert notes == ()
+
+
+def test_qwen_keeps_the_users_own_entries_after_ours():
+    mine = [
+        {"id": "gpt-4o", "name": "my OpenAI", "baseUrl": "https://api.openai.com/v1", "envKey": "OPENAI_API_KEY"},
+        {"id": "glm-4.6", "name": "my own glm", "baseUrl": "https://elsewhere/v1"},
+    ]
+    text = json.dumps({"modelProviders": {"openai": mine}, "ui": {"theme": "dark"}})
+    _, settings_text, _ = _qwen(GW, None, text, HELPER)
+    settings = json.loads(settings_text)
+    entries = settings["modelProviders"]["openai"]
+    assert entries[0]["name"] == "agentcfg: gw" and entries[0]["envKey"] == "GW_API_KEY"
+    assert entries[1:] == mine
+    assert settings["ui"] == {"theme": "dark"}
+
+
+def test_qwen_two_switches_leave_one_entry_of_ours():
+    mine = {"id": "gpt-4o", "name": "my OpenAI"}
+    _, first, _ = _qwen(GW, None, json.dumps({"modelProviders": {"openai": [mine]}}), HELPER)
+    env_text, second, _ = _qwen(LOCAL, None, first, NO_KEYS)
+    ours = _ours(second)
+    assert len(ours) == 1
+    assert ours[0]["id"] == "qwen3-coder" and ours[0]["envKey"] == "OPENAI_API_KEY"
+    assert json.loads(second)["modelProviders"]["openai"][1:] == [mine]
+    assert edit.load("dotenv", env_text)["OPENAI_API_KEY"] == PLACEHOLDER_KEY
+
+
+@pytest.mark.parametrize("value", ['{"x": 1}', '"gpt-4o"', "null"])
+def test_qwen_refuses_a_model_providers_entry_that_is_not_a_list(value):
+    text = f'{{"modelProviders": {{"openai": {value}}}}}'
+    with pytest.raises(AgentcfgError, match=r"modelProviders\.openai is not a list") as caught:
+        _qwen(GW, None, text, HELPER)
+    assert caught.value.where is not None and caught.value.where.endswith("settings.json")
+
+
+def test_qwen_literal():
+    env_text, settings_text, _ = _qwen(GW, None, None, LITERAL)
+    assert edit.load("dotenv", env_text)["OPENAI_API_KEY"] == LITERAL_KEY
+    (ours,) = _ours(settings_text)
+    assert ours["envKey"] == "OPENAI_API_KEY"
+    env_file, settings_file = qwen.files(ENVIRON)
+    assert qwen.read({env_file: env_text, settings_file: settings_text}).key == "in .env"
+
+
+# --- a second identical switch -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("keys", [HELPER, ENV_ONLY, LITERAL, NO_KEYS], ids=["helper", "env", "literal", "none"])
+@pytest.mark.parametrize("agent", [claude, codex, opencode, qwen], ids=lambda a: a.NAME)
+def test_a_second_identical_switch_changes_nothing(agent, keys):
+    texts = {file: None for file in agent.files(ENVIRON)}
+    once, _ = run_switch(agent, GW, texts, keys)
+    again, notes = run_switch(agent, GW, dict(once), keys)
+    for file, text in once.items():
+        assert again[file] is text, file.path
+    assert notes == ()
+
+
+# --- the journal keeps a digest of a key, not the key ---------------------------------------------------
+
+
+def test_owned_to_json_keeps_only_a_digest_of_a_known_key():
+    redact.register(LITERAL_KEY)
+    (file_edit,) = claude.edits(GW, {claude.files(ENVIRON)[0]: None}, LITERAL)
+    owned = plan.owned_to_json(tuple(file_edit.assignments))
+    token = next(item for item in owned if item["key"] == ["env", "ANTHROPIC_AUTH_TOKEN"])
+    assert token == {"key": ["env", "ANTHROPIC_AUTH_TOKEN"], "sha256": plan.digest(LITERAL_KEY)}
+    assert {"key": ["env", "ANTHROPIC_API_KEY"], "absent": True} in owned
+    assert {"key": ["env", "ANTHROPIC_MODEL"], "value": "glm-4.6"} in owned
+    assert LITERAL_KEY not in json.dumps(owned)
+
+
+def test_owned_to_json_keeps_values_that_are_not_keys():
+    owned = plan.owned_to_json(((("a", "b"), "not-registered-0123"), (("c",), REMOVE), (("n",), 3), (("l",), [1])))
+    assert owned == [
+        {"key": ["a", "b"], "value": "not-registered-0123"},
+        {"key": ["c"], "absent": True},
+        {"key": ["n"], "value": 3},
+        {"key": ["l"], "value": [1]},
+    ]
+
+
+def test_drifted_with_a_secret():
+    redact.register(LITERAL_KEY)
+    (file,) = claude.files(ENVIRON)
+    (file_edit,) = claude.edits(GW, {file: None}, LITERAL)
+    text = edit.apply("json", "", file_edit.assignments)
+    owned = json.loads(json.dumps(plan.owned_to_json(tuple(file_edit.assignments))))  # as the journal stores it
+    assert plan.drifted("json", text, owned, "f") == []
+    rotated = text.replace(LITERAL_KEY, "sk-someone-else-0123456789")
+    assert plan.drifted("json", rotated, owned, "f") == ["env.ANTHROPIC_AUTH_TOKEN"]
+    with_api_key = edit.apply("json", text, [(("env", "ANTHROPIC_API_KEY"), "sk-added")])
+    assert plan.drifted("json", with_api_key, owned, "f") == ["env.ANTHROPIC_API_KEY"]
+    removed = edit.apply("json", text, [(("env", "ANTHROPIC_AUTH_TOKEN"), REMOVE)])
+    assert plan.drifted("json", removed, owned, "f") == ["env.ANTHROPIC_AUTH_TOKEN"]
+
+
+# --- which agents run the helper ----------------------------------------------------------------------
+
+
+@pytest.fixture
+def bin_environ(tmp_path: Path) -> dict[str, str]:
+    (tmp_path / "bin").mkdir()
+    return {"PATH": str(tmp_path / "bin"), "AGENTCFG_HOME": str(tmp_path / "cfg"), "HOME": str(tmp_path)}
+
+
+def _install(environ: dict[str, str], name: str, output: str) -> None:
+    path = Path(environ["PATH"]) / name
+    path.write_text(f'#!/bin/sh\necho "{output}"\n')
+    path.chmod(0o755)
+
+
+@pytest.mark.skipif(os.name == "nt", reason="fake agents are POSIX shell scripts")
+@pytest.mark.parametrize(
+    ("output", "runs"),
+    [("codex-cli 0.119.0", True), ("codex-cli 0.171.0", True), ("codex-cli 0.118.9", False), ("codex-cli", False)],
+)
+def test_runs_helper_follows_the_codex_version(bin_environ, output, runs):
+    _install(bin_environ, "codex", output)
+    assert switch.runs_helper(codex, bin_environ) is runs
+
+
+def test_runs_helper_without_running_anything(bin_environ):
+    assert switch.runs_helper(codex, bin_environ) is False  # not installed
+    assert switch.runs_helper(claude, bin_environ) is True  # every version
+    assert switch.runs_helper(qwen, bin_environ) is False
+    assert switch.runs_helper(opencode, bin_environ) is False
+
+
+def test_self_command(monkeypatch, tmp_path):
+    monkeypatch.setattr(sys, "argv", ["/usr/lib/python3/site-packages/pytest/__main__.py"])
+    assert switch.self_command() == (sys.executable, "-m", "agentcfg")
+    script = tmp_path / "agentcfg"
+    script.write_text("")
+    monkeypatch.setattr(sys, "argv", [str(script), "switch", "gw"])
+    assert switch.self_command() == (str(script),)
+    monkeypatch.setattr(sys, "argv", [str(tmp_path / "missing" / "agentcfg")])
+    assert switch.self_command() == (sys.executable, "-m", "agentcfg")
+
+
+def test_key_source_for_a_keyless_profile():
+    assert switch.key_source(LOCAL, [claude, codex], {}) == (KeySource(), [])
+    keys, notes = switch.key_source(LOCAL, [claude], {}, store_in_files=True)
+    assert keys == KeySource()
+    assert notes == ["profile 'local' needs no key: nothing to store"]

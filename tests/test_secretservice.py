@@ -1,0 +1,83 @@
+"""Keys through a real Secret Service (gnome-keyring on a private D-Bus session): the `secretservice` tier.
+
+No mock at this level: keyring's SecretService backend talks D-Bus to gnome-keyring-daemon, and
+libsecret's `secret-tool` checks the entries from outside agentcfg.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+import pytest
+
+from tests.conftest import AGENTCFG, Home
+from tests.secret_service import SecretService, keyring_path
+
+pytestmark = pytest.mark.secretservice
+
+KEY = "sk-test-secret-service-0123456789"
+
+
+def _set(home: Home, profile: str, value: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [AGENTCFG, "key", "set", profile], env=home.env, input=value + "\n", capture_output=True, text=True, timeout=60
+    )
+
+
+def test_set_get_list_rm_through_the_secret_service(home: Home, real_keyring: SecretService):
+    stored = _set(home, "taotoken", KEY)
+    assert stored.returncode == 0, stored.stderr
+    assert "Secret Service" in stored.stdout and "…6789" in stored.stdout and KEY not in stored.stdout
+    assert real_keyring.lookup("taotoken") == KEY  # another Secret Service client sees the entry
+    listed = home.json("key", "list")
+    assert listed["backend_class"] == "keyring.backends.SecretService.Keyring"
+    row = next(r for r in listed["profiles"] if r["profile"] == "taotoken")
+    assert row["stored"] is True and row["tail"] == "…6789"
+    assert home.run("key", "get", "taotoken").stdout == KEY + "\n"
+    rotated = KEY.replace("0123", "9999")
+    assert _set(home, "taotoken", rotated).returncode == 0
+    assert real_keyring.lookup("taotoken") == rotated  # replaced, not a second entry
+    assert home.run("key", "rm", "taotoken").stdout.startswith("Removed the key for taotoken")
+    assert real_keyring.lookup("taotoken") is None
+    assert "no key stored" in home.run("key", "get", "taotoken", check=2).stderr
+
+
+def test_the_keyring_file_on_disk_does_not_hold_the_key_in_plaintext(home: Home, real_keyring: SecretService):
+    assert _set(home, "taotoken", KEY).returncode == 0
+    files = [p for p in keyring_path(real_keyring).rglob("*") if p.is_file()]
+    assert files, "gnome-keyring keeps its collections under ~/.local/share/keyrings"
+    for path in files:
+        assert KEY.encode() not in path.read_bytes()
+
+
+def test_a_locked_keyring_is_named_and_unlocking_it_helps(home: Home, real_keyring: SecretService):
+    assert _set(home, "taotoken", KEY).returncode == 0
+    real_keyring.lock()
+    try:
+        failed = home.run("key", "get", "taotoken", check=2)
+        assert failed.stdout == ""
+        assert "Secret Service is locked" in failed.stderr and "no unlock prompt can be shown" in failed.stderr
+        assert "gnome-keyring-daemon --replace --unlock" in failed.stderr
+        assert "Traceback" not in failed.stderr
+        exported = home.run("exec", "taotoken", "--", "sh", "-c", 'printf %s "$TAOTOKEN_API_KEY"',
+                            TAOTOKEN_API_KEY="sk-exported-value")  # fmt: skip
+        assert exported.stdout == "sk-exported-value" and "TAOTOKEN_API_KEY" in exported.stderr
+    finally:
+        real_keyring.unlock()
+    assert home.run("key", "get", "taotoken").stdout == KEY + "\n"
+
+
+def test_switch_and_exec_hand_the_agents_the_key_from_the_secret_service(home: Home, real_keyring: SecretService):
+    home.run("profile", "add", "gw", "--base-url", "http://127.0.0.1:9/v1", "--model", "m",
+             "--anthropic-base-url", "http://127.0.0.1:9", "--key-env", "GW_API_KEY")  # fmt: skip
+    assert _set(home, "gw", KEY).returncode == 0
+    home.run("switch", "gw", "--all")
+    helper = json.loads(home.read(".claude/settings.json"))["apiKeyHelper"]
+    fetched = subprocess.run(["sh", "-c", helper], env=home.env, capture_output=True, text=True, timeout=60)
+    assert fetched.stdout == KEY + "\n", fetched.stderr  # what Claude Code runs
+    child = home.run("exec", "gw", "--", "sh", "-c", 'printf %s "$GW_API_KEY"')
+    assert child.stdout == KEY
+    for path in home.root.rglob("*"):
+        if path.is_file():
+            assert KEY.encode() not in path.read_bytes(), path
