@@ -19,7 +19,7 @@ MIN_SECRET_LENGTH = 6  # shorter values would mask ordinary words; no real API k
 _known: set[str] = set()
 
 _SECRET_ASSIGNMENT = re.compile(
-    r"""(?P<lead>["']?[\w.-]*(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD|AUTH)[\w.-]*["']?\s*[:=]\s*["']?)"""
+    r"""(?P<lead>["']?[\w.-]*(?:KEY(?!RING)|TOKEN|SECRET|PASSWORD|PASSWD|AUTH)[\w.-]*["']?\s*[:=]\s*["']?)"""
     r"""(?P<value>[^"'\s,#}]+)""",
     re.IGNORECASE,
 )

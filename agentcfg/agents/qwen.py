@@ -76,11 +76,13 @@ def edits(profile: Profile, current: Texts, keys: KeySource) -> list[FileEdit]:
     file_key: object = keys.literal if profile.key_env else PLACEHOLDER_KEY
     notes: tuple[str, ...] = ()
     if entry_key != KEY:
-        file_key = REMOVE if old_key == PLACEHOLDER_KEY else MISSING
+        # qwen falls back to OPENAI_API_KEY when the profile's variable is unset: a key left here
+        # (the user's, or one `--store-key-in-files` wrote) would go to this profile's host.
+        file_key = MISSING if old_key is MISSING else REMOVE
         if old_key not in (MISSING, PLACEHOLDER_KEY):
             notes = (
-                f"{dotenv_file.path} keeps a plaintext {KEY}; qwen falls back to it, and sends it to "
-                f"{profile.base_url}, when {entry_key} is not set (`agentcfg exec {profile.name} -- qwen` sets it).",
+                f"{dotenv_file.path}: removed the plaintext {KEY}, which qwen would send to {profile.base_url} "
+                f"whenever {entry_key} is unset; `agentcfg rollback` brings it back.",
             )
     elif old_key not in (MISSING, PLACEHOLDER_KEY, file_key):
         notes = (

@@ -11,6 +11,7 @@ import pytest
 from agentcfg import budget, edit
 from agentcfg.agents import AGENTS, claude, codex, opencode, qwen
 from agentcfg.agents.base import AgentFile, Binding, KeySource
+from agentcfg.edit import MISSING
 from agentcfg.errors import AgentcfgError
 from agentcfg.profiles import PLACEHOLDER_KEY, Profile
 
@@ -275,13 +276,15 @@ def test_qwen_keyed_profile_removes_the_placeholder():
     assert entry["generationConfig"]["samplingParams"]["max_tokens"] == budget.CEILING_UNKNOWN_WINDOW
 
 
-def test_qwen_keyed_profile_keeps_a_real_key_and_notes_it():
-    text = "OPENAI_API_KEY=sk-mine # personal\n"
+def test_qwen_keyed_profile_removes_a_plaintext_key_and_notes_it():
+    # qwen falls back to OPENAI_API_KEY when the profile's variable is unset: it would go to the gateway.
+    text = "OPENAI_API_KEY=sk-mine # personal\nTAVILY_API_KEY=tvly-1\n"
     env_text, _, _, notes = _qwen(GATEWAY, text, None)
-    assert env_text.startswith(text)
-    assert edit.get("dotenv", env_text, ("OPENAI_API_KEY",)) == "sk-mine"
+    assert edit.get("dotenv", env_text, ("OPENAI_API_KEY",)) is MISSING
+    assert env_text.startswith("TAVILY_API_KEY=tvly-1\n")
     (note,) = notes
     assert "/home/u/.qwen/.env" in note and "OPENAI_API_KEY" in note and "https://gw.example/v1" in note
+    assert "GW_API_KEY" in note and "rollback" in note
     assert "sk-mine" not in note
 
 
