@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any
+from typing import Any, TextIO
 
 import click
 
@@ -195,6 +195,16 @@ def _key_profile(name: str, environ: dict[str, str]) -> Any:
     return found
 
 
+def _print_secret(text: str) -> TextIO:
+    """Write to the real stdout, around the scrubber: for the two commands whose job is to print a key."""
+    from agentcfg.redact import RedactingStream
+
+    out = sys.stdout.raw if isinstance(sys.stdout, RedactingStream) else sys.stdout
+    out.write(text)
+    out.flush()
+    return out
+
+
 def _read_key() -> str:
     if sys.stdin.isatty():
         return click.prompt("Key (input hidden)", hide_input=True, prompt_suffix=": ", err=True)
@@ -240,14 +250,11 @@ def key_get(name: str) -> None:
     The keyring's entry wins; without one, a value already exported in the profile's variable.
     """
     from agentcfg import keystore
-    from agentcfg.redact import RedactingStream
 
     environ = _environ()
     resolved = keystore.resolve(_key_profile(name, environ), environ)
     assert resolved is not None
-    out = sys.stdout.raw if isinstance(sys.stdout, RedactingStream) else sys.stdout
-    out.write(resolved.value + "\n")
-    out.flush()
+    _print_secret(resolved.value + "\n")
 
 
 @key.command("rm")
@@ -308,8 +315,8 @@ def _profile_variables(name: str, environ: dict[str, str]) -> dict[str, str]:
     found = profiles.get(name, environ)
     variables = {"AGENTCFG_PROFILE": found.name}
     resolved = keystore.resolve(found, environ)
-    if resolved and found.key_env:
-        variables[found.key_env] = resolved.value
+    if resolved:
+        variables[str(found.key_env)] = resolved.value
         if resolved.note:
             _emit_notes([resolved.note])
     return variables
@@ -363,14 +370,10 @@ def env_command(name: str, shell: str | None) -> None:
     PowerShell:  agentcfg env taotoken --shell powershell | Invoke-Expression
     """
     from agentcfg import shells
-    from agentcfg.redact import RedactingStream
 
     environ = _environ()
     shell = shell or shells.detect(environ)
-    text = shells.assignments(_profile_variables(name, environ), shell)
-    out = sys.stdout.raw if isinstance(sys.stdout, RedactingStream) else sys.stdout
-    out.write(text)
-    out.flush()
+    out = _print_secret(shells.assignments(_profile_variables(name, environ), shell))
     if out.isatty():
         _emit_notes([f"to load these into this shell: {shells.usage(shell, f'agentcfg env {name} --shell {shell}')}"])
 

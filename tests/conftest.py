@@ -7,6 +7,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -86,6 +87,18 @@ def home(tmp_path: Path) -> Home:
 @pytest.fixture
 def environ(home: Home) -> dict[str, str]:
     return home.env
+
+
+@pytest.fixture(autouse=True)
+def known_secrets() -> Iterator[set[str]]:
+    """agentcfg.redact keeps the keys it has seen in a process-wide set: each test starts with none."""
+    from agentcfg import redact
+
+    saved = set(redact._known)
+    redact._known.clear()
+    yield redact._known
+    redact._known.clear()
+    redact._known.update(saved)
 
 
 @pytest.fixture

@@ -100,14 +100,6 @@ def _forget_test_backend_classes():
 
 
 @pytest.fixture(autouse=True)
-def known_secrets():
-    saved = set(redact._known)
-    yield redact._known
-    redact._known.clear()
-    redact._known.update(saved)
-
-
-@pytest.fixture(autouse=True)
 def no_keyringrc(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """keyring looks for keyringrc.cfg under XDG_CONFIG_HOME: make that an empty directory."""
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))

@@ -11,37 +11,27 @@ from agentcfg import redact
 from agentcfg.profiles import PLACEHOLDER_KEY
 from agentcfg.redact import MASK, RedactingStream
 
-
-@pytest.fixture(autouse=True)
-def known():
-    saved = set(redact._known)
-    redact._known.clear()
-    yield redact._known
-    redact._known.clear()
-    redact._known.update(saved)
-
-
 # --- register and scrub --------------------------------------------------------------------------------
 
 
-def test_register_keeps_a_value(known):
+def test_register_keeps_a_value(known_secrets):
     redact.register("sk-abcdef")
-    assert known == {"sk-abcdef"}
+    assert known_secrets == {"sk-abcdef"}
     assert redact.is_secret("sk-abcdef")
     assert not redact.is_secret("sk-abcde")
 
 
 @pytest.mark.parametrize("value", [None, "", "a", "12345", PLACEHOLDER_KEY])
-def test_register_ignores_short_values_and_the_placeholder(known, value):
+def test_register_ignores_short_values_and_the_placeholder(known_secrets, value):
     redact.register(value)
-    assert known == set()
+    assert known_secrets == set()
     assert redact.scrub(f"token {PLACEHOLDER_KEY} 12345") == f"token {PLACEHOLDER_KEY} 12345"
 
 
-def test_register_takes_values_of_exactly_the_minimum_length(known):
+def test_register_takes_values_of_exactly_the_minimum_length(known_secrets):
     redact.register("x" * redact.MIN_SECRET_LENGTH)
     redact.register("y" * (redact.MIN_SECRET_LENGTH - 1))
-    assert known == {"xxxxxx"}
+    assert known_secrets == {"xxxxxx"}
 
 
 def test_scrub_replaces_every_occurrence():
@@ -67,7 +57,7 @@ def test_scrub_longest_first_does_not_depend_on_registration_order():
     assert redact.scrub("x sk-abcdef-and-more") == "x ****"
 
 
-def test_register_environment(known):
+def test_register_environment(known_secrets):
     redact.register_environment(
         {
             "OPENAI_API_KEY": "sk-openai-123456",
@@ -85,19 +75,19 @@ def test_register_environment(known):
             "MY_TOKEN": "short",  # too short to mask
         }
     )
-    assert known == {"sk-openai-123456", "ghp_abcdefghijkl", "aws/secret+value", "hunter2hunter2"}
+    assert known_secrets == {"sk-openai-123456", "ghp_abcdefghijkl", "aws/secret+value", "hunter2hunter2"}
 
 
 @pytest.mark.parametrize("name", ["github_token", "Api_Key", "SECRET", "X_PASSWD", "OPENAI_APIKEY"])
-def test_register_environment_names_any_case(known, name):
+def test_register_environment_names_any_case(known_secrets, name):
     redact.register_environment({name: "value-0123456789"})
-    assert known == {"value-0123456789"}
+    assert known_secrets == {"value-0123456789"}
 
 
 @pytest.mark.parametrize("name", ["KEYBOARD", "MONKEY", "TOKENIZER", "API_KEY_PATH", "TOKEN_ID", "OPENAI_KEY_ENV"])
-def test_register_environment_skips_names_that_only_contain_a_secret_word(known, name):
+def test_register_environment_skips_names_that_only_contain_a_secret_word(known_secrets, name):
     redact.register_environment({name: "value-0123456789"})
-    assert known == set()
+    assert known_secrets == set()
 
 
 # --- tail ----------------------------------------------------------------------------------------------

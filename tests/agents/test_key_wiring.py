@@ -52,14 +52,6 @@ NO_KEYS = KeySource()
 CODEX_KEYS = ("env_key", "experimental_bearer_token", "auth")
 
 
-@pytest.fixture(autouse=True)
-def known_secrets():
-    saved = set(redact._known)
-    yield redact._known
-    redact._known.clear()
-    redact._known.update(saved)
-
-
 def run_switch(agent, profile: Profile, texts: dict[AgentFile, str | None], keys: KeySource):
     """The new text of each of the agent's files and the notes, as `agentcfg switch` computes them."""
     results, notes = {}, ()
