@@ -17,17 +17,18 @@ import pytest
 
 from agentcfg import edit, plan, redact, switch
 from agentcfg.agents import claude, codex, opencode, qwen
-from agentcfg.agents.base import AgentFile, KeySource, helper_command, is_helper
+from agentcfg.agents.base import KeySource, helper_command, is_helper
 from agentcfg.edit import REMOVE
 from agentcfg.errors import AgentcfgError
 from agentcfg.profiles import PLACEHOLDER_KEY, Profile
+from tests.agents.samples import ENVIRON, NO_KEYS
+from tests.agents.samples import switch as run_switch
 
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
     import tomli as tomllib
 
-ENVIRON = {"HOME": "/home/u", "XDG_CONFIG_HOME": "/home/u/.config-does-not-exist"}
 GW = Profile(
     name="gw",
     base_url="https://gw.example/v1",
@@ -48,19 +49,7 @@ HELPER = KeySource(helper=ARGV, runs_helper=frozenset({"claude", "codex"}))
 ENV_ONLY = KeySource(helper=ARGV, runs_helper=frozenset({"claude"}))  # an older Codex: reads GW_API_KEY
 LITERAL_KEY = "sk-literal-0123456789abcdef"
 LITERAL = KeySource(literal=LITERAL_KEY)
-NO_KEYS = KeySource()
 CODEX_KEYS = ("env_key", "experimental_bearer_token", "auth")
-
-
-def run_switch(agent, profile: Profile, texts: dict[AgentFile, str | None], keys: KeySource):
-    """The new text of each of the agent's files and the notes, as `agentcfg switch` computes them."""
-    results, notes = {}, ()
-    for file_edit in agent.edits(profile, texts, keys):
-        before = texts[file_edit.file]
-        start = file_edit.file.seed if before is None else before
-        results[file_edit.file] = edit.apply(file_edit.file.format, start, file_edit.assignments, path="f")
-        notes += file_edit.notes
-    return results, notes
 
 
 def one(agent, profile: Profile, text: str | None, keys: KeySource) -> str:

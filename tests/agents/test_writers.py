@@ -14,14 +14,13 @@ from agentcfg.agents.base import AgentFile, Binding, KeySource
 from agentcfg.edit import MISSING
 from agentcfg.errors import AgentcfgError
 from agentcfg.profiles import PLACEHOLDER_KEY, Profile
+from tests.agents.samples import ENVIRON, NO_KEYS, switch
 
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
     import tomli as tomllib
 
-NO_KEYS = KeySource()
-ENVIRON = {"HOME": "/home/u", "XDG_CONFIG_HOME": "/home/u/.config-does-not-exist"}
 
 LOCAL = Profile(
     name="local",
@@ -56,19 +55,6 @@ LOCAL_KEYED = Profile(  # the same name as LOCAL, redefined with a key
 
 def files(agent) -> list[AgentFile]:
     return agent.files(ENVIRON)
-
-
-def switch(
-    agent, profile: Profile, texts: dict[AgentFile, str | None], keys: KeySource = NO_KEYS
-) -> tuple[dict[AgentFile, str], tuple]:
-    """The new text of each file and the notes, as `agentcfg switch` computes them."""
-    results, notes = {}, ()
-    for file_edit in agent.edits(profile, texts, keys):
-        before = texts[file_edit.file]
-        start = file_edit.file.seed if before is None else before
-        results[file_edit.file] = edit.apply(file_edit.file.format, start, file_edit.assignments, path="f")
-        notes += file_edit.notes
-    return results, notes
 
 
 def test_every_agent_is_registered():
