@@ -67,8 +67,9 @@ def cli() -> None:
     is_flag=True,
     help="Write the key itself into the agents' files (mode 0600) instead of having them fetch it.",
 )
-def switch(profile: str, agents: tuple[str, ...], every: bool, dry_run: bool, as_json: bool,
-           store_key_in_files: bool) -> None:  # fmt: skip
+def switch(
+    profile: str, agents: tuple[str, ...], every: bool, dry_run: bool, as_json: bool, store_key_in_files: bool
+) -> None:
     """Point the agents at PROFILE, editing only the keys agentcfg owns.
 
     Without --agent/--all, switches every agent that is installed or already has a config file.
@@ -170,6 +171,61 @@ def status(as_json: bool) -> None:
     click.echo(report.status_text(statuses, report.use_colour(environ)))
     if pending:
         _emit_notes(["a switch was interrupted; the next `agentcfg switch` or `rollback` restores its files"])
+
+
+# -- doctor ----------------------------------------------------------------------------------------
+
+
+@cli.command()
+@click.argument("profile", required=False, shell_complete=_complete_profile)
+@click.option("--agent", "agents", multiple=True, type=click.Choice(AGENT_NAMES), help="Check only this agent.")
+@click.option("--json", "as_json", is_flag=True, help="Print the findings as JSON.")
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0.1, max=600),
+    default=6.0,
+    show_default=True,
+    help="One deadline for all requests, in seconds.",
+)
+@click.option("--offline", is_flag=True, help="Check files, environment and local processes; send no request.")
+def doctor(profile: str | None, agents: tuple[str, ...], as_json: bool, timeout: float, offline: bool) -> None:
+    """Find why an agent fails: send the requests each agent really makes and name the cause.
+
+    Without PROFILE, checks each agent as its files and this environment configure it now; with
+    PROFILE, checks that profile's endpoints the way each agent would use them after a switch.
+    Exit status: 0 nothing failed, 1 something failed, 2 doctor itself could not run.
+    """
+    from pathlib import Path
+
+    from agentcfg import doctor as doc
+    from agentcfg import profiles, report
+    from agentcfg.agents import AGENTS
+
+    environ = _environ()
+    known = profiles.load_all(environ)
+    chosen = [AGENTS[n] for n in AGENTS if not agents or n in agents]
+    if profile:
+        targets = doc.targets_from_profile(profiles.get(profile, environ), chosen, environ)
+    else:
+        targets = doc.targets_from_files(chosen, environ, known, Path.cwd())
+    show_progress = not as_json and sys.stderr.isatty()
+
+    def progress(done: int, total: int) -> None:
+        click.echo(f"\rprobing: {done}/{total} requests answered", err=True, nl=done == total)
+
+    try:
+        result = doc.run(
+            targets, environ, deadline=timeout, offline=offline, progress=progress if show_progress else None
+        )
+    except AgentcfgError:
+        raise
+    except Exception as exc:  # doctor could not run: status 2, not "something failed"
+        raise AgentcfgError(f"doctor could not run: {type(exc).__name__}: {exc}") from None
+    if as_json:
+        click.echo(report.dumps(report.doctor_dict(result)))
+    else:
+        click.echo(report.doctor_text(result, report.use_colour(environ)))
+    sys.exit(1 if result.failed else 0)
 
 
 # -- keys --------------------------------------------------------------------------------------------
@@ -435,9 +491,19 @@ def _detect_key(draft: Any, environ: dict[str, str]) -> str | None:
 @click.option("--detect", is_flag=True, help="Read the window (max_model_len) from the server's GET /models.")
 @click.option("--description", help="A short label shown in agent UIs.")
 @click.option("--force", is_flag=True, help="Replace an existing profile of that name.")
-def profile_add(name: str, base_url: str, model: str | None, anthropic_base_url: str | None, key_env: str | None,
-                no_key: bool, context_window: int | None, max_output_tokens: int | None, detect: bool,
-                description: str | None, force: bool) -> None:  # fmt: skip
+def profile_add(
+    name: str,
+    base_url: str,
+    model: str | None,
+    anthropic_base_url: str | None,
+    key_env: str | None,
+    no_key: bool,
+    context_window: int | None,
+    max_output_tokens: int | None,
+    detect: bool,
+    description: str | None,
+    force: bool,
+) -> None:
     """Add (or with --force replace) a profile of your own.
 
     Without --key-env or --no-key, a profile for a server on this machine needs no key and any

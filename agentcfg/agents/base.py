@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
@@ -61,6 +61,12 @@ class Binding:
     base_url: str | None = None
     model: str | None = None
     key: str | None = None  # how the key is found, e.g. "env TAOTOKEN_API_KEY", "placeholder", "in file"
+    # For doctor: what the agent will really send.
+    key_env: str | None = None  # the variable it reads the key from
+    key_value: str | None = field(default=None, repr=False)  # a key (or placeholder) written in its file
+    helper: str | None = None  # a command it runs for the key
+    output_tokens: int | None = None  # the output limit its files set; None: its default
+    wire_api: str | None = None  # Codex only
 
 
 class Agent(Protocol):

@@ -82,7 +82,16 @@ def read(current: Texts) -> Binding:
     settings = edit.load("json", text or "", path=str(settings_file.path))
     variables = settings.get("env") or {}
     token = variables.get(TOKEN) or variables.get(API_KEY)
-    key = "helper command" if settings.get("apiKeyHelper") else None
+    helper = settings.get("apiKeyHelper")
+    key = "helper command" if helper else None
     if token is not None:
         key = "placeholder" if token == PLACEHOLDER_KEY else "in file"
-    return Binding(base_url=variables.get("ANTHROPIC_BASE_URL"), model=variables.get("ANTHROPIC_MODEL"), key=key)
+    limit = str(variables.get("CLAUDE_CODE_MAX_OUTPUT_TOKENS", ""))
+    return Binding(
+        base_url=variables.get("ANTHROPIC_BASE_URL"),
+        model=variables.get("ANTHROPIC_MODEL"),
+        key=key,
+        key_value=token,
+        helper=helper if isinstance(helper, str) else None,
+        output_tokens=int(limit) if limit.isdigit() else None,
+    )

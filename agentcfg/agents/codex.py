@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from agentcfg import edit, env
-from agentcfg.agents.base import AgentFile, Binding, FileEdit, KeySource, Texts
+from agentcfg.agents.base import AgentFile, Binding, FileEdit, KeySource, Texts, helper_command
 from agentcfg.edit import REMOVE, Assignment
 from agentcfg.errors import AgentcfgError
 from agentcfg.profiles import Profile
@@ -86,11 +86,20 @@ def read(current: Texts) -> Binding:
     provider = config.get("model_provider", "openai")
     table = config.get("model_providers", {}).get(provider, {})
     base_url = table.get("base_url") or BUILT_IN_PROVIDERS.get(provider)
-    key = None
+    key, helper, auth = None, None, table.get("auth")
     if table.get("env_key"):
         key = f"env {table['env_key']}"
-    elif isinstance(table.get("auth"), dict):
+    elif isinstance(auth, dict):
         key = "helper command"
+        helper = helper_command((str(auth.get("command", "")), *map(str, auth.get("args") or ())))
     elif table.get("experimental_bearer_token"):
         key = "in file"
-    return Binding(base_url=base_url, model=config.get("model"), key=key)
+    return Binding(
+        base_url=base_url,
+        model=config.get("model"),
+        key=key,
+        key_env=table.get("env_key"),
+        key_value=table.get("experimental_bearer_token"),
+        helper=helper,
+        wire_api=table.get("wire_api", "responses" if provider in BUILT_IN_PROVIDERS else None),
+    )

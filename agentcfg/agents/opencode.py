@@ -73,4 +73,13 @@ def read(current: Texts) -> Binding:
     options = provider.get("options") or {}
     key = options.get("apiKey")
     source = None if key is None else key if key.startswith("{env:") else "in file"
-    return Binding(base_url=options.get("baseURL"), model=model_id, key=source)
+    variable = key[5:-1] if source and source.startswith("{env:") and key.endswith("}") else None
+    limit = (((provider.get("models") or {}).get(model_id) or {}).get("limit") or {}).get("output")
+    return Binding(
+        base_url=options.get("baseURL"),
+        model=model_id,
+        key=source,
+        key_env=variable,
+        key_value=key if source == "in file" else None,
+        output_tokens=limit if isinstance(limit, int) else None,
+    )

@@ -9,6 +9,7 @@ for up to 384000 tokens after its first reply hits 8000. qwen ignores the top-le
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from agentcfg import budget, edit, env
@@ -116,8 +117,13 @@ def read(current: Texts) -> Binding:
     entry = matching[0] if matching else {}
     base_url = entry.get("baseUrl") or values.get("OPENAI_BASE_URL")
     env_key = entry.get("envKey") or KEY
+    generation = entry.get("generationConfig") or (settings.get("model") or {}).get("generationConfig") or {}
+    limit = (generation.get("samplingParams") or {}).get("max_tokens")
+    binding = Binding(
+        base_url=base_url, model=model, key_env=env_key, output_tokens=limit if isinstance(limit, int) else None
+    )
     if env_key != KEY:
-        return Binding(base_url=base_url, model=model, key=f"env {env_key}")
+        return replace(binding, key=f"env {env_key}")
     key = values.get(KEY)
     source = None if key is None else "placeholder" if key == PLACEHOLDER_KEY else f"in {dotenv_file.path.name}"
-    return Binding(base_url=base_url, model=model, key=source)
+    return replace(binding, key=source, key_value=key)

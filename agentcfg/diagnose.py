@@ -1,0 +1,580 @@
+"""Doctor's rules, pure: what each agent will send (Target), what came back (probe Results) and facts
+about a local server in; Findings out. No I/O here: every rule is tested with plain data and the
+responses captured from real servers in ../shared/fixtures.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from agentcfg.probes import Result
+
+FAIL, WARN, PASS, SKIP = "fail", "warn", "pass", "skip"
+PLACEHOLDER_KEYS = {
+    "agentcfg-no-key",
+    "sk-local",
+    "sk-local-anything",
+    "empty",
+    "none",
+    "dummy",
+    "sk-xxx",
+    "sk-dummy",
+    "no-key",
+    "token",
+    "x",
+}
+EXTRA_CA = {
+    "codex": "CODEX_CA_CERTIFICATE=/path/to/ca.pem (Codex adds it to the system store)",
+    "qwen": "NODE_EXTRA_CA_CERTS=/path/to/ca.pem",
+    "opencode": "NODE_EXTRA_CA_CERTS=/path/to/ca.pem",
+    "claude": "NODE_EXTRA_CA_CERTS=/path/to/ca.pem",
+}
+
+
+@dataclass(frozen=True)
+class Finding:
+    id: str
+    status: str  # fail, warn, pass or skip
+    agent: str | None  # None: about the endpoint or the server, not one agent
+    summary: str
+    evidence: str = ""
+    fix: str = ""
+
+
+@dataclass
+class Target:
+    """What one agent will talk to, as its files and this environment say (or as a profile would)."""
+
+    agent: str
+    protocol: str  # "openai" (chat/responses) or "anthropic" (Claude Code's /v1/messages)
+    base_url: str | None
+    model: str | None
+    key: str | None = None  # the value the agent would send (never printed)
+    key_source: str = "none"  # e.g. "env TAOTOKEN_API_KEY", "keyring (as agentcfg exec gives it)", "placeholder"
+    key_env: str | None = None  # the variable the agent reads, if it reads one
+    key_header: str = "bearer"  # bearer, x-api-key or both (Claude Code's two variables)
+    profile: str | None = None  # the profile it matches, for fixes like `agentcfg switch NAME`
+    output_tokens: int | None = None  # what it asks for; None: its default
+    default_output: int = 32000
+    prompt_tokens: int = 0
+    wire_api: str | None = None  # Codex only
+    proxy: str | None = None  # the proxy its requests go through, if a proxy variable applies
+    static: list[Finding] = field(default_factory=list)  # from its files and the environment
+
+    @property
+    def uses_tools(self) -> bool:
+        return True
+
+
+# -- reading what came back ------------------------------------------------------------------------------
+
+
+def parse_json(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except (ValueError, TypeError):
+        return None
+
+
+def error_message(body: Any) -> str | None:
+    """The message of an error body of any shape agents meet (vLLM new and old, LiteLLM, Anthropic, proxies)."""
+    if isinstance(body, str):
+        parsed = parse_json(body)
+        if parsed is None:
+            events = sse_events(body)
+            parsed = next((e for e in events if isinstance(e, dict) and "error" in e), None)
+        body = parsed
+    if not isinstance(body, dict):
+        return None
+    error = body.get("error")
+    if isinstance(error, dict):
+        return str(error.get("message") or error.get("type") or error)
+    if isinstance(error, str):
+        return error
+    if body.get("object") == "error" or body.get("type") == "error":
+        return str(body.get("message") or body.get("error") or "error")
+    if "detail" in body:
+        detail = body["detail"]
+        return detail if isinstance(detail, str) else json.dumps(detail)[:300]
+    return None
+
+
+def sse_events(text: str) -> list[Any]:
+    """The JSON payloads of `data:` lines (`[DONE]` as the string itself); non-JSON payloads as None."""
+    events: list[Any] = []
+    for line in text.splitlines():
+        if line.startswith("data:"):
+            payload = line[5:].strip()
+            events.append(payload if payload == "[DONE]" else parse_json(payload))
+    return events
+
+
+def looks_html(result: Result) -> bool:
+    return "html" in result.content_type.lower() or result.body.lstrip()[:15].lower().startswith(("<!doctype", "<html"))
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """One probe's outcome: ok, or the finding id that names what went wrong."""
+
+    ok: bool
+    id: str | None = None
+    message: str = ""
+
+
+def _snippet(result: Result, limit: int = 160) -> str:
+    text = " ".join(result.body.split())
+    return text[:limit] + ("…" if len(text) > limit else "")
+
+
+def classify(result: Result) -> Verdict:
+    """What a probe's answer means, from its transport error, status, content type and body."""
+    if result.error:
+        kind = {"tls": "tls-untrusted", "proxy": "proxy-unreachable", "protocol": "key-malformed"}
+        return Verdict(False, kind.get(result.error, "server-unreachable"), f"{result.error}: {result.detail}")
+    status, text = result.status or 0, result.body
+    message = error_message(text) or ""
+    lowered = message.lower()
+    where = f"HTTP {status}" + (f": {message}" if message else f": {_snippet(result)}" if text.strip() else "")
+    if status in (401, 403) or "no connected db" in lowered or "malformed api key" in lowered:
+        if "oauth token has expired" in lowered:
+            return Verdict(False, "claude-oauth-expired", where)
+        return Verdict(False, "key-rejected", where)
+    if "tool choice requires" in lowered or "tool-call-parser" in lowered or "enable-auto-tool-choice" in lowered:
+        return Verdict(False, "tool-parser-missing", where)
+    if re.search(r"max_(completion_)?tokens=\d+ cannot be greater than max_model_len", message) or (
+        "maximum context length" in lowered or "prompt is too long" in lowered or "longer than the maximum" in lowered
+    ):
+        return Verdict(False, "context-limit-exceeded", where)
+    if "model" in lowered and any(s in lowered for s in ("does not exist", "invalid model", "model not found")):
+        return Verdict(False, "model-not-found", where)
+    if status == 404:
+        return Verdict(False, "base-url-path", where)
+    if status == 429:
+        return Verdict(False, "rate-limited", where)
+    if status >= 500:
+        return Verdict(False, "server-error", where)
+    if status >= 400:
+        return Verdict(False, "request-rejected", where)
+    if looks_html(result):
+        return Verdict(False, "response-not-openai", f"HTTP {status} with an HTML page: {_snippet(result, 80)}")
+    return _check_shape(result)
+
+
+def _check_shape(result: Result) -> Verdict:
+    """A 2xx answer: is it what this probe's client can parse?"""
+    kind, text = result.probe.kind, result.body
+    if kind.startswith("models"):
+        data = parse_json(text)
+        if isinstance(data, dict) and isinstance(data.get("data"), list):
+            return Verdict(True)
+        return Verdict(False, "response-not-openai", f"no model list (`data`) in: {_snippet(result, 100)}")
+    if not result.probe.stream:
+        data = parse_json(text)
+        if not isinstance(data, dict):
+            return Verdict(False, "response-not-openai", f"not JSON: {_snippet(result, 100)}")
+        if error_message(data):
+            return Verdict(False, "response-not-openai", f"an error object with status 200: {error_message(data)}")
+        wanted = {"chat": "choices", "responses": "output"}.get(kind, "content")
+        if wanted not in data:
+            return Verdict(False, "response-not-openai", f"JSON without `{wanted}`: {_snippet(result, 100)}")
+        return Verdict(True)
+    if "text/event-stream" not in result.content_type.lower():
+        data = parse_json(text)
+        what = "JSON" if data is not None else "a body"
+        return Verdict(
+            False,
+            "stream-broken",
+            f"asked for a stream, got {what} ({result.content_type or 'no type'}): {_snippet(result, 100)}",
+        )
+    events = sse_events(text)
+    payloads = [e for e in events if isinstance(e, dict)]
+    if not events or not payloads:
+        return Verdict(False, "stream-broken", f"no `data:` events with JSON: {_snippet(result, 100)}")
+    if any(e is None for e in events):
+        return Verdict(False, "stream-broken", "a `data:` line that is not JSON")
+    if message := next((error_message(e) for e in payloads if error_message(e)), None):
+        return Verdict(False, "stream-broken", f"an error inside the stream: {message}")
+    if kind == "chat-stream":
+        if not any("choices" in e for e in payloads):
+            return Verdict(False, "response-not-openai", "stream events without `choices`")
+        if events[-1] != "[DONE]":
+            return Verdict(False, "stream-broken", "the stream ended without `data: [DONE]`")
+    elif kind == "responses-stream":
+        types = {e.get("type") for e in payloads}
+        if "response.completed" not in types and "response.incomplete" not in types:
+            return Verdict(False, "stream-broken", "the Responses stream ended without `response.completed`")
+        if "event:" not in text:
+            return Verdict(False, "stream-broken", "Responses events without `event:` lines (Codex needs them)")
+    elif kind == "messages-stream":
+        types = {e.get("type") for e in payloads}
+        if "message_stop" not in types:
+            return Verdict(False, "stream-broken", "the Messages stream ended without `message_stop`")
+    return Verdict(True)
+
+
+def model_ids(result: Result | None) -> list[str]:
+    data = parse_json(result.body) if result and result.status == 200 else None
+    if not isinstance(data, dict) or not isinstance(data.get("data"), list):
+        return []
+    return [str(m.get("id")) for m in data["data"] if isinstance(m, dict) and m.get("id")]
+
+
+def max_model_len(result: Result | None, model: str | None) -> int | None:
+    """vLLM's `max_model_len` for the model (LiteLLM's `max_input_tokens` as a fallback)."""
+    data = parse_json(result.body) if result and result.status == 200 else None
+    if not isinstance(data, dict) or not isinstance(data.get("data"), list):
+        return None
+    entries = [m for m in data["data"] if isinstance(m, dict)]
+    chosen = next((m for m in entries if m.get("id") == model), entries[0] if len(entries) == 1 else None)
+    if chosen is None:
+        return None
+    value = chosen.get("max_model_len") or chosen.get("max_input_tokens")
+    return value if isinstance(value, int) and value > 0 else None
+
+
+def alternative_base(base_url: str) -> str:
+    """The same base URL with `/v1` added or taken away: the commonest wrong-path mistake."""
+    base = base_url.rstrip("/")
+    return base[:-3] if base.endswith("/v1") else base + "/v1"
+
+
+# -- the rules ------------------------------------------------------------------------------------------
+
+PRIMARY = {
+    "codex": ("responses-stream",),
+    "qwen": ("chat-stream", "chat"),
+    "opencode": ("chat-stream", "chat"),
+    "claude": ("messages-stream",),
+}
+ACCEPTED = {
+    "server-unreachable": "reached the server",
+    "key-rejected": "the key was accepted (or none is needed)",
+    "tool-parser-missing": "a request with tools was accepted",
+    "stream-broken": "streaming works",
+    "response-not-openai": "answers in the shape the agent parses",
+}
+
+
+def _host(url: str) -> str:
+    from urllib.parse import urlsplit
+
+    return urlsplit(url).hostname or ""
+
+
+def _switch_fix(target: Target) -> str:
+    return f"agentcfg switch {target.profile}" if target.profile else "agentcfg switch PROFILE"
+
+
+def _key_fix(target: Target) -> str:
+    if target.profile and target.key_env:
+        name = target.profile
+        return f"agentcfg key set {name}, then run the agent with `agentcfg exec {name} -- {target.agent}`"
+    if target.key_env:
+        return f"export {target.key_env}=<the key for {target.base_url}>"
+    return f"give the agent the key for {target.base_url} ({_switch_fix(target)} with a profile that has key_env)"
+
+
+def _problem(target: Target, verdict: Verdict, seen: dict[str, Result]) -> Finding:
+    """A failed probe as the finding that names its cause and the fix."""
+    agent, base, evidence = target.agent, target.base_url or "", verdict.message
+    vid = verdict.id or "request-rejected"
+    if vid == "key-rejected" and not target.key:
+        return Finding(
+            "key-missing", FAIL, agent, f"{base} wants a key and {agent} sends none", evidence, _key_fix(target)
+        )
+    if vid == "key-rejected":
+        hint = ""
+        if '"unauthorized"' in evidence.lower() or evidence.endswith(": Unauthorized"):
+            hint = " (vLLM started with --api-key checks only `Authorization: Bearer`)"
+        if target.key_header == "x-api-key":
+            hint += "; Claude Code sends ANTHROPIC_API_KEY as x-api-key, ANTHROPIC_AUTH_TOKEN as Bearer"
+        return Finding(
+            "key-rejected",
+            FAIL,
+            agent,
+            f"{base} refuses the key from {target.key_source}{hint}",
+            evidence,
+            _key_fix(target),
+        )
+    if vid == "claude-oauth-expired":
+        return Finding(
+            vid,
+            FAIL,
+            agent,
+            "the claude.ai login has expired",
+            evidence,
+            "run `claude` and /login again, or point Claude Code at a key: " + _switch_fix(target),
+        )
+    if vid == "model-not-found":
+        ids = model_ids(seen.get("models"))
+        import difflib
+
+        close = difflib.get_close_matches(target.model or "", ids, n=1, cutoff=0.3)
+        offer = f"; the server has: {', '.join(ids[:8])}" if ids else ""
+        fix = f"use model {close[0]!r}" if close else "use one of the server's model ids"
+        fix += (
+            f" (`agentcfg profile add {target.profile or 'NAME'} ... --model ID --force`, then `{_switch_fix(target)}`)"
+        )
+        fix += ", or start vLLM with --served-model-name " + (target.model or "NAME")
+        return Finding(vid, FAIL, agent, f"the server has no model {target.model!r}{offer}", evidence, fix)
+    if vid == "base-url-path":
+        alt = seen.get("models-alt")
+        if alt is not None and classify(alt).ok:
+            good = alt.probe.url.removesuffix("/models")
+            return Finding(
+                vid,
+                FAIL,
+                agent,
+                f"{base} is the wrong path: {good} works",
+                evidence,
+                f"use base URL {good} (`agentcfg profile add ... --base-url {good} --force`, "
+                f"then `{_switch_fix(target)}`)",
+            )
+        if target.agent == "codex" and classify(seen["models"]).ok if "models" in seen else False:
+            return Finding(
+                "responses-api-missing",
+                FAIL,
+                agent,
+                f"{base}/responses does not exist: Codex speaks only the Responses API",
+                evidence,
+                "point Codex at a server with /v1/responses (vLLM serves it; some gateways do not)",
+            )
+        if target.agent == "claude" and base.rstrip("/").endswith("/v1"):
+            return Finding(
+                vid,
+                FAIL,
+                agent,
+                "ANTHROPIC_BASE_URL ends in /v1; Claude Code appends /v1/messages",
+                evidence,
+                f"use {base.rstrip('/')[:-3]} ({_switch_fix(target)})",
+            )
+        return Finding(
+            vid,
+            FAIL,
+            agent,
+            f"{seen_url(verdict, seen, target)} answers 404",
+            evidence,
+            "check the base URL: vLLM serves /v1/...; a gateway may use /api or /api/v1",
+        )
+    if vid == "tool-parser-missing":
+        summary = "the server rejects requests with tools: no tool parser"
+        if agent == "codex":
+            summary = "the server has no tool parser: Codex exits 0 but never runs a tool"
+        return Finding(
+            vid,
+            FAIL,
+            agent,
+            summary,
+            evidence,
+            "restart vLLM with --enable-auto-tool-choice --tool-call-parser P "
+            "(deepseek_v31, hermes, qwen3_coder, ... for your model)",
+        )
+    if vid == "tls-untrusted":
+        return Finding(
+            vid,
+            FAIL,
+            agent,
+            f"{_host(base)}'s certificate is not trusted (self-signed or a private CA)",
+            evidence,
+            f"export {EXTRA_CA.get(agent, 'SSL_CERT_FILE=/path/to/ca.pem')}",
+        )
+    if vid == "key-malformed":
+        return Finding(
+            vid,
+            FAIL,
+            agent,
+            "the key cannot be sent as a header (whitespace or a line break in it)",
+            evidence,
+            _key_fix(target),
+        )
+    if vid == "context-limit-exceeded":
+        return Finding(
+            vid,
+            FAIL,
+            agent,
+            "the request does not fit the server's window",
+            evidence,
+            f"set the profile's context_window, then {_switch_fix(target)}",
+        )
+    if vid in ("stream-broken", "response-not-openai"):
+        what = "a stream the agent cannot read" if vid == "stream-broken" else "a response the agent cannot parse"
+        return Finding(
+            vid,
+            FAIL,
+            agent,
+            f"{base} returns {what} (the 'reading choices' family)",
+            evidence,
+            "check that the base URL is the API itself, not a web page or a proxy that rewrites it",
+        )
+    if vid == "rate-limited":
+        return Finding(vid, WARN, agent, "the server is rate-limiting this key", evidence, "wait, or raise the limit")
+    return Finding(vid, FAIL, agent, f"{base} refused the request", evidence, "see the evidence; the server says why")
+
+
+def seen_url(verdict: Verdict, seen: dict[str, Result], target: Target) -> str:
+    for kind in PRIMARY.get(target.agent, ()):
+        if kind in seen:
+            return seen[kind].probe.url.split("?")[0]
+    return target.base_url or ""
+
+
+def _proxy_findings(target: Target, seen: dict[str, Result], proxy_open: bool | None) -> list[Finding]:
+    from agentcfg.profiles import is_loopback
+
+    if not target.proxy or not target.base_url:
+        return []
+    host = _host(target.base_url)
+    via, direct = seen.get("models"), seen.get("models-direct")
+    via_ok = via is not None and classify(via).ok
+    direct_ok = direct is not None and classify(direct).ok
+    evidence = (
+        f"through {target.proxy}: {'works' if via_ok else classify(via).message if via else 'not tried'}; "
+        f"direct: {'works' if direct_ok else classify(direct).message if direct else 'not tried'}"
+    )
+    no_proxy = f"export NO_PROXY=localhost,127.0.0.1,::1 (or add {host} to it)"
+    findings = []
+    if proxy_open is False:
+        findings.append(
+            Finding(
+                "proxy-unreachable",
+                FAIL,
+                target.agent,
+                f"the proxy {target.proxy} applies to {host} and nothing answers there",
+                evidence,
+                f"start the proxy, or unset the proxy variables, or {no_proxy}",
+            )
+        )
+    if is_loopback(host):
+        status = WARN if via_ok else FAIL
+        findings.append(
+            Finding(
+                "proxy-intercepts-local",
+                status,
+                target.agent,
+                f"requests to {host} go through the proxy {target.proxy}"
+                + ("" if via_ok else (", where they fail" + (" (direct works)" if direct_ok else ""))),
+                evidence,
+                no_proxy,
+            )
+        )
+    elif not via_ok and direct_ok and proxy_open is not False:
+        findings.append(
+            Finding(
+                "proxy-unreachable",
+                FAIL,
+                target.agent,
+                f"{host} works directly but not through the proxy {target.proxy}",
+                evidence,
+                f"fix the proxy, or add {host} to NO_PROXY",
+            )
+        )
+    return findings
+
+
+def _context_findings(target: Target, window: int | None) -> list[Finding]:
+    if window is None or target.protocol not in ("openai", "anthropic"):
+        return []
+    agent, fix_window = target.agent, f"set the profile's context_window to {window:,}, then {_switch_fix(target)}"
+    asks = target.output_tokens if target.output_tokens is not None else target.default_output
+    default = target.output_tokens is None
+    if target.prompt_tokens > window:
+        return [
+            Finding(
+                "context-limit-exceeded",
+                FAIL,
+                agent,
+                f"its first prompt (~{target.prompt_tokens:,} tokens) does not fit the server's window ({window:,})",
+                f"max_model_len={window}",
+                f"restart vLLM with a larger --max-model-len (at least {target.prompt_tokens + 4096:,})",
+            )
+        ]
+    if agent == "codex":
+        return [
+            Finding(
+                "context-limit-exceeded",
+                PASS,
+                agent,
+                f"its ~{target.prompt_tokens:,}-token prompt fits the window ({window:,})",
+            )
+        ]
+    if asks > window:
+        said = f"{asks:,} output tokens" + (" (its default)" if default else "")
+        return [
+            Finding(
+                "context-limit-exceeded",
+                FAIL,
+                agent,
+                f"it asks for {said}, more than the server's window ({window:,}): vLLM rejects every request",
+                f"max_model_len={window}; {agent} output limit={asks}",
+                fix_window,
+            )
+        ]
+    if target.prompt_tokens + asks > window:
+        return [
+            Finding(
+                "context-limit-exceeded",
+                WARN,
+                agent,
+                f"prompt (~{target.prompt_tokens:,}) + output ({asks:,}) exceed the window ({window:,}): "
+                "answers get cut short" + (", and opencode compacts every turn" if agent == "opencode" else ""),
+                f"max_model_len={window}",
+                fix_window,
+            )
+        ]
+    return [Finding("context-limit-exceeded", PASS, agent, f"prompt + output ({asks:,}) fit the window ({window:,})")]
+
+
+def diagnose(target: Target, seen: dict[str, Result], proxy_open: bool | None = None) -> list[Finding]:
+    """Every finding for one agent: its static ones, then what its probes showed."""
+    findings = list(target.static)
+    if not target.base_url or any(f.status == FAIL and f.id in BLOCKING for f in findings):
+        return findings
+    findings += _proxy_findings(target, seen, proxy_open)
+    proxy_explains = any(f.status == FAIL and f.id.startswith("proxy-") for f in findings)
+    primary = [seen[k] for k in PRIMARY.get(target.agent, ()) if k in seen]
+    verdicts = [classify(r) for r in primary]
+    if primary and all(v.id == "server-unreachable" for v in verdicts):
+        if not proxy_explains:
+            findings.append(
+                Finding(
+                    "server-unreachable",
+                    FAIL,
+                    target.agent,
+                    f"nothing answers at {target.base_url}",
+                    verdicts[0].message,
+                    "start the server (and wait until /health answers), or check the host and port",
+                )
+            )
+        return findings
+    problems: dict[str, Finding] = {}
+    if target.agent == "codex" and "chat" in seen and classify(seen["chat"]).id == "tool-parser-missing":
+        problems["tool-parser-missing"] = _problem(target, classify(seen["chat"]), seen)
+    for verdict in verdicts:
+        if not verdict.ok and not (proxy_explains and verdict.id == "server-unreachable"):
+            finding = _problem(target, verdict, seen)
+            problems.setdefault(finding.id, finding)
+    findings += problems.values()
+    failed = {f.id for f in findings if f.status == FAIL}
+    if primary and not failed:
+        findings += [Finding(fid, PASS, target.agent, text) for fid, text in ACCEPTED.items()]
+    ids = model_ids(seen.get("models"))
+    if ids and target.model and target.model not in ids and "model-not-found" not in failed:
+        findings.append(
+            Finding(
+                "model-not-found",
+                WARN,
+                target.agent,
+                f"{target.model!r} is not in the server's /models list (requests work)",
+                f"/models lists: {', '.join(ids[:8])}",
+            )
+        )
+    if "context-limit-exceeded" not in failed:
+        findings += _context_findings(target, max_model_len(seen.get("models"), target.model))
+    return findings
+
+
+BLOCKING = {"config-unreadable", "codex-wire-api", "claude-login-required", "not-configured"}

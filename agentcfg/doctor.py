@@ -1,0 +1,576 @@
+"""`agentcfg doctor`: what each agent will send, sent for real, and the cause of what comes back.
+
+The edge of doctor: it reads the agents' files and this environment into Targets, runs the probes
+(probes.py) under one deadline, reads the local vLLM processes (localserver.py), and hands it all to
+the pure rules in diagnose.py.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+from urllib.parse import urlsplit
+
+from agentcfg import budget, env, probes, proxies
+from agentcfg.agents.base import Binding, is_helper
+from agentcfg.diagnose import FAIL, PASS, PLACEHOLDER_KEYS, SKIP, WARN, Finding, Target, diagnose
+from agentcfg.errors import AgentcfgError
+from agentcfg.profiles import PLACEHOLDER_KEY, Profile, is_loopback
+
+DEFAULT_DEADLINE = 6.0
+DEFAULT_OUTPUT = {"codex": 0, "qwen": 8000, "opencode": 32000, "claude": 32000}
+
+
+@dataclass
+class Report:
+    targets: list[Target]
+    findings: list[Finding]
+    elapsed: float = 0.0
+    probes: int = 0
+    offline: bool = False
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def failed(self) -> bool:
+        return any(f.status == FAIL for f in self.findings)
+
+
+# -- from files and environment to targets ------------------------------------------------------------------
+
+
+def _qwen_default_output(model: str | None) -> int:
+    """qwen-code asks for 8000, then after a reply hits that retries with its limit for the model name."""
+    return 384_000 if (model or "").lower().startswith("deepseek-v4") else 64_000
+
+
+def _match_profile(base_url: str | None, model: str | None, profiles: dict[str, Profile]) -> Profile | None:
+    norm = (base_url or "").rstrip("/")
+    for profile in profiles.values():
+        if norm in {profile.base_url.rstrip("/"), (profile.anthropic_base_url or "").rstrip("/")} and (
+            model == profile.model
+        ):
+            return profile
+    return None
+
+
+def _keyring_key(profile: Profile | None, environ: env.Environ) -> str | None:
+    """The profile's key as `agentcfg exec` would give it (keyring first), or None."""
+    if profile is None or not profile.key_env:
+        return None
+    from agentcfg import keystore
+
+    try:
+        resolved = keystore.resolve(profile, environ)
+    except keystore.KeyringProblem:
+        return None
+    return resolved.value if resolved else None
+
+
+def _key_checks(target: Target, value: str | None) -> list[Finding]:
+    from agentcfg import keystore
+
+    findings = []
+    if value and (reason := keystore.check_value(value)):
+        findings.append(
+            Finding(
+                "key-malformed",
+                FAIL,
+                target.agent,
+                f"the key from {target.key_source} is malformed: {reason}",
+                f"{len(value)} characters",
+                "store it again without the extra characters"
+                + (f": agentcfg key set {target.profile}" if target.profile else ""),
+            )
+        )
+    host = urlsplit(target.base_url or "").hostname or ""
+    if value and (value == PLACEHOLDER_KEY or value.lower() in PLACEHOLDER_KEYS) and host and not is_loopback(host):
+        findings.append(
+            Finding(
+                "key-placeholder-to-remote",
+                FAIL,
+                target.agent,
+                f"{target.agent} sends a placeholder key to {host}, a remote server",
+                f"key from {target.key_source}",
+                f"agentcfg switch {target.profile or 'PROFILE'} (with the profile's key stored: agentcfg key set ...)",
+            )
+        )
+    return findings
+
+
+def _resolve_key(target: Target, binding: Binding, profile: Profile | None, environ: env.Environ) -> None:
+    """Fill target.key with what the agent would send, and target.static with what is wrong about it."""
+    agent = target.agent
+    from_keyring = _keyring_key(profile, environ)
+    if binding.helper:
+        target.key_source = "helper command"
+        if is_helper(binding.helper):
+            target.key = from_keyring
+            if from_keyring is None:
+                target.static.append(
+                    Finding(
+                        "key-missing",
+                        FAIL,
+                        agent,
+                        "its key helper (agentcfg key get) finds no key",
+                        binding.helper,
+                        f"agentcfg key set {target.profile or 'PROFILE'}",
+                    )
+                )
+        else:
+            target.static.append(
+                Finding(
+                    "key-missing",
+                    SKIP,
+                    agent,
+                    "it gets its key from your own helper command; doctor does not run it",
+                    binding.helper,
+                )
+            )
+        return
+    if binding.key_env:
+        target.key_env = binding.key_env
+        target.key_source = f"env {binding.key_env}"
+        value = environ.get(binding.key_env) or None
+        if value is None and binding.key_value is not None and binding.key_env == "OPENAI_API_KEY":
+            value, target.key_source = (
+                binding.key_value,
+                "placeholder" if binding.key_value == PLACEHOLDER_KEY else "file",
+            )
+        if value is None and agent == "qwen" and binding.key_env != "OPENAI_API_KEY" and environ.get("OPENAI_API_KEY"):
+            target.static.append(
+                Finding(
+                    "key-missing",
+                    WARN,
+                    agent,
+                    f"{binding.key_env} is unset, so qwen falls back "
+                    "to OPENAI_API_KEY from this shell and sends it to " + (target.base_url or ""),
+                    "OPENAI_API_KEY is set",
+                    _exec_fix(target),
+                )
+            )
+        if value is None:
+            value = from_keyring
+            if value is not None:
+                target.key_source = "keyring (as `agentcfg exec` gives it)"
+                target.static.append(
+                    Finding(
+                        "key-missing",
+                        WARN,
+                        agent,
+                        f"{binding.key_env} is not set here: started directly, {agent} sends no key",
+                        "the keyring holds the profile's key",
+                        _exec_fix(target),
+                    )
+                )
+            else:
+                status = FAIL if agent in ("codex", "qwen") else WARN  # these refuse to start without it
+                target.static.append(
+                    Finding(
+                        "key-missing",
+                        status,
+                        agent,
+                        f"{binding.key_env} is not set or empty: "
+                        + ("it refuses to start" if status == FAIL else "it sends no key"),
+                        f"{binding.key_env} unset",
+                        _exec_fix(target),
+                    )
+                )
+        target.key = value
+    elif binding.key_value is not None:
+        target.key = binding.key_value
+        target.key_source = "placeholder" if binding.key_value == PLACEHOLDER_KEY else "plaintext in its file"
+    target.static += _key_checks(target, target.key)
+
+
+def _exec_fix(target: Target) -> str:
+    if target.profile:
+        return f"agentcfg key set {target.profile}; run it as `agentcfg exec {target.profile} -- {target.agent}`"
+    return f"export {target.key_env}=<key>"
+
+
+def _claude_target(
+    target: Target, binding: Binding, profile: Profile | None, environ: env.Environ, settings_env: dict[str, str]
+) -> None:
+    """Claude Code's auth: variables from the shell and every settings file, a claude.ai login, a helper."""
+    from agentcfg.agents import claude
+
+    home = claude.home(environ)
+    merged = {**{k: v for k, v in environ.items() if k.startswith("ANTHROPIC_")}, **settings_env}
+    token, api_key = merged.get(claude.TOKEN), merged.get(claude.API_KEY)
+    login = _claude_login(home)
+    target.base_url = merged.get("ANTHROPIC_BASE_URL") or binding.base_url
+    target.model = merged.get("ANTHROPIC_MODEL") or binding.model
+    if token and api_key:
+        target.static.append(
+            Finding(
+                "claude-auth-conflict",
+                FAIL,
+                "claude",
+                "both ANTHROPIC_AUTH_TOKEN and ANTHROPIC_API_KEY are set: Claude Code warns and sends both",
+                "both variables set (shell or a settings.json env block)",
+                "keep one: agentcfg switch " + (target.profile or "PROFILE"),
+            )
+        )
+    elif login and api_key:
+        target.static.append(
+            Finding(
+                "claude-auth-conflict",
+                FAIL,
+                "claude",
+                "a claude.ai login and ANTHROPIC_API_KEY are both present",
+                f"{home}/.credentials.json exists",
+                "unset ANTHROPIC_API_KEY, or `claude /logout`",
+            )
+        )
+    if not target.base_url:
+        if not (token or api_key or login or binding.helper):
+            target.static.append(
+                Finding(
+                    "claude-login-required",
+                    FAIL,
+                    "claude",
+                    "Claude Code is not logged in and has no endpoint or key: it asks for /login",
+                    "no ANTHROPIC_* variables",
+                    "agentcfg switch local (or another profile with an Anthropic URL)",
+                )
+            )
+        else:
+            target.static.append(
+                Finding(
+                    "not-configured",
+                    SKIP,
+                    "claude",
+                    "points at Anthropic's own API; doctor probes only custom endpoints",
+                )
+            )
+        return
+    if login and login.get("expired") and not (token or api_key or binding.helper):
+        target.static.append(
+            Finding(
+                "claude-oauth-expired",
+                FAIL,
+                "claude",
+                "the claude.ai login has expired",
+                f"expiresAt {login.get('expiresAt')}",
+                "run `claude` and /login again",
+            )
+        )
+    if not (token or api_key or binding.helper or login):
+        target.static.append(
+            Finding(
+                "claude-login-required",
+                FAIL,
+                "claude",
+                "ANTHROPIC_BASE_URL is set but no token, key or apiKeyHelper: Claude Code asks for /login",
+                f"ANTHROPIC_BASE_URL={target.base_url}",
+                "agentcfg switch " + (target.profile or "PROFILE"),
+            )
+        )
+        return
+    if binding.helper and not (token or api_key):
+        _resolve_key(target, binding, profile, environ)
+        target.key_header = "both"
+    else:
+        target.key = token or api_key
+        target.key_source = "ANTHROPIC_AUTH_TOKEN" if token else "ANTHROPIC_API_KEY"
+        target.key_header = "both" if token and api_key else "bearer" if token else "x-api-key"
+        if target.key == PLACEHOLDER_KEY:
+            target.key_source = "placeholder"
+        target.static += _key_checks(target, target.key)
+    onboarding = _read_json(home.parent / ".claude.json" if home.name == ".claude" else home / ".claude.json")
+    if isinstance(onboarding, dict) and not onboarding.get("hasCompletedOnboarding"):
+        target.static.append(
+            Finding(
+                "claude-login-required",
+                WARN,
+                "claude",
+                "interactive `claude` will show its first-run login screens (hasCompletedOnboarding is not set)",
+                "~/.claude.json",
+                'set "hasCompletedOnboarding": true in ~/.claude.json',
+            )
+        )
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def _claude_login(home: Path) -> dict[str, Any] | None:
+    data = _read_json(home / ".credentials.json")
+    oauth = data.get("claudeAiOauth") if isinstance(data, dict) else None
+    if not isinstance(oauth, dict):
+        return None
+    expires = oauth.get("expiresAt")
+    return {"expiresAt": expires, "expired": isinstance(expires, (int, float)) and expires / 1000 < time.time()}
+
+
+def _claude_settings_env(environ: env.Environ, cwd: Path) -> dict[str, str]:
+    """The env blocks of user, project and local settings, later ones winning (Claude Code's order)."""
+    from agentcfg.agents import claude
+
+    merged: dict[str, str] = {}
+    for path in (
+        claude.home(environ) / "settings.json",
+        cwd / ".claude" / "settings.json",
+        cwd / ".claude" / "settings.local.json",
+    ):
+        data = _read_json(path)
+        block = data.get("env") if isinstance(data, dict) else None
+        if isinstance(block, dict):
+            merged.update({k: str(v) for k, v in block.items()})
+    return merged
+
+
+def targets_from_files(
+    agents: list[ModuleType], environ: env.Environ, profiles: dict[str, Profile], cwd: Path
+) -> list[Target]:
+    """Each agent as its files and this environment configure it now."""
+    from agentcfg.switch import read_current
+
+    result = []
+    for agent in agents:
+        target = Target(
+            agent.NAME,
+            "anthropic" if agent.NAME == "claude" else "openai",
+            None,
+            None,
+            prompt_tokens=agent.PROMPT_TOKENS,
+            default_output=DEFAULT_OUTPUT[agent.NAME],
+        )
+        result.append(target)
+        try:
+            current = read_current(agent, environ)
+            if not any(text is not None for text in current.values()) and agent.NAME != "claude":
+                target.static.append(
+                    Finding(
+                        "not-configured",
+                        SKIP,
+                        agent.NAME,
+                        "no config file",
+                        ", ".join(env.display(f.path, environ) for f in current),
+                        f"agentcfg switch PROFILE --agent {agent.NAME}",
+                    )
+                )
+                continue
+            binding = agent.read(current)
+        except AgentcfgError as exc:
+            target.static.append(
+                Finding(
+                    "config-unreadable",
+                    FAIL,
+                    agent.NAME,
+                    "its config file does not parse",
+                    str(exc),
+                    "fix the file at the line named (agentcfg never rewrites it)",
+                )
+            )
+            continue
+        target.base_url, target.model = binding.base_url, binding.model
+        target.output_tokens, target.wire_api = binding.output_tokens, binding.wire_api
+        if agent.NAME == "qwen":
+            target.base_url = target.base_url or environ.get("OPENAI_BASE_URL")
+            target.default_output = _qwen_default_output(target.model)
+        profile = _match_profile(target.base_url, target.model, profiles)
+        target.profile = profile.name if profile else None
+        if agent.NAME == "claude":
+            _claude_target(target, binding, profile, environ, _claude_settings_env(environ, cwd))
+            profile = _match_profile(target.base_url, target.model, profiles)
+            target.profile = profile.name if profile else target.profile
+        else:
+            if agent.NAME == "codex" and target.wire_api not in (None, "responses"):
+                target.static.append(
+                    Finding(
+                        "codex-wire-api",
+                        FAIL,
+                        "codex",
+                        f'wire_api = "{target.wire_api}": current Codex refuses to load the config',
+                        f"wire_api={target.wire_api}",
+                        'set wire_api = "responses" (agentcfg switch ' + (target.profile or "PROFILE") + ")",
+                    )
+                )
+            _resolve_key(target, binding, profile, environ)
+        if not target.base_url and not target.static:
+            target.static.append(Finding("not-configured", SKIP, agent.NAME, "no custom endpoint configured"))
+    return result
+
+
+def targets_from_profile(profile: Profile, agents: list[ModuleType], environ: env.Environ) -> list[Target]:
+    """Each agent as `agentcfg switch PROFILE` would configure it, with the key `agentcfg exec` would give."""
+    result = []
+    for agent in agents:
+        claude = agent.NAME == "claude"
+        target = Target(
+            agent.NAME,
+            "anthropic" if claude else "openai",
+            profile.anthropic_base_url if claude else profile.base_url,
+            profile.model,
+            profile=profile.name,
+            prompt_tokens=agent.PROMPT_TOKENS,
+            output_tokens=None if agent.NAME == "codex" else budget.output_tokens(profile, agent.PROMPT_TOKENS),
+            wire_api="responses" if agent.NAME == "codex" else None,
+            key_env=profile.key_env,
+        )
+        result.append(target)
+        if reason := agent.unsupported(profile):
+            target.base_url = None
+            target.static.append(Finding("not-configured", SKIP, agent.NAME, reason))
+            continue
+        if profile.key_env:
+            binding = Binding(key_env=profile.key_env)
+            if claude:
+                target.key, target.key_header = _keyring_key(profile, environ), "both"
+                target.key_source = "apiKeyHelper (agentcfg key get)"
+                if target.key is None:
+                    target.static.append(
+                        Finding(
+                            "key-missing",
+                            FAIL,
+                            "claude",
+                            f"no key stored for {profile.name}",
+                            "",
+                            f"agentcfg key set {profile.name}",
+                        )
+                    )
+            else:
+                _resolve_key(target, binding, profile, environ)
+        else:
+            target.key, target.key_source = PLACEHOLDER_KEY, "placeholder"
+            target.static += _key_checks(target, target.key)
+    return result
+
+
+# -- probing ------------------------------------------------------------------------------------------------
+
+
+def _headers(target: Target) -> dict[str, str]:
+    if not target.key:
+        return {}
+    if target.protocol == "anthropic":
+        if target.key_header == "x-api-key":
+            return {"x-api-key": target.key}
+        if target.key_header == "both":
+            return {"x-api-key": target.key, "Authorization": f"Bearer {target.key}"}
+    return {"Authorization": f"Bearer {target.key}"}
+
+
+def probe_plan(target: Target) -> dict[str, probes.Probe]:
+    """The requests this agent really makes (plus /models, and the base URL with /v1 added or removed)."""
+    if not target.base_url or any(
+        f.status == FAIL and f.id in ("config-unreadable", "codex-wire-api", "claude-login-required")
+        for f in target.static
+    ):
+        return {}
+    headers, base, model, via = _headers(target), target.base_url.rstrip("/"), target.model or "", target.proxy
+    from agentcfg.diagnose import alternative_base
+
+    plan: dict[str, probes.Probe] = {}
+    openai_base = base + "/v1" if target.protocol == "anthropic" else base
+    plan["models"] = probes.models(openai_base, headers, via)
+    if target.protocol == "openai":
+        alt = probes.models(alternative_base(base), headers, via)
+        plan["models-alt"] = probes.Probe("models-alt", alt.url, alt.headers, None, via)
+    if via:
+        plan["models-direct"] = probes.Probe("models-direct", plan["models"].url, plan["models"].headers, None, None)
+    if target.agent == "codex":
+        plan["responses-stream"] = _via(probes.responses(base, model, headers), via)
+        plan["chat"] = _via(probes.chat(base, model, headers, stream=False), via)  # the tool-parser check
+    elif target.agent in ("qwen", "opencode"):
+        plan["chat-stream"] = _via(probes.chat(base, model, headers, stream=True), via)
+        plan["chat"] = _via(probes.chat(base, model, headers, stream=False), via)
+    elif target.agent == "claude":
+        plan["messages-stream"] = _via(probes.messages(base, model, headers), via)
+    return plan
+
+
+def _via(probe: probes.Probe, proxy: str | None) -> probes.Probe:
+    return probes.Probe(probe.kind, probe.url, probe.headers, probe.body, proxy)
+
+
+def _signature(probe: probes.Probe) -> str:
+    return json.dumps([probe.kind, probe.url, probe.headers, probe.body, probe.proxy], sort_keys=True)
+
+
+def _proxy_address(proxy: str) -> tuple[str, int] | None:
+    parts = urlsplit(proxy if "://" in proxy else "http://" + proxy)
+    try:
+        port = parts.port or {"http": 80, "https": 443, "socks5": 1080, "socks5h": 1080}.get(parts.scheme, 80)
+    except ValueError:
+        return None
+    return (parts.hostname or "", port) if parts.hostname else None
+
+
+def run(
+    targets: list[Target],
+    environ: env.Environ,
+    *,
+    deadline: float = DEFAULT_DEADLINE,
+    offline: bool = False,
+    progress: Callable[[int, int], None] | None = None,
+) -> Report:
+    """Probe every target concurrently under one deadline and diagnose what came back."""
+    from agentcfg import redact
+
+    started = time.monotonic()
+    for target in targets:
+        redact.register(target.key)  # keys read from agent files, too: never in any output
+        if target.base_url:
+            target.proxy = proxies.proxy_for(target.agent, target.base_url, environ)
+    plans = {id(t): ({} if offline else probe_plan(t)) for t in targets}
+    unique: dict[str, probes.Probe] = {}
+    for plan in plans.values():
+        for probe in plan.values():
+            unique.setdefault(_signature(probe), probe)
+    proxy_hosts = {t.proxy for t in targets if t.proxy and not offline}
+    with ThreadPoolExecutor(max_workers=max(1, len(proxy_hosts))) as pool:
+        checks = {p: pool.submit(_proxy_open, p, min(2.0, deadline)) for p in proxy_hosts}
+        results = probes.run(list(unique.values()), deadline, progress) if unique else []
+        proxy_open = {p: f.result() for p, f in checks.items()}
+    by_signature = {_signature(r.probe): r for r in results}
+    findings: list[Finding] = []
+    for target in targets:
+        seen = {kind: by_signature[_signature(p)] for kind, p in plans[id(target)].items()}
+        findings += diagnose(target, seen, proxy_open.get(target.proxy) if target.proxy else None)
+    findings += _local_findings(targets)
+    return Report(targets, findings, time.monotonic() - started, len(unique), offline)
+
+
+def _proxy_open(proxy: str, timeout: float) -> bool | None:
+    address = _proxy_address(proxy)
+    return None if address is None else probes.tcp_open(address[0], address[1], timeout)
+
+
+def _local_findings(targets: list[Target]) -> list[Finding]:
+    """Facts about the vLLM server behind loopback endpoints, once per port."""
+    from agentcfg import localserver
+
+    local = {}
+    for target in targets:
+        parts = urlsplit(target.base_url or "")
+        if parts.hostname and is_loopback(parts.hostname):
+            try:
+                port = parts.port or (443 if parts.scheme == "https" else 80)
+            except ValueError:
+                continue
+            local.setdefault(port, target.model)
+    if not local:
+        return []
+    found = localserver.processes()
+    findings: list[Finding] = []
+    for port, model in local.items():
+        for finding in localserver.findings(found, port, model):
+            if finding not in findings:
+                findings.append(finding)
+    return findings
+
+
+def summary(findings: list[Finding]) -> dict[str, int]:
+    return {status: sum(1 for f in findings if f.status == status) for status in (FAIL, WARN, PASS, SKIP)}

@@ -1,0 +1,170 @@
+"""Facts about vLLM processes on this host, read from /proc (Linux): their flags, their ports, and
+engine processes whose `vllm serve` parent is gone. The parsing and the rules are pure; `processes()`
+is the only I/O.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+
+from agentcfg.diagnose import FAIL, WARN, Finding
+
+ENGINE_NAMES = ("VLLM::EngineCore", "VLLM::Worker", "VLLM::EngineCor")
+
+
+@dataclass(frozen=True)
+class Process:
+    pid: int
+    ppid: int
+    args: tuple[str, ...]
+
+    @property
+    def is_server(self) -> bool:
+        return "serve" in self.args and any(os.path.basename(a) == "vllm" or a.endswith("/vllm") for a in self.args[:3])
+
+    @property
+    def is_engine(self) -> bool:
+        return bool(self.args) and self.args[0].startswith(ENGINE_NAMES)
+
+
+def processes(proc: Path = Path("/proc")) -> list[Process]:
+    """Every process whose command line mentions vLLM (empty off Linux or when /proc is unreadable)."""
+    found = []
+    try:
+        entries = [p for p in proc.iterdir() if p.name.isdigit()]
+    except OSError:
+        return []
+    for entry in entries:
+        try:
+            raw = (entry / "cmdline").read_bytes()
+            if b"vllm" not in raw.lower():
+                continue
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        args = tuple(a.decode("utf-8", "replace") for a in raw.split(b"\0") if a)
+        ppid = int(stat.rsplit(")", 1)[1].split()[1])
+        found.append(Process(int(entry.name), ppid, args))
+    return found
+
+
+def parse_ps(text: str) -> list[Process]:
+    """`ps -eo pid,ppid,comm,args` output (as in the captured fixtures) -> processes."""
+    found = []
+    for line in text.splitlines():
+        match = re.match(r"\s*(\d+)\s+(\d+)\s+\S+\s+(.*)$", line)
+        if match:
+            found.append(Process(int(match[1]), int(match[2]), tuple(shlex.split(match[3]))))
+    return found
+
+
+def flag(args: tuple[str, ...], name: str) -> str | None:
+    """The value of `--name V` or `--name=V`; "" for a bare flag; None when absent."""
+    for i, arg in enumerate(args):
+        if arg == name:
+            nxt = args[i + 1] if i + 1 < len(args) else ""
+            return "" if nxt.startswith("--") else nxt
+        if arg.startswith(name + "="):
+            return arg.split("=", 1)[1]
+    return None
+
+
+def port_of(server: Process) -> int:
+    value = flag(server.args, "--port")
+    return int(value) if value and value.isdigit() else 8000
+
+
+def redacted(args: tuple[str, ...]) -> str:
+    """The command line with the --api-key value masked (the cmdline shows it in clear text)."""
+    out, hide = [], False
+    for arg in args:
+        if hide:
+            out.append("****")
+            hide = False
+        elif arg == "--api-key":
+            out.append(arg)
+            hide = True
+        elif arg.startswith("--api-key="):
+            out.append("--api-key=****")
+        else:
+            out.append(arg)
+    return shlex.join(out)
+
+
+def findings(procs: list[Process], port: int, model: str | None) -> list[Finding]:
+    """What the vLLM processes on this host say about the server on `port`."""
+    by_pid = {p.pid: p for p in procs}
+    servers = [p for p in procs if p.is_server]
+    mine = [s for s in servers if port_of(s) == port]
+    result: list[Finding] = []
+    for engine in (p for p in procs if p.is_engine):
+        parent, seen = by_pid.get(engine.ppid), set()
+        while parent is not None and not parent.is_server and parent.pid not in seen:
+            seen.add(parent.pid)
+            parent = by_pid.get(parent.ppid)
+        if parent is None:
+            result.append(
+                Finding(
+                    "vllm-stray-workers",
+                    FAIL,
+                    None,
+                    f"{engine.args[0]} (pid {engine.pid}) has no live `vllm serve` parent: it holds GPU "
+                    "memory and makes the next start fail",
+                    f"pid {engine.pid}, parent pid {engine.ppid}",
+                    f"kill {engine.pid}",
+                )
+            )
+    if len(mine) > 1:
+        pids = ", ".join(str(s.pid) for s in mine)
+        result.append(
+            Finding(
+                "vllm-duplicate-servers",
+                WARN,
+                None,
+                f"{len(mine)} `vllm serve` processes for port {port} (pids {pids}): they fight for the port",
+                pids,
+                "stop all but one (check for duplicate systemd units)",
+            )
+        )
+    for server in mine[:1]:
+        evidence = f"pid {server.pid}: {redacted(server.args)}"
+        if flag(server.args, "--enforce-eager") is not None:
+            result.append(
+                Finding(
+                    "vllm-enforce-eager",
+                    WARN,
+                    None,
+                    "vLLM runs with --enforce-eager: decoding is much slower (about 13x on a large MoE model)",
+                    evidence,
+                    "restart vLLM without --enforce-eager (keep it only to debug CUDA graphs)",
+                )
+            )
+        if flag(server.args, "--enable-auto-tool-choice") is None or not flag(server.args, "--tool-call-parser"):
+            result.append(
+                Finding(
+                    "tool-parser-missing",
+                    FAIL,
+                    None,
+                    "vLLM was started without --enable-auto-tool-choice --tool-call-parser: every agent sends tools",
+                    evidence,
+                    "restart vLLM with --enable-auto-tool-choice --tool-call-parser P",
+                )
+            )
+        served = flag(server.args, "--served-model-name")
+        names = served.split() if served else []
+        if model and names and model not in names:
+            result.append(
+                Finding(
+                    "model-not-found",
+                    FAIL,
+                    None,
+                    f"vLLM serves {', '.join(names)}, the agents ask for {model}",
+                    evidence,
+                    f"start vLLM with --served-model-name {model}, or switch to a profile with model {names[0]}",
+                )
+            )
+    return result

@@ -1,0 +1,222 @@
+"""The requests the agents really make, sent concurrently under one deadline (the network edge of doctor).
+
+A probe never follows the environment's proxy settings by itself: doctor decides, per probe, whether
+it goes direct or through a named proxy, so "direct works, through the proxy it fails" can be shown.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+BODY_LIMIT = 64 * 1024  # enough to classify any error page or the first events of a stream
+TOOL = {
+    "type": "function",
+    "function": {
+        "name": "read_file",
+        "description": "Read a file from the workspace.",
+        "parameters": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]},
+    },
+}
+PROMPT = "Reply with the single word: ready"
+
+
+@dataclass(frozen=True)
+class Probe:
+    kind: str  # models, chat, chat-stream, responses-stream, messages-stream
+    url: str
+    headers: tuple[tuple[str, str], ...] = ()
+    body: Any = None  # JSON for POST; None for GET
+    proxy: str | None = None  # send through this proxy; None: direct
+
+    @property
+    def method(self) -> str:
+        return "GET" if self.body is None else "POST"
+
+    @property
+    def stream(self) -> bool:
+        return isinstance(self.body, dict) and bool(self.body.get("stream"))
+
+
+@dataclass
+class Result:
+    probe: Probe
+    status: int | None = None
+    content_type: str = ""
+    body: str = ""
+    error: str | None = None  # refused, timeout, tls, dns, reset, protocol, proxy, other
+    detail: str = ""
+    elapsed: float = 0.0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+# -- the request shapes --------------------------------------------------------------------------------
+
+
+def models(base_url: str, headers: dict[str, str], proxy: str | None = None) -> Probe:
+    return Probe("models", base_url.rstrip("/") + "/models", tuple(headers.items()), None, proxy)
+
+
+def chat(base_url: str, model: str, headers: dict[str, str], *, stream: bool) -> Probe:
+    """As qwen-code and opencode send it: a tool, automatic tool choice, streaming with usage."""
+    body: dict[str, Any] = {
+        "model": model,
+        "messages": [{"role": "system", "content": "You are a coding agent."}, {"role": "user", "content": PROMPT}],
+        "tools": [TOOL],
+        "tool_choice": "auto",
+        "max_tokens": 256,  # not 1: reasoning models spend tokens before the answer
+        "stream": stream,
+    }
+    if stream:
+        body["stream_options"] = {"include_usage": True}
+    return Probe(
+        "chat-stream" if stream else "chat", base_url.rstrip("/") + "/chat/completions", tuple(headers.items()), body
+    )
+
+
+def responses(base_url: str, model: str, headers: dict[str, str]) -> Probe:
+    """As Codex sends it: the Responses API, streaming, with a function tool."""
+    tool = {
+        "type": "function",
+        "name": "read_file",
+        "description": TOOL["function"]["description"],
+        "parameters": TOOL["function"]["parameters"],
+    }
+    body = {
+        "model": model,
+        "instructions": "You are a coding agent.",
+        "input": [{"role": "user", "content": [{"type": "input_text", "text": PROMPT}]}],
+        "tools": [tool],
+        "tool_choice": "auto",
+        "stream": True,
+        "store": False,
+    }
+    return Probe("responses-stream", base_url.rstrip("/") + "/responses", tuple(headers.items()), body)
+
+
+def messages(anthropic_base_url: str, model: str, headers: dict[str, str]) -> Probe:
+    """As Claude Code sends it: `/v1/messages?beta=true`, streaming, with a tool."""
+    tool = {
+        "name": "Read",
+        "description": TOOL["function"]["description"],
+        "input_schema": TOOL["function"]["parameters"],
+    }
+    body = {
+        "model": model,
+        "max_tokens": 256,
+        "system": "You are a coding agent.",
+        "messages": [{"role": "user", "content": PROMPT}],
+        "tools": [tool],
+        "stream": True,
+    }
+    url = anthropic_base_url.rstrip("/") + "/v1/messages?beta=true"
+    return Probe("messages-stream", url, (("anthropic-version", "2023-06-01"), *headers.items()), body)
+
+
+# -- running them --------------------------------------------------------------------------------------
+
+
+def _error_kind(exc: BaseException) -> str:
+    import ssl
+
+    import httpx
+
+    text = f"{type(exc).__name__}: {exc}".lower()
+    if isinstance(exc, httpx.ProxyError):
+        return "proxy"
+    if isinstance(exc, (httpx.TimeoutException, asyncio.TimeoutError)):
+        return "timeout"
+    if isinstance(exc, ssl.SSLError) or "certificate" in text or "ssl" in text:
+        return "tls"
+    if isinstance(exc, httpx.LocalProtocolError) or "illegal header" in text:
+        return "protocol"
+    if "name or service not known" in text or "nodename nor servname" in text or "getaddrinfo" in text:
+        return "dns"
+    if "connection refused" in text or "errno 111" in text or "connect call failed" in text:
+        return "refused"
+    if isinstance(exc, (httpx.RemoteProtocolError, httpx.ReadError)) or "reset" in text:
+        return "reset"
+    if isinstance(exc, httpx.ConnectError):
+        return "refused"
+    return "other"
+
+
+async def _send(client: Any, probe: Probe, result: Result) -> None:
+    started = time.monotonic()
+    try:
+        request = client.build_request(probe.method, probe.url, headers=dict(probe.headers), json=probe.body)
+        response = await client.send(request, stream=True)
+        try:
+            result.status = response.status_code
+            result.content_type = response.headers.get("content-type", "")
+            chunks, size = [], 0
+            async for chunk in response.aiter_bytes():
+                if not result.extra.get("first_byte"):
+                    result.extra["first_byte"] = time.monotonic() - started
+                chunks.append(chunk)
+                size += len(chunk)
+                if size >= BODY_LIMIT:
+                    break
+            result.body = b"".join(chunks)[:BODY_LIMIT].decode("utf-8", "replace")
+        finally:
+            await response.aclose()
+    except Exception as exc:
+        kind = _error_kind(exc)
+        cause = exc.__cause__ or exc.__context__
+        result.error = _error_kind(cause) if kind == "other" and cause is not None else kind
+        result.detail = f"{type(exc).__name__}: {exc}"[:500]
+    finally:
+        result.elapsed = time.monotonic() - started
+
+
+async def _run(probes: list[Probe], deadline: float, progress: Callable[[int, int], None] | None) -> list[Result]:
+    import httpx
+
+    results = [Result(p) for p in probes]
+    clients: dict[str | None, Any] = {}
+    timeout = httpx.Timeout(deadline, connect=min(deadline, 5.0))
+    for probe in probes:
+        if probe.proxy not in clients:
+            clients[probe.proxy] = httpx.AsyncClient(proxy=probe.proxy, trust_env=False, timeout=timeout, verify=True)
+    tasks = [asyncio.ensure_future(_send(clients[p.proxy], p, r)) for p, r in zip(probes, results, strict=True)]
+    done_count = 0
+
+    def _done(_task: asyncio.Future[None]) -> None:
+        nonlocal done_count
+        done_count += 1
+        if progress:
+            progress(done_count, len(tasks))
+
+    for task in tasks:
+        task.add_done_callback(_done)
+    if tasks:
+        _, pending = await asyncio.wait(tasks, timeout=deadline)
+        for task in pending:
+            task.cancel()
+        await asyncio.gather(*pending, return_exceptions=True)
+    for result, task in zip(results, tasks, strict=True):
+        if task.cancelled() and result.error is None:
+            result.error, result.detail = "timeout", f"no complete answer within the {deadline:g} s deadline"
+            result.elapsed = deadline
+    for client in clients.values():
+        await client.aclose()
+    return results
+
+
+def run(probes: list[Probe], deadline: float, progress: Callable[[int, int], None] | None = None) -> list[Result]:
+    """Send every probe at once; whatever has not finished at `deadline` seconds is a timeout."""
+    return asyncio.run(_run(probes, deadline, progress))
+
+
+def tcp_open(host: str, port: int, timeout: float) -> bool:
+    """Whether something accepts connections on host:port (a proxy's port, say)."""
+    import socket
+
+    try:
+        with socket.create_connection((host, port), timeout=timeout):
+            return True
+    except OSError:
+        return False

@@ -1,0 +1,64 @@
+"""Which proxy an agent's request to a URL goes through, by the rules of that agent's HTTP stack.
+
+Codex (Rust reqwest): HTTPS_PROXY/HTTP_PROXY by scheme, ALL_PROXY, NO_PROXY with names, IPs and CIDR
+ranges. opencode (Bun) and Claude Code (Node): HTTPS_PROXY/HTTP_PROXY and NO_PROXY. qwen-code (undici
+ProxyAgent): HTTPS_PROXY, then HTTP_PROXY, for every request, and NO_PROXY is ignored. Lower-case
+variants count everywhere (lower case first, as curl does).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from collections.abc import Mapping
+from urllib.parse import urlsplit
+
+READS_ALL_PROXY = {"codex"}
+IGNORES_NO_PROXY = {"qwen"}
+
+
+def _get(environ: Mapping[str, str], name: str) -> str | None:
+    return environ.get(name.lower()) or environ.get(name.upper()) or None
+
+
+def bypassed(host: str, port: int | None, no_proxy: str) -> bool:
+    """Whether NO_PROXY (comma or space separated: names, .suffixes, IPs, CIDR ranges, *) covers host."""
+    host = host.lower().strip("[]")
+    for entry in re.split(r"[,\s]+", no_proxy.strip()):
+        entry = entry.lower().strip()
+        if not entry:
+            continue
+        if entry == "*":
+            return True
+        name, _, entry_port = entry.rpartition(":") if entry.count(":") == 1 else (entry, "", "")
+        if entry_port and port is not None and entry_port != str(port):
+            continue
+        name = name.strip("[]")
+        try:
+            if ipaddress.ip_address(host) in ipaddress.ip_network(name, strict=False):
+                return True
+            continue
+        except ValueError:
+            pass
+        suffix = name.lstrip("*").lstrip(".")
+        if host == suffix or host.endswith("." + suffix):
+            return True
+    return False
+
+
+def proxy_for(agent: str, url: str, environ: Mapping[str, str]) -> str | None:
+    """The proxy URL `agent` would send a request to `url` through, or None for a direct connection."""
+    parts = urlsplit(url)
+    if agent in IGNORES_NO_PROXY:
+        return _get(environ, "https_proxy") or _get(environ, "http_proxy")
+    proxy = _get(environ, "https_proxy" if parts.scheme == "https" else "http_proxy")
+    if proxy is None and agent in READS_ALL_PROXY:
+        proxy = _get(environ, "all_proxy")
+    if proxy is None:
+        return None
+    no_proxy = _get(environ, "no_proxy") or ""
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    return None if bypassed(parts.hostname or "", port, no_proxy) else proxy

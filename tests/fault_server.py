@@ -1,0 +1,281 @@
+"""A small OpenAI/Anthropic-compatible server on 127.0.0.1 that plays one fault on purpose.
+
+Answers are shaped like the captures of real vLLM 0.32 in ../shared/fixtures (error bodies, SSE
+framing, `max_model_len` in /v1/models). Faults:
+
+    healthy          everything works (a key is checked when `key` is given, as vLLM --api-key does)
+    no-tool-parser   chat requests with tools get vLLM's 400; /responses answers plain text (as vLLM does)
+    html             every path answers 200 with an HTML page (a reverse proxy's error page)
+    no-choices       chat answers 200 JSON without `choices`, streams answer plain JSON
+    broken-sse       streams send `data:` lines that are not JSON and never finish
+    no-responses     /v1/responses does not exist (404 {"detail": "Not Found"})
+    oauth-expired    /v1/messages answers Anthropic's 401 "OAuth token has expired"
+    no-v1            the API lives at / instead of /v1 (so a base URL with /v1 gets 404s)
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+MODEL = "DeepSeek-V4-Flash"
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: _Server
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+    # -- helpers --------------------------------------------------------------------------------------
+
+    def _send(self, status: int, body: Any, content_type: str = "application/json") -> None:
+        data = body if isinstance(body, bytes) else (json.dumps(body) if not isinstance(body, str) else body).encode()
+        self.send_response(status)
+        self.send_header("content-type", content_type)
+        self.send_header("content-length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _stream(self, lines: list[str]) -> None:
+        data = "".join(lines).encode()
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream")
+        self.send_header("content-length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _error(self, status: int, message: str, kind: str = "BadRequestError") -> None:
+        self._send(status, {"error": {"message": message, "type": kind, "param": None, "code": status}})
+
+    # -- routing --------------------------------------------------------------------------------------
+
+    def do_GET(self) -> None:
+        self._route("GET", None)
+
+    def do_HEAD(self) -> None:
+        self.send_response(200)
+        self.send_header("content-length", "0")
+        self.end_headers()
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("content-length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        try:
+            body = json.loads(raw or b"{}")
+        except ValueError:
+            body = {}
+        self._route("POST", body)
+
+    def _route(self, method: str, body: Any) -> None:
+        srv, fault = self.server, self.server.fault
+        srv.requests.append((method, self.path, dict(self.headers), body))
+        if fault == "html":
+            self._send(200, "<!DOCTYPE html><html><body>Bad gateway</body></html>", "text/html")
+            return
+        path = self.path.split("?")[0]
+        prefix = "" if fault == "no-v1" else "/v1"
+        if not path.startswith(prefix + "/") or (prefix == "" and path.startswith("/v1/")):
+            self._send(404, {"detail": "Not Found"})
+            return
+        path = path[len(prefix) :]
+        if srv.key is not None and self.headers.get("authorization") != f"Bearer {srv.key}":
+            self._send(401, {"error": "Unauthorized"})
+            return
+        if method == "GET" and path == "/models":
+            self._send(
+                200,
+                {
+                    "object": "list",
+                    "data": [
+                        {"id": srv.model, "object": "model", "owned_by": "vllm", "max_model_len": srv.max_model_len}
+                    ],
+                },
+            )
+            return
+        if method != "POST":
+            self._send(404, {"detail": "Not Found"})
+            return
+        if path == "/messages":
+            self._messages(body)
+            return
+        model = body.get("model")
+        if model != srv.model:
+            self._error(404, f"The model `{model}` does not exist. Valid aliases: {srv.model}.", "NotFoundError")
+            return
+        if path == "/chat/completions":
+            self._chat(body)
+        elif path == "/responses":
+            self._responses(body)
+        else:
+            self._send(404, {"detail": "Not Found"})
+
+    def _chat(self, body: dict[str, Any]) -> None:
+        fault = self.server.fault
+        if fault == "no-tool-parser" and body.get("tools"):
+            self._error(400, '"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set')
+            return
+        if isinstance(body.get("max_tokens"), int) and body["max_tokens"] > self.server.max_model_len:
+            self._error(
+                400,
+                f"max_tokens={body['max_tokens']} cannot be greater than max_model_len="
+                f"{self.server.max_model_len}. Please request fewer output tokens.",
+            )
+            return
+        if fault == "no-choices":
+            self._send(200, {"id": "x", "object": "chat.completion", "result": "ready"})
+            return
+        if not body.get("stream"):
+            self._send(
+                200,
+                {
+                    "id": "chatcmpl-1",
+                    "object": "chat.completion",
+                    "model": body["model"],
+                    "choices": [
+                        {"index": 0, "message": {"role": "assistant", "content": "ready"}, "finish_reason": "stop"}
+                    ],
+                },
+            )
+            return
+        if fault == "broken-sse":
+            self._stream(["data: {not json\n\n", 'data: {"choices": [\n\n'])
+            return
+        chunk = {
+            "id": "chatcmpl-1",
+            "object": "chat.completion.chunk",
+            "model": body["model"],
+            "choices": [{"index": 0, "delta": {"role": "assistant", "content": "ready"}, "finish_reason": None}],
+        }
+        self._stream([f"data: {json.dumps(chunk)}\n\n", "data: [DONE]\n\n"])
+
+    def _responses(self, body: dict[str, Any]) -> None:
+        fault = self.server.fault
+        if fault == "no-responses":
+            self._send(404, {"detail": "Not Found"})
+            return
+        if fault == "no-choices":
+            self._send(200, {"id": "resp_1", "status": "completed"})
+            return
+        if fault == "broken-sse":
+            self._stream(["event: response.created\n", "data: nonsense\n\n"])
+            return
+        events = [
+            ("response.created", {"type": "response.created", "response": {"id": "resp_1"}}),
+            ("response.output_text.delta", {"type": "response.output_text.delta", "delta": "ready"}),
+            ("response.completed", {"type": "response.completed", "response": {"id": "resp_1", "status": "completed"}}),
+        ]
+        self._stream([f"event: {name}\ndata: {json.dumps(data)}\n\n" for name, data in events])
+
+    def _messages(self, body: dict[str, Any]) -> None:
+        fault = self.server.fault
+        if fault == "oauth-expired":
+            self._send(
+                401,
+                {
+                    "type": "error",
+                    "error": {
+                        "type": "authentication_error",
+                        "message": "OAuth token has expired. Please obtain a new token or refresh your existing token.",
+                    },
+                },
+            )
+            return
+        if fault == "no-tool-parser" and body.get("tools"):
+            self._error(400, '"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set')
+            return
+        if body.get("model") != self.server.model:
+            self._error(404, f"The model `{body.get('model')}` does not exist.", "NotFoundError")
+            return
+        if fault == "broken-sse":
+            self._stream(["event: message_start\n", "data: {oops\n\n"])
+            return
+        events = [
+            ("message_start", {"type": "message_start", "message": {"id": "msg_1", "content": []}}),
+            (
+                "content_block_delta",
+                {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "ready"}},
+            ),
+            ("message_stop", {"type": "message_stop"}),
+        ]
+        self._stream([f"event: {name}\ndata: {json.dumps(data)}\n\n" for name, data in events])
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 128  # socketserver's default of 5 drops concurrent connects: 1 s SYN retries
+
+    def __init__(self, fault: str, key: str | None, model: str, max_model_len: int) -> None:
+        super().__init__(("127.0.0.1", 0), _Handler)
+        self.fault, self.key, self.model, self.max_model_len = fault, key, model, max_model_len
+        self.requests: list[tuple[str, str, dict[str, str], Any]] = []
+
+
+class FaultServer:
+    """`with FaultServer("no-tool-parser") as server: server.base_url` (http://127.0.0.1:PORT/v1)."""
+
+    def __init__(
+        self, fault: str = "healthy", *, key: str | None = None, model: str = MODEL, max_model_len: int = 1_048_576
+    ) -> None:
+        self._server = _Server(fault, key, model, max_model_len)
+        self.port = self._server.server_address[1]
+        self.root = f"http://127.0.0.1:{self.port}"
+        self.base_url = self.root + ("" if fault == "no-v1" else "/v1")
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @property
+    def requests(self) -> list[tuple[str, str, dict[str, str], Any]]:
+        return self._server.requests
+
+    def __enter__(self) -> FaultServer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+
+class BlackHole:
+    """Accepts connections and never answers: the endpoint that must not make doctor hang."""
+
+    def __init__(self) -> None:
+        self._sock = socket.socket()
+        self._sock.bind(("127.0.0.1", 0))
+        self._sock.listen(64)
+        self.port = self._sock.getsockname()[1]
+        self.base_url = f"http://127.0.0.1:{self.port}/v1"
+        self._held: list[socket.socket] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._accept, daemon=True)
+
+    def _accept(self) -> None:
+        self._sock.settimeout(0.1)
+        while not self._stop.is_set():
+            try:
+                conn, _ = self._sock.accept()
+                self._held.append(conn)
+            except OSError:
+                continue
+
+    def __enter__(self) -> BlackHole:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(2)
+        for conn in self._held:
+            conn.close()
+        self._sock.close()
+
+
+def dead_port() -> int:
+    """A loopback port nothing listens on (bound, then closed)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
