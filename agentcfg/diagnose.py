@@ -13,6 +13,7 @@ from typing import Any
 from agentcfg.probes import Result
 
 FAIL, WARN, PASS, SKIP = "fail", "warn", "pass", "skip"
+QWEN_FIRST_OUTPUT = 8000  # qwen-code's first output limit when its settings set none
 PLACEHOLDER_KEYS = {
     "agentcfg-no-key",
     "sk-local",
@@ -132,13 +133,26 @@ def _snippet(result: Result, limit: int = 160) -> str:
 
 def classify(result: Result) -> Verdict:
     """What a probe's answer means, from its transport error, status, content type and body."""
+    if result.error == "timeout" and result.status is not None:
+        return Verdict(False, "server-slow", f"HTTP {result.status}, then no complete answer: {result.detail}")
     if result.error:
         kind = {"tls": "tls-untrusted", "proxy": "proxy-unreachable", "protocol": "key-malformed"}
         return Verdict(False, kind.get(result.error, "server-unreachable"), f"{result.error}: {result.detail}")
     status, text = result.status or 0, result.body
+    if 300 <= status < 400:
+        location = result.extra.get("location") or "?"
+        return Verdict(False, "base-url-path", f"HTTP {status}, redirected to {location}: use the final URL")
+    if status < 400:
+        if looks_html(result):
+            return Verdict(False, "response-not-openai", f"HTTP {status} with an HTML page: {_snippet(result, 80)}")
+        return _check_shape(result)
     message = error_message(text) or ""
     lowered = message.lower()
     where = f"HTTP {status}" + (f": {message}" if message else f": {_snippet(result)}" if text.strip() else "")
+    if status == 429:
+        return Verdict(False, "rate-limited", where)
+    if "model group" in lowered and "litellm." in lowered:  # the gateway's own upstream failed, not our request
+        return Verdict(False, "server-error", where)
     if status in (401, 403) or "no connected db" in lowered or "malformed api key" in lowered:
         if "oauth token has expired" in lowered:
             return Verdict(False, "claude-oauth-expired", where)
@@ -153,15 +167,9 @@ def classify(result: Result) -> Verdict:
         return Verdict(False, "model-not-found", where)
     if status == 404:
         return Verdict(False, "base-url-path", where)
-    if status == 429:
-        return Verdict(False, "rate-limited", where)
     if status >= 500:
         return Verdict(False, "server-error", where)
-    if status >= 400:
-        return Verdict(False, "request-rejected", where)
-    if looks_html(result):
-        return Verdict(False, "response-not-openai", f"HTTP {status} with an HTML page: {_snippet(result, 80)}")
-    return _check_shape(result)
+    return Verdict(False, "request-rejected", where)
 
 
 def _check_shape(result: Result) -> Verdict:
@@ -207,8 +215,6 @@ def _check_shape(result: Result) -> Verdict:
         types = {e.get("type") for e in payloads}
         if "response.completed" not in types and "response.incomplete" not in types:
             return Verdict(False, "stream-broken", "the Responses stream ended without `response.completed`")
-        if "event:" not in text:
-            return Verdict(False, "stream-broken", "Responses events without `event:` lines (Codex needs them)")
     elif kind == "messages-stream":
         types = {e.get("type") for e in payloads}
         if "message_stop" not in types:
@@ -319,11 +325,24 @@ def _problem(target: Target, verdict: Verdict, seen: dict[str, Result]) -> Findi
         fix += (
             f" (`agentcfg profile add {target.profile or 'NAME'} ... --model ID --force`, then `{_switch_fix(target)}`)"
         )
-        fix += ", or start vLLM with --served-model-name " + (target.model or "NAME")
+        from agentcfg.profiles import is_loopback
+
+        if is_loopback(_host(base)):
+            fix += ", or start vLLM with --served-model-name " + (target.model or "NAME")
         return Finding(vid, FAIL, agent, f"the server has no model {target.model!r}{offer}", evidence, fix)
     if vid == "base-url-path":
         alt = seen.get("models-alt")
-        if alt is not None and classify(alt).ok:
+        models_ok = "models" in seen and classify(seen["models"]).ok
+        if target.agent == "codex" and models_ok and "/responses" in seen_url(verdict, seen, target):
+            return Finding(
+                "responses-api-missing",
+                FAIL,
+                agent,
+                f"{base}/responses does not exist: Codex speaks only the Responses API",
+                evidence,
+                "point Codex at a server with /v1/responses (vLLM serves it; some gateways do not)",
+            )
+        if alt is not None and classify(alt).ok and not models_ok:
             good = alt.probe.url.removesuffix("/models")
             return Finding(
                 vid,
@@ -333,15 +352,6 @@ def _problem(target: Target, verdict: Verdict, seen: dict[str, Result]) -> Findi
                 evidence,
                 f"use base URL {good} (`agentcfg profile add ... --base-url {good} --force`, "
                 f"then `{_switch_fix(target)}`)",
-            )
-        if target.agent == "codex" and classify(seen["models"]).ok if "models" in seen else False:
-            return Finding(
-                "responses-api-missing",
-                FAIL,
-                agent,
-                f"{base}/responses does not exist: Codex speaks only the Responses API",
-                evidence,
-                "point Codex at a server with /v1/responses (vLLM serves it; some gateways do not)",
             )
         if target.agent == "claude" and base.rstrip("/").endswith("/v1"):
             return Finding(
@@ -410,8 +420,26 @@ def _problem(target: Target, verdict: Verdict, seen: dict[str, Result]) -> Findi
             evidence,
             "check that the base URL is the API itself, not a web page or a proxy that rewrites it",
         )
+    if vid == "server-slow":
+        return Finding(
+            vid,
+            WARN,
+            agent,
+            f"{base} answered but did not finish within the deadline (a slow or busy server, or a long generation)",
+            evidence,
+            "run doctor again with a longer --timeout",
+        )
     if vid == "rate-limited":
         return Finding(vid, WARN, agent, "the server is rate-limiting this key", evidence, "wait, or raise the limit")
+    if vid == "server-error":
+        return Finding(
+            vid,
+            FAIL,
+            agent,
+            f"{base} failed with a server error",
+            evidence,
+            "see the evidence: the server (or a gateway's upstream) says why; try again later",
+        )
     return Finding(vid, FAIL, agent, f"{base} refused the request", evidence, "see the evidence; the server says why")
 
 
@@ -501,6 +529,20 @@ def _context_findings(target: Target, window: int | None) -> list[Finding]:
                 f"its ~{target.prompt_tokens:,}-token prompt fits the window ({window:,})",
             )
         ]
+    if agent == "qwen" and default and QWEN_FIRST_OUTPUT <= window < asks:
+        return [
+            Finding(
+                "context-limit-exceeded",
+                WARN,
+                agent,
+                f"qwen first asks for {QWEN_FIRST_OUTPUT:,} output tokens, but after a reply reaches that it retries "
+                f"with {asks:,}, more than the server's window ({window:,}): that retry fails",
+                f"max_model_len={window}; no output limit in qwen's settings",
+                fix_window,
+            )
+        ]
+    if agent == "qwen" and default:
+        asks = QWEN_FIRST_OUTPUT
     if asks > window:
         said = f"{asks:,} output tokens" + (" (its default)" if default else "")
         return [
@@ -554,10 +596,11 @@ def diagnose(target: Target, seen: dict[str, Result], proxy_open: bool | None = 
     if target.agent == "codex" and "chat" in seen and classify(seen["chat"]).id == "tool-parser-missing":
         problems["tool-parser-missing"] = _problem(target, classify(seen["chat"]), seen)
     for verdict in verdicts:
-        if not verdict.ok and not (proxy_explains and verdict.id == "server-unreachable"):
+        if not verdict.ok and not proxy_explains:  # what came back through a failing proxy is the proxy's
             finding = _problem(target, verdict, seen)
             problems.setdefault(finding.id, finding)
-    findings += problems.values()
+    already = {f.id for f in findings if f.status == FAIL}  # a static finding already names this cause
+    findings += [f for f in problems.values() if f.id not in already]
     failed = {f.id for f in findings if f.status == FAIL}
     if primary and not failed:
         findings += [Finding(fid, PASS, target.agent, text) for fid, text in ACCEPTED.items()]

@@ -59,17 +59,23 @@ def _match_profile(base_url: str | None, model: str | None, profiles: dict[str, 
     return None
 
 
-def _keyring_key(profile: Profile | None, environ: env.Environ) -> str | None:
-    """The profile's key as `agentcfg exec` would give it (keyring first), or None."""
+def _exec_key(profile: Profile | None, environ: env.Environ) -> tuple[str | None, str]:
+    """The profile's key as `agentcfg exec` would give it (keyring first, then the variable) and its source."""
     if profile is None or not profile.key_env:
-        return None
+        return None, "none"
     from agentcfg import keystore
 
     try:
         resolved = keystore.resolve(profile, environ)
     except keystore.KeyringProblem:
-        return None
-    return resolved.value if resolved else None
+        return None, "none"
+    if resolved is None:
+        return None, "none"
+    return resolved.value, "keyring" if resolved.source == "keyring" else f"env {profile.key_env}"
+
+
+def _keyring_key(profile: Profile | None, environ: env.Environ) -> str | None:
+    return _exec_key(profile, environ)[0]
 
 
 def _key_checks(target: Target, value: str | None) -> list[Finding]:
@@ -349,7 +355,12 @@ def targets_from_files(
         result.append(target)
         try:
             current = read_current(agent, environ)
-            if not any(text is not None for text in current.values()) and agent.NAME != "claude":
+            unconfigured = not any(text is not None for text in current.values())
+            if agent.NAME == "claude":  # Claude Code also takes its endpoint from the shell, or a login
+                unconfigured = (
+                    unconfigured and not env.which(agent.BINARY, environ) and not environ.get("ANTHROPIC_BASE_URL")
+                )
+            if unconfigured:
                 target.static.append(
                     Finding(
                         "not-configured",
@@ -425,23 +436,22 @@ def targets_from_profile(profile: Profile, agents: list[ModuleType], environ: en
             target.static.append(Finding("not-configured", SKIP, agent.NAME, reason))
             continue
         if profile.key_env:
-            binding = Binding(key_env=profile.key_env)
-            if claude:
-                target.key, target.key_header = _keyring_key(profile, environ), "both"
-                target.key_source = "apiKeyHelper (agentcfg key get)"
-                if target.key is None:
-                    target.static.append(
-                        Finding(
-                            "key-missing",
-                            FAIL,
-                            "claude",
-                            f"no key stored for {profile.name}",
-                            "",
-                            f"agentcfg key set {profile.name}",
-                        )
+            # As `agentcfg exec` (and Claude's apiKeyHelper) would give it: the keyring first.
+            target.key, source = _exec_key(profile, environ)
+            target.key_source = f"{source} (as `agentcfg {'key get' if claude else 'exec'}` gives it)"
+            target.key_header = "both" if claude else "bearer"
+            if target.key is None:
+                target.static.append(
+                    Finding(
+                        "key-missing",
+                        FAIL,
+                        agent.NAME,
+                        f"no key stored for {profile.name} and {profile.key_env} is not set",
+                        "",
+                        f"agentcfg key set {profile.name}",
                     )
-            else:
-                _resolve_key(target, binding, profile, environ)
+                )
+            target.static += _key_checks(target, target.key)
         else:
             target.key, target.key_source = PLACEHOLDER_KEY, "placeholder"
             target.static += _key_checks(target, target.key)

@@ -24,7 +24,13 @@ class Process:
 
     @property
     def is_server(self) -> bool:
-        return "serve" in self.args and any(os.path.basename(a) == "vllm" or a.endswith("/vllm") for a in self.args[:3])
+        """`vllm serve ...` (the executable, maybe behind an interpreter) or the old `-m ...api_server`."""
+        if "vllm.entrypoints.openai.api_server" in self.args:
+            return True
+        for i, arg in enumerate(self.args[:3]):
+            if os.path.basename(arg) == "vllm":
+                return self.args[i + 1 : i + 2] == ("serve",)
+        return False
 
     @property
     def is_engine(self) -> bool:
@@ -62,6 +68,20 @@ def parse_ps(text: str) -> list[Process]:
     return found
 
 
+def values(args: tuple[str, ...], name: str) -> list[str]:
+    """Every value of a flag that takes several (`--served-model-name A B`, `--api-key K1 K2`)."""
+    found: list[str] = []
+    for i, arg in enumerate(args):
+        if arg.startswith(name + "="):
+            found.append(arg.split("=", 1)[1])
+        elif arg == name:
+            for value in args[i + 1 :]:
+                if value.startswith("--"):
+                    break
+                found.append(value)
+    return found
+
+
 def flag(args: tuple[str, ...], name: str) -> str | None:
     """The value of `--name V` or `--name=V`; "" for a bare flag; None when absent."""
     for i, arg in enumerate(args):
@@ -82,12 +102,12 @@ def redacted(args: tuple[str, ...]) -> str:
     """The command line with the --api-key value masked (the cmdline shows it in clear text)."""
     out, hide = [], False
     for arg in args:
+        if hide and not arg.startswith("--"):
+            out.append("****")  # every value: --api-key takes several keys
+            continue
+        hide = arg == "--api-key"
         if hide:
-            out.append("****")
-            hide = False
-        elif arg == "--api-key":
             out.append(arg)
-            hide = True
         elif arg.startswith("--api-key="):
             out.append("--api-key=****")
         else:
@@ -154,8 +174,7 @@ def findings(procs: list[Process], port: int, model: str | None) -> list[Finding
                     "restart vLLM with --enable-auto-tool-choice --tool-call-parser P",
                 )
             )
-        served = flag(server.args, "--served-model-name")
-        names = served.split() if served else []
+        names = values(server.args, "--served-model-name")
         if model and names and model not in names:
             result.append(
                 Finding(

@@ -152,6 +152,8 @@ async def _send(client: Any, probe: Probe, result: Result) -> None:
         try:
             result.status = response.status_code
             result.content_type = response.headers.get("content-type", "")
+            if response.headers.get("location"):
+                result.extra["location"] = response.headers["location"]
             chunks, size = [], 0
             async for chunk in response.aiter_bytes():
                 if not result.extra.get("first_byte"):

@@ -30,7 +30,11 @@ def bypassed(host: str, port: int | None, no_proxy: str) -> bool:
             continue
         if entry == "*":
             return True
-        name, _, entry_port = entry.rpartition(":") if entry.count(":") == 1 else (entry, "", "")
+        name, entry_port = entry, ""
+        if entry.startswith("[") and "]:" in entry:  # [::1]:8000
+            name, entry_port = entry[1:].split("]:", 1)
+        elif entry.count(":") == 1:  # host:port (an IPv6 address has several colons)
+            name, entry_port = entry.split(":")
         if entry_port and port is not None and entry_port != str(port):
             continue
         name = name.strip("[]")
@@ -58,7 +62,7 @@ def proxy_for(agent: str, url: str, environ: Mapping[str, str]) -> str | None:
         return None
     no_proxy = _get(environ, "no_proxy") or ""
     try:
-        port = parts.port
+        port = parts.port or {"http": 80, "https": 443}.get(parts.scheme)
     except ValueError:
         port = None
     return None if bypassed(parts.hostname or "", port, no_proxy) else proxy

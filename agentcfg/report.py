@@ -194,7 +194,8 @@ def doctor_text(report: Any, colour: bool) -> str:
         " (offline: no requests sent)" if report.offline else f" · {report.probes} requests in {report.elapsed:.2f} s"
     )
     lines.append("")
-    lines.append(f"{counts['fail']} failed, {counts['warn']} warnings, {counts['pass']} passed{mode}")
+    warnings = f"{counts['warn']} warning" + ("" if counts["warn"] == 1 else "s")
+    lines.append(f"{counts['fail']} failed, {warnings}, {counts['pass']} passed{mode}")
     return "\n".join(lines)
 
 
