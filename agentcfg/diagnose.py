@@ -63,11 +63,8 @@ class Target:
     prompt_tokens: int = 0
     wire_api: str | None = None  # Codex only
     proxy: str | None = None  # the proxy its requests go through, if a proxy variable applies
+    ca_file: str | None = None  # the extra CA certificates it trusts (from its variable), if any
     static: list[Finding] = field(default_factory=list)  # from its files and the environment
-
-    @property
-    def uses_tools(self) -> bool:
-        return True
 
 
 # -- reading what came back ------------------------------------------------------------------------------
@@ -319,7 +316,7 @@ def _problem(target: Target, verdict: Verdict, seen: dict[str, Result]) -> Findi
         ids = model_ids(seen.get("models"))
         import difflib
 
-        close = difflib.get_close_matches(target.model or "", ids, n=1, cutoff=0.3)
+        close = ids if len(ids) == 1 else difflib.get_close_matches(target.model or "", ids, n=1, cutoff=0.3)
         offer = f"; the server has: {', '.join(ids[:8])}" if ids else ""
         fix = f"use model {close[0]!r}" if close else "use one of the server's model ids"
         fix += (
@@ -602,7 +599,7 @@ def diagnose(target: Target, seen: dict[str, Result], proxy_open: bool | None = 
     already = {f.id for f in findings if f.status == FAIL}  # a static finding already names this cause
     findings += [f for f in problems.values() if f.id not in already]
     failed = {f.id for f in findings if f.status == FAIL}
-    if primary and not failed:
+    if primary and not failed and all(v.ok for v in verdicts):
         findings += [Finding(fid, PASS, target.agent, text) for fid, text in ACCEPTED.items()]
     ids = model_ids(seen.get("models"))
     if ids and target.model and target.model not in ids and "model-not-found" not in failed:

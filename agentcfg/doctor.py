@@ -11,7 +11,7 @@ import json
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -109,26 +109,45 @@ def _key_checks(target: Target, value: str | None) -> list[Finding]:
     return findings
 
 
+def helper_profile(helper: str | None, profiles: dict[str, Profile]) -> Profile | None:
+    """The profile an agentcfg key helper (`... key get NAME`) fetches the key of."""
+    if not is_helper(helper):
+        return None
+    import shlex
+
+    try:
+        name = shlex.split(str(helper))[-1]
+    except ValueError:
+        return None
+    return profiles.get(name)
+
+
+def _guard(target: Target, profile: Profile | None) -> None:
+    """A profile's key goes only to that profile's hosts: not even doctor sends it elsewhere."""
+    from agentcfg.keystore import key_allowed
+
+    if target.key and profile is not None and target.base_url and not key_allowed(profile, target.base_url):
+        target.static.append(
+            Finding(
+                "key-wrong-host",
+                FAIL,
+                target.agent,
+                f"{target.agent} would send profile "
+                f"{profile.name}'s key to {target.base_url}, which is not one of its hosts",
+                f"{profile.name}: {profile.base_url}",
+                "make the agent's endpoint and key come from "
+                f"one profile: agentcfg switch {profile.name} (and check project settings files)",
+            )
+        )
+        target.key = None
+
+
 def _resolve_key(target: Target, binding: Binding, profile: Profile | None, environ: env.Environ) -> None:
     """Fill target.key with what the agent would send, and target.static with what is wrong about it."""
     agent = target.agent
-    from_keyring = _keyring_key(profile, environ)
     if binding.helper:
         target.key_source = "helper command"
-        if is_helper(binding.helper):
-            target.key = from_keyring
-            if from_keyring is None:
-                target.static.append(
-                    Finding(
-                        "key-missing",
-                        FAIL,
-                        agent,
-                        "its key helper (agentcfg key get) finds no key",
-                        binding.helper,
-                        f"agentcfg key set {target.profile or 'PROFILE'}",
-                    )
-                )
-        else:
+        if not is_helper(binding.helper):
             target.static.append(
                 Finding(
                     "key-missing",
@@ -138,60 +157,73 @@ def _resolve_key(target: Target, binding: Binding, profile: Profile | None, envi
                     binding.helper,
                 )
             )
-        return
-    if binding.key_env:
+            return
+        target.key_env = profile.key_env if profile else None
+        target.key = _keyring_key(profile, environ)
+        target.key_source = "keyring (through `agentcfg key get`)"
+        if target.key is None:
+            target.static.append(
+                Finding(
+                    "key-missing",
+                    FAIL,
+                    agent,
+                    "its key helper (agentcfg key get) finds no key",
+                    binding.helper,
+                    f"agentcfg key set {target.profile or 'PROFILE'}",
+                )
+            )
+    elif binding.key_env:
         target.key_env = binding.key_env
         target.key_source = f"env {binding.key_env}"
         value = environ.get(binding.key_env) or None
-        if value is None and binding.key_value is not None and binding.key_env == "OPENAI_API_KEY":
-            value, target.key_source = (
-                binding.key_value,
-                "placeholder" if binding.key_value == PLACEHOLDER_KEY else "file",
-            )
-        if value is None and agent == "qwen" and binding.key_env != "OPENAI_API_KEY" and environ.get("OPENAI_API_KEY"):
+        if value is None and binding.key_env == "OPENAI_API_KEY" and binding.key_value is not None:
+            value = binding.key_value
+            target.key_source = "placeholder" if value == PLACEHOLDER_KEY else "plaintext in .env"
+        if value is None and agent == "qwen" and environ.get("OPENAI_API_KEY"):
+            value, target.key_source = environ["OPENAI_API_KEY"], "env OPENAI_API_KEY (qwen's fallback)"
             target.static.append(
                 Finding(
                     "key-missing",
                     WARN,
                     agent,
-                    f"{binding.key_env} is unset, so qwen falls back "
-                    "to OPENAI_API_KEY from this shell and sends it to " + (target.base_url or ""),
+                    f"{binding.key_env} is unset, so qwen falls "
+                    f"back to OPENAI_API_KEY from this shell and sends it to {target.base_url}",
                     "OPENAI_API_KEY is set",
                     _exec_fix(target),
                 )
             )
-        if value is None:
-            value = from_keyring
-            if value is not None:
-                target.key_source = "keyring (as `agentcfg exec` gives it)"
-                target.static.append(
-                    Finding(
-                        "key-missing",
-                        WARN,
-                        agent,
-                        f"{binding.key_env} is not set here: started directly, {agent} sends no key",
-                        "the keyring holds the profile's key",
-                        _exec_fix(target),
-                    )
+        if value is None and (value := _keyring_key(profile, environ)) is not None:
+            target.key_source = "keyring (as `agentcfg exec` gives it)"
+            target.static.append(
+                Finding(
+                    "key-missing",
+                    WARN,
+                    agent,
+                    f"{binding.key_env} is not set here: started directly, {agent} sends no key",
+                    "the keyring holds the profile's key",
+                    _exec_fix(target),
                 )
-            else:
-                status = FAIL if agent in ("codex", "qwen") else WARN  # these refuse to start without it
-                target.static.append(
-                    Finding(
-                        "key-missing",
-                        status,
-                        agent,
-                        f"{binding.key_env} is not set or empty: "
-                        + ("it refuses to start" if status == FAIL else "it sends no key"),
-                        f"{binding.key_env} unset",
-                        _exec_fix(target),
-                    )
+            )
+        elif value is None:
+            status = FAIL if agent in ("codex", "qwen") else WARN  # these refuse to start without it
+            target.static.append(
+                Finding(
+                    "key-missing",
+                    status,
+                    agent,
+                    f"{binding.key_env} is not set or empty: "
+                    + ("it refuses to start" if status == FAIL else "it sends no key"),
+                    f"{binding.key_env} unset",
+                    _exec_fix(target),
                 )
+            )
         target.key = value
     elif binding.key_value is not None:
         target.key = binding.key_value
         target.key_source = "placeholder" if binding.key_value == PLACEHOLDER_KEY else "plaintext in its file"
     target.static += _key_checks(target, target.key)
+    if target.key_source.startswith("keyring"):
+        _guard(target, profile)
 
 
 def _exec_fix(target: Target) -> str:
@@ -392,6 +424,7 @@ def targets_from_files(
             target.default_output = _qwen_default_output(target.model)
         profile = _match_profile(target.base_url, target.model, profiles)
         target.profile = profile.name if profile else None
+        profile = helper_profile(binding.helper, profiles) or profile  # whose key a helper fetches
         if agent.NAME == "claude":
             _claude_target(target, binding, profile, environ, _claude_settings_env(environ, cwd))
             profile = _match_profile(target.base_url, target.model, profiles)
@@ -452,7 +485,7 @@ def targets_from_profile(profile: Profile, agents: list[ModuleType], environ: en
                     )
                 )
             target.static += _key_checks(target, target.key)
-        else:
+        elif agent.NAME in ("qwen", "claude"):  # what `switch` writes: these two refuse to run without a key
             target.key, target.key_source = PLACEHOLDER_KEY, "placeholder"
             target.static += _key_checks(target, target.key)
     return result
@@ -505,8 +538,23 @@ def _via(probe: probes.Probe, proxy: str | None) -> probes.Probe:
     return probes.Probe(probe.kind, probe.url, probe.headers, probe.body, proxy)
 
 
+CA_VARIABLES = {"codex": ("CODEX_CA_CERTIFICATE", "SSL_CERT_FILE")}  # the Node agents: NODE_EXTRA_CA_CERTS
+
+
+def ca_file(agent: str, environ: env.Environ) -> str | None:
+    """The extra CA file the agent adds to the system's store, from its own variable."""
+    for name in CA_VARIABLES.get(agent, ("NODE_EXTRA_CA_CERTS",)):
+        if environ.get(name):
+            return environ[name]
+    return None
+
+
+def _with_ca(plan: dict[str, probes.Probe], ca: str | None) -> dict[str, probes.Probe]:
+    return {kind: replace(probe, ca_file=ca) for kind, probe in plan.items()} if ca else plan
+
+
 def _signature(probe: probes.Probe) -> str:
-    return json.dumps([probe.kind, probe.url, probe.headers, probe.body, probe.proxy], sort_keys=True)
+    return json.dumps([probe.kind, probe.url, probe.headers, probe.body, probe.proxy, probe.ca_file], sort_keys=True)
 
 
 def _proxy_address(proxy: str) -> tuple[str, int] | None:
@@ -534,7 +582,8 @@ def run(
         redact.register(target.key)  # keys read from agent files, too: never in any output
         if target.base_url:
             target.proxy = proxies.proxy_for(target.agent, target.base_url, environ)
-    plans = {id(t): ({} if offline else probe_plan(t)) for t in targets}
+        target.ca_file = ca_file(target.agent, environ)
+    plans = {id(t): ({} if offline else _with_ca(probe_plan(t), t.ca_file)) for t in targets}
     unique: dict[str, probes.Probe] = {}
     for plan in plans.values():
         for probe in plan.values():

@@ -31,6 +31,7 @@ class Probe:
     headers: tuple[tuple[str, str], ...] = ()
     body: Any = None  # JSON for POST; None for GET
     proxy: str | None = None  # send through this proxy; None: direct
+    ca_file: str | None = None  # extra CA certificates the agent trusts (NODE_EXTRA_CA_CERTS, CODEX_CA_CERTIFICATE)
 
     @property
     def method(self) -> str:
@@ -178,12 +179,16 @@ async def _run(probes: list[Probe], deadline: float, progress: Callable[[int, in
     import httpx
 
     results = [Result(p) for p in probes]
-    clients: dict[str | None, Any] = {}
+    clients: dict[tuple[str | None, str | None], Any] = {}
     timeout = httpx.Timeout(deadline, connect=min(deadline, 5.0))
     for probe in probes:
-        if probe.proxy not in clients:
-            clients[probe.proxy] = httpx.AsyncClient(proxy=probe.proxy, trust_env=False, timeout=timeout, verify=True)
-    tasks = [asyncio.ensure_future(_send(clients[p.proxy], p, r)) for p, r in zip(probes, results, strict=True)]
+        if (probe.proxy, probe.ca_file) not in clients:
+            clients[probe.proxy, probe.ca_file] = httpx.AsyncClient(
+                proxy=probe.proxy, trust_env=False, timeout=timeout, verify=_verify(probe.ca_file)
+            )
+    tasks = [
+        asyncio.ensure_future(_send(clients[p.proxy, p.ca_file], p, r)) for p, r in zip(probes, results, strict=True)
+    ]
     done_count = 0
 
     def _done(_task: asyncio.Future[None]) -> None:
@@ -206,6 +211,19 @@ async def _run(probes: list[Probe], deadline: float, progress: Callable[[int, in
     for client in clients.values():
         await client.aclose()
     return results
+
+
+def _verify(ca_file: str | None) -> Any:
+    """The system's CAs, plus the agent's extra CA file as it would add them."""
+    if not ca_file:
+        return True
+    import contextlib
+    import ssl
+
+    context = ssl.create_default_context()
+    with contextlib.suppress(OSError, ssl.SSLError):  # an unreadable CA file: the agent would not trust it either
+        context.load_verify_locations(ca_file)
+    return context
 
 
 def run(probes: list[Probe], deadline: float, progress: Callable[[int, int], None] | None = None) -> list[Result]:

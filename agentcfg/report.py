@@ -11,7 +11,6 @@ from typing import Any
 from agentcfg import env
 from agentcfg.plan import Plan, unified_diff
 from agentcfg.profiles import BUILT_IN, Profile
-from agentcfg.redact import mask_line
 from agentcfg.switch import AgentStatus
 
 _COLOURS = {"create": "32", "modify": "33", "remove": "31", "unchanged": "2", "skipped": "2", "edited": "31"}
@@ -28,7 +27,11 @@ def paint(text: str, kind: str, colour: bool) -> str:
 
 
 def dumps(data: Any) -> str:
-    return mask_line(json.dumps(data, indent=2, ensure_ascii=False))
+    """JSON for --json. Known keys are scrubbed on the way out (the CLI's stdout); file contents in it
+    (diffs) were masked by shape where they were made, so the document itself is not shape-masked."""
+    from agentcfg.redact import scrub
+
+    return scrub(json.dumps(data, indent=2, ensure_ascii=False))
 
 
 def when(timestamp: float) -> str:

@@ -297,9 +297,9 @@ def test_claude_skipped_without_anthropic_base_url(environ: dict[str, str], keyr
 
 def test_keyless_profile_gets_the_placeholder(environ: dict[str, str], keyring: dict[str, str]) -> None:
     targets = targets_from_profile(LOCAL, AGENT_MODULES, environ)
-    for t in targets:
-        assert t.key == PLACEHOLDER_KEY
-        assert t.key_source == "placeholder"
+    for t in targets:  # as `switch` writes it: qwen and Claude Code need some key, codex and opencode send none
+        assert t.key == (PLACEHOLDER_KEY if t.agent in ("qwen", "claude") else None)
+        assert t.key_source == ("placeholder" if t.agent in ("qwen", "claude") else "none")
         assert t.static == []  # a placeholder to this machine is fine
     claude = by_agent(targets)["claude"]
     assert claude.base_url == "http://localhost:8000"
@@ -309,9 +309,8 @@ def test_keyless_profile_gets_the_placeholder(environ: dict[str, str], keyring: 
 def test_keyless_remote_profile_warns_of_the_placeholder(environ: dict[str, str], keyring: dict[str, str]) -> None:
     remote = Profile(name="remote", base_url="https://gw.example.com/v1", model="m")
     for t in targets_from_profile(remote, AGENT_MODULES, environ):
-        if t.agent == "claude":
-            continue
-        assert [(f.id, f.status) for f in t.static] == [("key-placeholder-to-remote", FAIL)]
+        expected = [("key-placeholder-to-remote", FAIL)] if t.agent == "qwen" else []  # claude: skipped (no URL)
+        assert [(f.id, f.status) for f in t.static if f.status != SKIP] == expected
 
 
 def test_keyed_profile_uses_the_keyring(environ: dict[str, str], keyring: dict[str, str]) -> None:
