@@ -316,7 +316,7 @@ def _claude_target(
         target.key_header = "both"
     else:
         target.key = token or api_key
-        target.key_source = "ANTHROPIC_AUTH_TOKEN" if token else "ANTHROPIC_API_KEY"
+        target.key_source = "ANTHROPIC_AUTH_TOKEN" if token else "ANTHROPIC_API_KEY" if api_key else "claude.ai login"
         target.key_header = "both" if token and api_key else "bearer" if token else "x-api-key"
         if target.key == PLACEHOLDER_KEY:
             target.key_source = "placeholder"

@@ -43,8 +43,6 @@ from tests import fault_server
 from tests.conftest import AGENTCFG, REPO, Home
 from tests.fault_server import MODEL, BlackHole, FaultServer, dead_port
 
-pytestmark = pytest.mark.xdist_group("doctor")
-
 AGENTS = ("codex", "qwen", "opencode", "claude")
 SERVER_KEY = "sk-test-server-key-123456"
 WRONG_KEY = "sk-wrong-key-abcdef-987654"
