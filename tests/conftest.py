@@ -65,11 +65,12 @@ class Home:
         }
 
 
-@pytest.fixture
-def home(tmp_path: Path) -> Home:
-    root = tmp_path / "home"
+def make_home(directory: Path) -> Home:
+    """A HOME under `directory`, with an empty bin dir first on PATH: no agent "installed" unless a
+    test puts one there."""
+    root = directory / "home"
     root.mkdir()
-    bin_dir = tmp_path / "bin"  # an empty PATH entry: no agent "installed" unless a test puts one here
+    bin_dir = directory / "bin"
     bin_dir.mkdir()
     env = {
         "HOME": str(root),
@@ -82,6 +83,20 @@ def home(tmp_path: Path) -> Home:
         "NO_PROXY": "127.0.0.1,localhost",
     }
     return Home(root, env)
+
+
+def keyring_env(path: Path) -> dict[str, str]:
+    """The variables that make agentcfg keep keys in tests/fake_keyring.py's FileKeyring at `path`."""
+    return {
+        "PYTHON_KEYRING_BACKEND": "tests.fake_keyring.FileKeyring",
+        "AGENTCFG_TEST_KEYRING": str(path),
+        "PYTHONPATH": str(REPO),
+    }
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Home:
+    return make_home(tmp_path)
 
 
 @pytest.fixture
@@ -105,9 +120,5 @@ def known_secrets() -> Iterator[set[str]]:
 def keyring_file(home: Home, tmp_path: Path) -> Path:
     """`home.run` keeps keys in tests/fake_keyring.py's FileKeyring; returns its store (outside HOME)."""
     path = tmp_path / "fake-keyring.json"
-    home.env.update(
-        PYTHON_KEYRING_BACKEND="tests.fake_keyring.FileKeyring",
-        AGENTCFG_TEST_KEYRING=str(path),
-        PYTHONPATH=str(REPO),
-    )
+    home.env.update(keyring_env(path))
     return path

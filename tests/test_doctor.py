@@ -40,7 +40,7 @@ from typing import Any
 import pytest
 
 from tests import fault_server
-from tests.conftest import AGENTCFG, REPO, Home
+from tests.conftest import AGENTCFG, Home, keyring_env, make_home
 from tests.fault_server import MODEL, BlackHole, FaultServer, dead_port
 
 AGENTS = ("codex", "qwen", "opencode", "claude")
@@ -50,33 +50,6 @@ DEFAULT_MAX_MODEL_LEN = inspect.signature(FaultServer).parameters["max_model_len
 
 
 # -- homes, servers and running doctor ---------------------------------------------------------------
-
-
-def make_home(directory: Path) -> Home:
-    """A HOME like conftest's `home` fixture, for the module-scoped setups below."""
-    root = directory / "home"
-    root.mkdir()
-    (directory / "bin").mkdir()
-    env = {
-        "HOME": str(root),
-        "AGENTCFG_HOME": str(root / ".config" / "agentcfg"),
-        "XDG_CONFIG_HOME": str(root / ".config"),
-        "XDG_STATE_HOME": str(root / ".local" / "state"),
-        "XDG_DATA_HOME": str(root / ".local" / "share"),
-        "PATH": f"{directory / 'bin'}{os.pathsep}/usr/bin:/bin",
-        "LANG": "C.UTF-8",
-        "NO_PROXY": "127.0.0.1,localhost",
-    }
-    return Home(root, env)
-
-
-def keyring_env(path: Path) -> dict[str, str]:
-    """tests/fake_keyring.py's FileKeyring with its store at `path` (as conftest's `keyring_file`)."""
-    return {
-        "PYTHON_KEYRING_BACKEND": "tests.fake_keyring.FileKeyring",
-        "AGENTCFG_TEST_KEYRING": str(path),
-        "PYTHONPATH": str(REPO),
-    }
 
 
 @contextmanager
