@@ -434,6 +434,39 @@ def env_command(name: str, shell: str | None) -> None:
         _emit_notes([f"to load these into this shell: {shells.usage(shell, f'agentcfg env {name} --shell {shell}')}"])
 
 
+# -- agents ------------------------------------------------------------------------------------------
+
+
+@cli.command("agents")
+@click.option("--json", "as_json", is_flag=True, help="Print the table as JSON.")
+def agents_command(as_json: bool) -> None:
+    """Which agents are installed (path and version), their config files, and what each points at."""
+    from agentcfg import env, profiles, report, versions
+    from agentcfg.agents import AGENTS
+    from agentcfg.apply import Journal
+    from agentcfg.switch import status as agent_status
+
+    environ = _environ()
+    rows = []
+    for item in agent_status(environ, profiles.load_all(environ), Journal(environ).entries()):
+        binary = AGENTS[item.name].BINARY
+        version = versions.installed(binary, environ, timeout=3.0)
+        rows.append(
+            {
+                "agent": item.name,
+                "path": env.which(binary, environ),
+                "version": ".".join(map(str, version)) if version else None,
+                "files": item.files,
+                "configured": item.configured,
+                "profile": item.profile,
+                "base_url": item.base_url,
+                "model": item.model,
+                "error": item.error,
+            }
+        )
+    click.echo(report.dumps(rows) if as_json else report.agents_text(rows, environ))
+
+
 # -- profiles ----------------------------------------------------------------------------------------
 
 
@@ -481,7 +514,8 @@ def _detect_key(draft: Any, environ: dict[str, str]) -> str | None:
 
 @profile.command("add")
 @click.argument("name")
-@click.option("--base-url", required=True, help="OpenAI-protocol base URL, e.g. http://localhost:8000/v1.")
+@click.option("--base-url", help="OpenAI-protocol base URL, e.g. http://localhost:8000/v1.")
+@click.option("--from", "source", metavar="FILE|URL", help="Take the profile from a TOML file or URL (profile export).")
 @click.option("--model", help="Model id as the server names it (with --detect: optional if it serves one).")
 @click.option("--anthropic-base-url", help="Anthropic-protocol base URL for Claude Code (without /v1).")
 @click.option("--key-env", metavar="VAR", help="Variable the agents read the key from (`agentcfg exec` sets it).")
@@ -493,7 +527,8 @@ def _detect_key(draft: Any, environ: dict[str, str]) -> str | None:
 @click.option("--force", is_flag=True, help="Replace an existing profile of that name.")
 def profile_add(
     name: str,
-    base_url: str,
+    base_url: str | None,
+    source: str | None,
     model: str | None,
     anthropic_base_url: str | None,
     key_env: str | None,
@@ -507,25 +542,26 @@ def profile_add(
     """Add (or with --force replace) a profile of your own.
 
     Without --key-env or --no-key, a profile for a server on this machine needs no key and any
-    other reads NAME_API_KEY (upper-cased).
+    other reads NAME_API_KEY (upper-cased). With --from, the profile is a team's shared file (as
+    `agentcfg profile export` writes it): validated, then saved as yours.
     """
     from agentcfg import detect as detection
     from agentcfg import env, fsutil, profiles
 
     environ = _environ()
+    if source:
+        _add_from(name, source, force, environ)
+        return
+    if not base_url:
+        raise click.UsageError("give --base-url URL (with --model ID), or --from FILE|URL")
     if key_env and no_key:
         raise AgentcfgError("--key-env and --no-key contradict each other", hint="Give one of them.")
-    if not profiles.NAME_RE.match(name):
-        raise AgentcfgError(f"{name!r} is not a valid profile name", hint="Use lower-case letters, digits, '-', '_'.")
     if anthropic_base_url and anthropic_base_url.rstrip("/").endswith("/v1"):
         raise AgentcfgError(
             f"--anthropic-base-url {anthropic_base_url} ends in /v1, but Claude Code appends /v1/messages itself",
             hint=f"Use {anthropic_base_url.rstrip('/')[:-3]} instead.",
         )
-    existing = profiles.load_all(environ)
-    if name in existing and not force:
-        kind = "built-in profile" if existing[name].source == profiles.BUILT_IN else "profile"
-        raise AgentcfgError(f"a {kind} named {name!r} exists", hint="Add --force to replace it with yours.")
+    _check_new_name(name, force, environ)
     draft = profiles.Profile(name=name, base_url=base_url, model=model or "?")
     if not key_env and not no_key and not draft.is_local:
         key_env = name.upper().replace("-", "_") + "_API_KEY"
@@ -558,6 +594,41 @@ def profile_add(
     click.echo(f"Switch to it with: agentcfg switch {name}")
 
 
+def _check_new_name(name: str, force: bool, environ: dict[str, str]) -> None:
+    from agentcfg import profiles
+
+    if not profiles.NAME_RE.match(name):
+        raise AgentcfgError(f"{name!r} is not a valid profile name", hint="Use lower-case letters, digits, '-', '_'.")
+    existing = profiles.load_all(environ)
+    if name in existing and not force:
+        kind = "built-in profile" if existing[name].source == profiles.BUILT_IN else "profile"
+        raise AgentcfgError(f"a {kind} named {name!r} exists", hint="Add --force to replace it with yours.")
+
+
+def _add_from(name: str, source: str, force: bool, environ: dict[str, str]) -> None:
+    from agentcfg import env, fsutil, profiles
+
+    _check_new_name(name, force, environ)
+    text = profiles.read_source(source, environ)
+    new = profiles.parse(name, text, source)  # validated against the schema before it is saved
+    path = profiles.profiles_dir(environ) / f"{name}.toml"
+    fsutil.private_dir(path.parent)
+    fsutil.atomic_write(path, text.encode("utf-8"), 0o644)
+    click.echo(f"Added profile {name} from {source}: {new.model} at {new.base_url}\n  {env.display(path, environ)}")
+    if new.key_env:
+        click.echo(f"  agents read its key from {new.key_env}; store the key with: agentcfg key set {name}")
+    click.echo(f"Switch to it with: agentcfg switch {name}")
+
+
+@profile.command("export")
+@click.argument("name", shell_complete=_complete_profile)
+def profile_export(name: str) -> None:
+    """Print PROFILE as TOML to share with a team (`profile add NAME --from FILE`). Never a key."""
+    from agentcfg import profiles
+
+    click.echo(profiles.to_toml(profiles.get(name, _environ())), nl=False)
+
+
 @profile.command("rm")
 @click.argument("name", shell_complete=_complete_profile)
 def profile_rm(name: str) -> None:
@@ -567,7 +638,13 @@ def profile_rm(name: str) -> None:
     environ = _environ()
     path = profiles.profiles_dir(environ) / f"{name}.toml"
     if not path.is_file():
-        profiles.get(name, environ)  # unknown name -> the usual error with suggestions
+        found = profiles.get(name, environ)  # unknown name -> the usual error with suggestions
+        if found.source.startswith(profiles.PROJECT):
+            raise AgentcfgError(
+                f"{name!r} is this project's profile",
+                where=found.source.removeprefix(profiles.PROJECT),
+                hint="It belongs to the project: remove the file from its .agentcfg/profiles/ if you mean to.",
+            )
         raise AgentcfgError(f"{name!r} is a built-in profile and cannot be removed")
     path.unlink()
     click.echo(f"Removed profile {name} ({env.display(path, environ)})")
@@ -583,7 +660,8 @@ def main(argv: list[str] | None = None) -> None:
 
     # Every line agentcfg prints goes through the scrubber: no output path can show a key it has seen.
     redact.register_environment(os.environ)
-    if not isinstance(sys.stdout, redact.RedactingStream):
+    completing = "_AGENTCFG_COMPLETE" in os.environ  # click writes completion scripts as bytes; they hold no key
+    if not completing and not isinstance(sys.stdout, redact.RedactingStream):
         sys.stdout = redact.RedactingStream(sys.stdout)  # type: ignore[assignment]
         sys.stderr = redact.RedactingStream(sys.stderr)  # type: ignore[assignment]
     try:

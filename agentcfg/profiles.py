@@ -170,11 +170,53 @@ def _read_dir(directory: Path, source_of, cache: _ValidatedCache) -> dict[str, P
     return found
 
 
-def load_all(environ: env.Environ) -> dict[str, Profile]:
-    """Built-ins, then the user's profiles (which override built-ins of the same name)."""
+PROJECT = "project:"  # the source prefix of a profile from a project's .agentcfg/profiles/
+
+
+def project_profiles_dir(environ: env.Environ, cwd: Path | None = None) -> Path | None:
+    """The nearest `.agentcfg/profiles/` from the working directory up (HOME itself is not a project)."""
+    start = (cwd or Path.cwd()).resolve()
+    home = env.home(environ).resolve()
+    for directory in (start, *start.parents):
+        if directory == home:
+            return None
+        candidate = directory / ".agentcfg" / "profiles"
+        if candidate.is_dir():
+            return candidate
+    return None
+
+
+def _add_project(profiles: dict[str, Profile], project: dict[str, Profile]) -> None:
+    """Project profiles add names; they never replace yours, nor borrow another profile's key variable
+    (a cloned repository must not be able to send your gateway key to a host of its choosing)."""
+    variables = {p.key_env: p.name for p in profiles.values() if p.key_env}
+    for name, profile in project.items():
+        where = profile.source.removeprefix(PROJECT)
+        if name in profiles:
+            kind = "built-in" if profiles[name].source == BUILT_IN else "user"
+            raise AgentcfgError(
+                f"this project's profile {name!r} has the name of a {kind} profile",
+                where=where,
+                hint="A project profile never replaces one of yours: rename the file.",
+            )
+        if profile.key_env in variables:
+            raise AgentcfgError(
+                f"this project's profile {name!r} reads the key variable {profile.key_env} of profile "
+                f"{variables[profile.key_env]!r}",
+                where=where,
+                hint="A project profile must use a key variable of its own, so your key never goes to its host.",
+            )
+        profiles[name] = profile
+
+
+def load_all(environ: env.Environ, cwd: Path | None = None) -> dict[str, Profile]:
+    """Built-ins, then the user's profiles (which override built-ins of the same name), then the
+    current project's (which only add names)."""
     cache = _ValidatedCache(environ)
     profiles = _read_dir(data_dir("profiles"), lambda _p: BUILT_IN, cache)
     profiles.update(_read_dir(profiles_dir(environ), str, cache))
+    if project := project_profiles_dir(environ, cwd):
+        _add_project(profiles, _read_dir(project, lambda p: PROJECT + str(p), cache))
     cache.save()
     from agentcfg import redact
 
@@ -197,6 +239,27 @@ def get(name: str, environ: env.Environ) -> Profile:
         hint="List them with `agentcfg profile list`; "
         "add one with `agentcfg profile add NAME --base-url URL --model ID`.",
     )
+
+
+def read_source(source: str, environ: env.Environ) -> str:
+    """A profile's TOML from a file or an http(s) URL (`profile add --from`)."""
+    if source.startswith(("http://", "https://")):
+        import httpx
+
+        try:
+            response = httpx.get(source, timeout=10, follow_redirects=True)
+            response.raise_for_status()
+        except httpx.HTTPError as exc:
+            raise AgentcfgError(
+                f"could not fetch {source}: {exc}", hint="Check the URL, or save the file and give its path."
+            ) from None
+        return response.text
+    try:
+        return Path(source).expanduser().read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise AgentcfgError(
+            f"cannot read {source}: {exc}", hint="Give the path of a profile TOML file, or a URL."
+        ) from None
 
 
 def to_toml(profile: Profile) -> str:

@@ -202,6 +202,24 @@ def doctor_text(report: Any, colour: bool) -> str:
     return "\n".join(lines)
 
 
+# -- agents ----------------------------------------------------------------------------------------
+
+
+def agents_text(rows: list[dict[str, Any]], environ: env.Environ) -> str:
+    table = [("AGENT", "INSTALLED", "VERSION", "POINTS AT", "CONFIG")]
+    for row in rows:
+        installed = env.display(Path(row["path"]), environ) if row["path"] else "no"
+        points = "-"
+        if row["error"]:
+            points = "error: " + row["error"].splitlines()[0]
+        elif row["configured"] and (row["base_url"] or row["model"]):
+            points = f"{row['profile'] or 'other'}: {row['model'] or '?'} at {row['base_url'] or '?'}"
+        config = ", ".join(row["files"]) if row["configured"] else "none yet"
+        table.append((row["agent"], installed, row["version"] or "-", points, config))
+    widths = [max(len(r[i]) for r in table) for i in range(len(table[0]) - 1)]
+    return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=False)) + "  " + r[-1] for r in table)
+
+
 # -- keys ------------------------------------------------------------------------------------------
 
 
@@ -229,10 +247,21 @@ def profile_dict(profile: Profile, environ: env.Environ) -> dict[str, Any]:
     return data
 
 
+def source_text(source: str, environ: env.Environ) -> str:
+    """Where a profile comes from, as the user thinks of it: built-in, ~/... or `project ~/...`."""
+    from agentcfg.profiles import PROJECT
+
+    if source == BUILT_IN:
+        return source
+    if source.startswith(PROJECT):
+        return "project " + env.display(Path(source.removeprefix(PROJECT)), environ)
+    return env.display(Path(source), environ)
+
+
 def profiles_text(profiles: list[Profile], environ: env.Environ) -> str:
     rows = [("NAME", "MODEL", "BASE URL", "KEY", "SOURCE")]
     for p in profiles:
-        source = "built-in" if p.source == BUILT_IN else env.display(Path(p.source), environ)
+        source = source_text(p.source, environ)
         rows.append((p.name, p.model, p.base_url, p.key_env or "none", source))
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
     return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=False)) + "  " + r[-1] for r in rows)
@@ -245,7 +274,7 @@ def profile_text(profile: Profile, environ: env.Environ) -> str:
     for key, value in data.items():
         if key == "key_in_environment":
             value = "set" if value else f"not set (export {profile.key_env}=...)"
-        elif key == "source" and value != BUILT_IN:
-            value = env.display(Path(value), environ)
+        elif key == "source":
+            value = source_text(value, environ)
         lines.append(f"{key:<{width}}  {value}")
     return "\n".join(lines)
