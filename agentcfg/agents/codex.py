@@ -103,3 +103,18 @@ def read(current: Texts) -> Binding:
         helper=helper,
         wire_api=table.get("wire_api", "responses" if provider in BUILT_IN_PROVIDERS else None),
     )
+
+
+def key_references(current: Texts, key: str, key_env: str) -> list[FileEdit]:
+    """Every provider table of the user's own with `key` as its bearer token: read from key_env instead."""
+    ((config_file, text),) = current.items()
+    config = edit.load("toml", text or "", path=str(config_file.path))
+    tables = config.get("model_providers") if isinstance(config.get("model_providers"), dict) else {}
+    assignments: list[Assignment] = []
+    for name, table in tables.items():
+        if isinstance(table, dict) and table.get("experimental_bearer_token") == key:
+            assignments += [
+                (("model_providers", name, "experimental_bearer_token"), REMOVE),
+                (("model_providers", name, "env_key"), key_env),
+            ]
+    return [FileEdit(config_file, assignments)] if assignments else []

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from agentcfg import budget, edit, env
 from agentcfg.agents.base import AgentFile, Binding, FileEdit, KeySource, Texts
-from agentcfg.edit import REMOVE
+from agentcfg.edit import REMOVE, Assignment
 from agentcfg.profiles import Profile
 
 NAME = "opencode"
@@ -83,3 +83,16 @@ def read(current: Texts) -> Binding:
         key_value=key if source == "in file" else None,
         output_tokens=limit if isinstance(limit, int) else None,
     )
+
+
+def key_references(current: Texts, key: str, key_env: str) -> list[FileEdit]:
+    """Every provider of the user's own that holds `key` in plaintext, pointed at `{env:key_env}` instead."""
+    ((config_file, text),) = current.items()
+    config = edit.load("json", text or "", path=str(config_file.path))
+    providers = config.get("provider") if isinstance(config.get("provider"), dict) else {}
+    assignments: list[Assignment] = [
+        (("provider", name, "options", "apiKey"), f"{{env:{key_env}}}")
+        for name, provider in providers.items()
+        if isinstance(provider, dict) and (provider.get("options") or {}).get("apiKey") == key
+    ]
+    return [FileEdit(config_file, assignments)] if assignments else []

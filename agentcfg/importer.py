@@ -1,0 +1,140 @@
+"""`agentcfg profile import` and `init`: the endpoints a machine's agents already use, as profiles.
+
+`candidates()` is pure: what each agent's files say (Bindings) and the OPENAI_*/ANTHROPIC_* variables
+in, one candidate per distinct base URL + model out, named after its host, with any plaintext key
+found beside it (to move into the keyring).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from urllib.parse import urlsplit
+
+from agentcfg import env
+from agentcfg.agents.base import Binding
+from agentcfg.profiles import NAME_RE, PLACEHOLDER_KEY, Profile, is_loopback
+
+PLACEHOLDERS = {PLACEHOLDER_KEY, "sk-local", "sk-local-anything", "empty", "none", "dummy", "sk-xxx", "no-key"}
+
+
+@dataclass
+class Candidate:
+    name: str
+    base_url: str
+    model: str
+    anthropic_base_url: str | None = None
+    key_env: str | None = None
+    key: str | None = field(default=None, repr=False)  # a plaintext key found in a file or the shell
+    found_in: list[str] = field(default_factory=list)  # agents (or "environment") that point here
+    known_as: str | None = None  # an existing profile with this base URL and model
+
+    def profile(self) -> Profile:
+        return Profile(
+            name=self.name,
+            base_url=self.base_url,
+            model=self.model,
+            key_env=self.key_env,
+            anthropic_base_url=self.anthropic_base_url,
+            description=f"imported from {', '.join(self.found_in)}",
+        )
+
+
+def _norm(url: str) -> str:
+    return url.rstrip("/")
+
+
+def name_for(base_url: str, taken: set[str]) -> str:
+    """A profile name from the host: `local-8000` for this machine, `deepseek` for api.deepseek.com."""
+    parts = urlsplit(base_url)
+    host = (parts.hostname or "endpoint").lower()
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    if is_loopback(host):
+        base = f"local-{port or 80}"
+    else:
+        labels = [label for label in host.split(".") if label not in ("api", "www", "gateway", "openai")]
+        base = labels[-2] if len(labels) >= 2 else labels[0] if labels else "endpoint"
+    base = re.sub(r"[^a-z0-9_-]+", "-", base).strip("-") or "endpoint"
+    name, n = base, 2
+    while name in taken or not NAME_RE.match(name):
+        name, n = f"{base}-{n}", n + 1
+    return name
+
+
+def _plain_key(binding: Binding, environ: env.Environ) -> str | None:
+    value = binding.key_value
+    if value is None and binding.key_env:
+        value = environ.get(binding.key_env)
+    return None if not value or value.lower() in PLACEHOLDERS else value
+
+
+def candidates(bindings: dict[str, Binding], environ: env.Environ, existing: dict[str, Profile]) -> list[Candidate]:
+    """Every distinct endpoint the agents (and OPENAI_*/ANTHROPIC_* variables) point at."""
+    found: dict[tuple[str, str], Candidate] = {}
+    taken = set(existing)
+    anthropic: list[tuple[str, Binding]] = []
+
+    def add(base: str | None, model: str | None, where: str, key: str | None, key_env: str | None) -> None:
+        if not base or not model:
+            return
+        slot = (_norm(base), model)
+        if slot not in found:
+            known = next((p.name for p in existing.values() if (_norm(p.base_url), p.model) == slot), None)
+            name = known or name_for(base, taken)
+            taken.add(name)
+            found[slot] = Candidate(name, _norm(base), model, known_as=known)
+        candidate = found[slot]
+        candidate.found_in.append(where)
+        if key and not candidate.key:
+            candidate.key = key
+        if key_env and not candidate.key_env:
+            candidate.key_env = key_env
+
+    for agent, binding in bindings.items():
+        if agent == "claude":
+            anthropic.append((agent, binding))
+            continue
+        key = _plain_key(binding, environ) if binding.key_value else None
+        key_env = binding.key_env if binding.key_env not in (None, "OPENAI_API_KEY") else None
+        add(binding.base_url, binding.model, agent, key, key_env)
+    if environ.get("OPENAI_BASE_URL") and environ.get("OPENAI_MODEL"):
+        key = environ.get("OPENAI_API_KEY")
+        add(
+            environ["OPENAI_BASE_URL"],
+            environ["OPENAI_MODEL"],
+            "environment",
+            None if not key or key.lower() in PLACEHOLDERS else key,
+            None,
+        )
+    if environ.get("ANTHROPIC_BASE_URL") and environ.get("ANTHROPIC_MODEL"):
+        anthropic.append(
+            (
+                "environment",
+                Binding(
+                    base_url=environ["ANTHROPIC_BASE_URL"],
+                    model=environ["ANTHROPIC_MODEL"],
+                    key_value=environ.get("ANTHROPIC_AUTH_TOKEN"),
+                ),
+            )
+        )
+    for where, binding in anthropic:  # Claude's endpoint joins the OpenAI one on the same host and model
+        if not binding.base_url or not binding.model:
+            continue
+        host = urlsplit(binding.base_url)[:2]
+        match = next((c for c in found.values() if urlsplit(c.base_url)[:2] == host and c.model == binding.model), None)
+        key = _plain_key(binding, environ)
+        if match is None:
+            add(_norm(binding.base_url) + "/v1", binding.model, where, key, None)
+            match = found[(_norm(binding.base_url) + "/v1", binding.model)]
+        else:
+            match.found_in.append(where)
+            match.key = match.key or key
+        match.anthropic_base_url = _norm(binding.base_url)
+    for candidate in found.values():
+        host = urlsplit(candidate.base_url).hostname or ""
+        if not candidate.key_env and (candidate.key or not is_loopback(host)):
+            candidate.key_env = candidate.name.upper().replace("-", "_") + "_API_KEY"
+    return list(found.values())

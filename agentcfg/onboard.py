@@ -1,0 +1,92 @@
+"""The I/O of `profile import` and `init`: read every agent's files, write the imported profiles, move
+plaintext keys into the keyring, and point the files that held them at the keyring instead (one
+journal entry, so `agentcfg rollback` puts the plaintext back)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+
+from agentcfg import edit, env, fsutil, profiles
+from agentcfg.agents import AGENTS
+from agentcfg.agents.base import Binding
+from agentcfg.errors import AgentcfgError
+from agentcfg.importer import Candidate, candidates
+from agentcfg.plan import FileChange
+
+
+@dataclass
+class Imported:
+    candidates: list[Candidate]
+    created: list[str] = field(default_factory=list)  # profile files written
+    moved: list[str] = field(default_factory=list)  # profiles whose plaintext key went into the keyring
+    notes: list[str] = field(default_factory=list)
+
+
+def bindings(environ: env.Environ) -> tuple[dict[str, Binding], list[str]]:
+    """What each configured agent points at now (agents whose files do not parse are named, not read)."""
+    from agentcfg.switch import read_current
+
+    found, notes = {}, []
+    for agent in AGENTS.values():
+        try:
+            current = read_current(agent, environ)
+            if any(text is not None for text in current.values()):
+                found[agent.NAME] = agent.read(current)
+        except AgentcfgError as exc:
+            notes.append(f"{agent.NAME}: not imported, its file does not parse ({exc.message})")
+    return found, notes
+
+
+def import_profiles(environ: env.Environ, *, move_keys: Callable[[Candidate], bool]) -> Imported:
+    """Write a profile for every new endpoint; move each plaintext key the user agrees to move."""
+    existing = profiles.load_all(environ)
+    found, notes = bindings(environ)
+    result = Imported(candidates(found, environ, existing), notes=notes)
+    directory = profiles.profiles_dir(environ)
+    for candidate in result.candidates:
+        if candidate.known_as:
+            continue
+        fsutil.private_dir(directory)
+        path = directory / f"{candidate.name}.toml"
+        fsutil.atomic_write(path, profiles.to_toml(candidate.profile()).encode("utf-8"), 0o644)
+        result.created.append(candidate.name)
+    current = profiles.load_all(environ)
+    for candidate in result.candidates:
+        if candidate.key and move_keys(candidate):
+            _move_key(current[candidate.name], candidate, environ, result)
+    return result
+
+
+def _move_key(profile: profiles.Profile, candidate: Candidate, environ: env.Environ, result: Imported) -> None:
+    from agentcfg import keystore
+    from agentcfg.apply import Journal
+    from agentcfg.switch import key_source, plan_switch
+
+    if not profile.key_env:
+        result.notes.append(f"{profile.name}: a key was found, but the profile reads none; it was left in place")
+        return
+    try:
+        keystore.KeyStore(environ, profile).set(profile.name, str(candidate.key))
+    except keystore.KeyringProblem as problem:  # never a silent downgrade: the key stays where it was
+        result.notes.append(f"{profile.name}: the key stays in its file: {problem.message}")
+        return
+    agents = [AGENTS[name] for name in candidate.found_in if name in AGENTS]
+    keys, _ = key_source(profile, agents, environ)
+    journal = Journal(environ)
+    with journal.locked():
+        plan = plan_switch(profile, agents, environ, keys)
+        plan.changes = [_forget_key(change, str(candidate.key), profile.key_env, environ) for change in plan.changes]
+        journal.commit(plan.changes, {"kind": "switch", "profile": profile.name, "label": f"move key {profile.name}"})
+    result.moved.append(profile.name)
+
+
+def _forget_key(change: FileChange, key: str, key_env: str, environ: env.Environ) -> FileChange:
+    """The user's own provider entries that held the key now name its variable (Codex, opencode)."""
+    agent = AGENTS[change.agent]
+    if not hasattr(agent, "key_references") or change.after is None:
+        return change
+    after = change.after
+    for file_edit in agent.key_references({change.file: after}, key, key_env):
+        after = edit.apply(change.file.format, after, file_edit.assignments, path=env.display(change.path, environ))
+    return replace(change, after=after)
