@@ -224,6 +224,12 @@ def init(profile_name: str | None, key_stdin: bool, yes: bool, agents: tuple[str
     else:
         click.echo(f"3. {chosen.name}: " + ("key already stored" if chosen.key_env else "needs no key"))
     selected, skipped = select(agents, False, environ)
+    for agent in [a for a in selected if a.NAME in imported.holding_keys]:  # a switch would replace their key
+        selected.remove(agent)
+        skipped[agent.NAME] = (
+            f"its file holds a plaintext key that stayed out of the keyring; "
+            f"`agentcfg switch {chosen.name} --agent {agent.NAME}` replaces it (rollback restores)"
+        )
     keys, key_notes = key_source(chosen, selected, environ)
     journal = Journal(environ)
     with journal.locked():
@@ -235,6 +241,9 @@ def init(profile_name: str | None, key_stdin: bool, yes: bool, agents: tuple[str
     for agent, why in {**skipped, **plan.skipped}.items():
         click.echo(f"   {agent}: skipped, {why}")
     _emit_notes(plan.notes + key_notes)
+    if not selected:
+        click.echo("5. doctor: no agent was switched; nothing to check")
+        return
     targets = doc.targets_from_profile(chosen, selected, environ)
     result = doc.run(targets, environ, deadline=3.0)
     counts = doc.summary(result.findings)

@@ -45,19 +45,28 @@ def _norm(url: str) -> str:
 
 
 def name_for(base_url: str, taken: set[str]) -> str:
-    """A profile name from the host: `local-8000` for this machine, `deepseek` for api.deepseek.com."""
+    """A profile name from the host: `local-8000` for this machine, `deepseek` for api.deepseek.com,
+    `10-0-0-5-8000` for an address."""
+    import ipaddress
+
     parts = urlsplit(base_url)
     host = (parts.hostname or "endpoint").lower()
     try:
-        port = parts.port
+        port = parts.port or {"http": 80, "https": 443}.get(parts.scheme, 80)
     except ValueError:
-        port = None
+        port = 80
     if is_loopback(host):
-        base = f"local-{port or 80}"
+        base = f"local-{port}"
     else:
-        labels = [label for label in host.split(".") if label not in ("api", "www", "gateway", "openai")]
-        base = labels[-2] if len(labels) >= 2 else labels[0] if labels else "endpoint"
-    base = re.sub(r"[^a-z0-9_-]+", "-", base).strip("-") or "endpoint"
+        try:
+            ipaddress.ip_address(host)
+            base = f"{host.replace('.', '-').replace(':', '-')}-{port}"
+        except ValueError:
+            labels = host.split(".")
+            labels = labels[:-1] if len(labels) > 1 else labels  # drop the top-level domain
+            labels = [label for label in labels if label not in ("api", "www", "gateway")] or labels
+            base = labels[-1]
+    base = re.sub(r"[^a-z0-9_-]+", "-", base).strip("-_")[:48] or "endpoint"
     name, n = base, 2
     while name in taken or not NAME_RE.match(name):
         name, n = f"{base}-{n}", n + 1
@@ -68,7 +77,9 @@ def _plain_key(binding: Binding, environ: env.Environ) -> str | None:
     value = binding.key_value
     if value is None and binding.key_env:
         value = environ.get(binding.key_env)
-    return None if not value or value.lower() in PLACEHOLDERS else value
+    if not value or value.lower() in PLACEHOLDERS or value.startswith(("{env:", "{file:")):
+        return None  # no key, a placeholder, or a reference opencode resolves itself
+    return value
 
 
 def candidates(bindings: dict[str, Binding], environ: env.Environ, existing: dict[str, Profile]) -> list[Candidate]:
@@ -78,8 +89,8 @@ def candidates(bindings: dict[str, Binding], environ: env.Environ, existing: dic
     anthropic: list[tuple[str, Binding]] = []
 
     def add(base: str | None, model: str | None, where: str, key: str | None, key_env: str | None) -> None:
-        if not base or not model:
-            return
+        if not base or not model or not base.startswith(("http://", "https://")):
+            return  # not configured, or a reference such as opencode's {env:VAR} that only the agent resolves
         slot = (_norm(base), model)
         if slot not in found:
             known = next((p.name for p in existing.values() if (_norm(p.base_url), p.model) == slot), None)

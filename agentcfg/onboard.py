@@ -22,6 +22,11 @@ class Imported:
     moved: list[str] = field(default_factory=list)  # profiles whose plaintext key went into the keyring
     notes: list[str] = field(default_factory=list)
 
+    @property
+    def holding_keys(self) -> set[str]:
+        """Agents whose files still hold a plaintext key that was not moved into the keyring."""
+        return {a for c in self.candidates if c.key and c.name not in self.moved for a in c.found_in if a in AGENTS}
+
 
 def bindings(environ: env.Environ) -> tuple[dict[str, Binding], list[str]]:
     """What each configured agent points at now (agents whose files do not parse are named, not read)."""
@@ -66,8 +71,16 @@ def _move_key(profile: profiles.Profile, candidate: Candidate, environ: env.Envi
     if not profile.key_env:
         result.notes.append(f"{profile.name}: a key was found, but the profile reads none; it was left in place")
         return
+    store = keystore.KeyStore(environ, profile)
     try:
-        keystore.KeyStore(environ, profile).set(profile.name, str(candidate.key))
+        stored = store.get(profile.name)
+        if stored is not None and stored != candidate.key:
+            result.notes.append(
+                f"{profile.name}: the keyring already holds a different key; the one in "
+                f"{', '.join(candidate.found_in)} was left where it is"
+            )
+            return
+        store.set(profile.name, str(candidate.key))
     except keystore.KeyringProblem as problem:  # never a silent downgrade: the key stays where it was
         result.notes.append(f"{profile.name}: the key stays in its file: {problem.message}")
         return
@@ -79,6 +92,7 @@ def _move_key(profile: profiles.Profile, candidate: Candidate, environ: env.Envi
         plan.changes = [_forget_key(change, str(candidate.key), profile.key_env, environ) for change in plan.changes]
         journal.commit(plan.changes, {"kind": "switch", "profile": profile.name, "label": f"move key {profile.name}"})
     result.moved.append(profile.name)
+    result.notes += [note for note in plan.notes if "plaintext" in note]  # what happened to the old copies
 
 
 def _forget_key(change: FileChange, key: str, key_env: str, environ: env.Environ) -> FileChange:
