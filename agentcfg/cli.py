@@ -42,12 +42,14 @@ def cli() -> None:
     """Point Codex CLI, qwen-code, opencode and Claude Code at one provider.
 
     \b
-    agentcfg switch local        every installed agent -> the vLLM on localhost:8000
-    agentcfg switch taotoken     ... -> the TaoToken gateway
-    agentcfg status              what each agent points at now
-    agentcfg rollback            undo the last switch, byte for byte
-    agentcfg key set taotoken    keep the gateway key in the OS keyring
-    agentcfg exec taotoken -- opencode   run an agent with the key set
+    agentcfg init                       set up this machine (import, keys, switch, check)
+    agentcfg switch local               every installed agent -> the vLLM on localhost:8000
+    agentcfg switch taotoken            ... -> the TaoToken gateway
+    agentcfg status                     what each agent points at now
+    agentcfg rollback                   undo the last switch, byte for byte
+    agentcfg doctor                     an agent fails? the cause, and the fix
+    agentcfg key set taotoken           keep the gateway key in the OS keyring
+    agentcfg exec taotoken -- opencode  run an agent with the key set
     """
 
 
@@ -553,7 +555,7 @@ def agents_command(as_json: bool) -> None:
 
 @cli.group()
 def profile() -> None:
-    """List, show, add and remove provider profiles."""
+    """List, show, add, import, export and remove provider profiles."""
 
 
 @profile.command("list")
