@@ -203,19 +203,45 @@ def _check_shape(result: Result) -> Verdict:
         return Verdict(False, "stream-broken", "a `data:` line that is not JSON")
     if message := next((error_message(e) for e in payloads if error_message(e)), None):
         return Verdict(False, "stream-broken", f"an error inside the stream: {message}")
+    # What each agent's parser insists on, seen by running them (codex 0.171, qwen-code 0.15, Claude Code 2.1).
     if kind == "chat-stream":
         if not any("choices" in e for e in payloads):
             return Verdict(False, "response-not-openai", "stream events without `choices`")
         if events[-1] != "[DONE]":
             return Verdict(False, "stream-broken", "the stream ended without `data: [DONE]`")
+        choices = [c for e in payloads for c in e.get("choices") or [] if isinstance(c, dict)]
+        if not any(c.get("finish_reason") for c in choices):
+            return Verdict(
+                False,
+                "stream-broken",
+                'no chunk has a `finish_reason` (qwen-code: "Model stream ended without a finish reason")',
+            )
     elif kind == "responses-stream":
-        types = {e.get("type") for e in payloads}
+        types = [e.get("type") for e in payloads]
         if "response.completed" not in types and "response.incomplete" not in types:
             return Verdict(False, "stream-broken", "the Responses stream ended without `response.completed`")
+        if "response.output_text.delta" in types and "response.output_item.added" not in types:
+            return Verdict(
+                False,
+                "stream-broken",
+                'text deltas without `response.output_item.added` (Codex: "OutputTextDelta without active item")',
+            )
     elif kind == "messages-stream":
-        types = {e.get("type") for e in payloads}
+        types = [e.get("type") for e in payloads]
         if "message_stop" not in types:
             return Verdict(False, "stream-broken", "the Messages stream ended without `message_stop`")
+        start = next((e.get("message") for e in payloads if e.get("type") == "message_start"), None)
+        if (
+            not isinstance(start, dict)
+            or "usage" not in start
+            or ("content_block_delta" in types and "content_block_start" not in types)
+        ):
+            return Verdict(
+                False,
+                "stream-broken",
+                "`message_start` without a full message, or deltas without "
+                '`content_block_start` (Claude Code: "empty or malformed response")',
+            )
     return Verdict(True)
 
 

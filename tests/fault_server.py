@@ -24,6 +24,75 @@ from typing import Any
 MODEL = "DeepSeek-V4-Flash"
 
 
+def chat_chunks(model: str, text: str) -> list[dict[str, Any]]:
+    """A complete chat stream as vLLM sends it: role, content, finish_reason, then usage."""
+    base = {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1796001113, "model": model}
+    return [
+        {**base, "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}]},
+        {**base, "choices": [{"index": 0, "delta": {"content": text}, "finish_reason": None}]},
+        {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]},
+        {**base, "choices": [], "usage": {"prompt_tokens": 12, "completion_tokens": 1, "total_tokens": 13}},
+    ]
+
+
+def responses_events(model: str, text: str) -> list[dict[str, Any]]:
+    """A complete Responses stream (the event types vLLM 0.32 sends, in its order)."""
+    item = {"id": "msg_1", "type": "message", "role": "assistant", "status": "in_progress", "content": []}
+    part = {"type": "output_text", "text": "", "annotations": []}
+    done_item = {**item, "status": "completed", "content": [{**part, "text": text}]}
+    response = {"id": "resp_1", "object": "response", "model": model, "status": "in_progress", "output": []}
+    usage = {
+        "input_tokens": 12,
+        "output_tokens": 1,
+        "total_tokens": 13,
+        "input_tokens_details": {"cached_tokens": 0},
+        "output_tokens_details": {"reasoning_tokens": 0},
+    }
+    where = {"output_index": 0, "content_index": 0, "item_id": "msg_1"}
+    events = [
+        {"type": "response.created", "response": response},
+        {"type": "response.in_progress", "response": response},
+        {"type": "response.output_item.added", "output_index": 0, "item": item},
+        {"type": "response.content_part.added", **where, "part": part},
+        {"type": "response.output_text.delta", **where, "delta": text, "logprobs": []},
+        {"type": "response.output_text.done", **where, "text": text, "logprobs": []},
+        {"type": "response.content_part.done", **where, "part": {**part, "text": text}},
+        {"type": "response.output_item.done", "output_index": 0, "item": done_item},
+        {
+            "type": "response.completed",
+            "response": {**response, "status": "completed", "output": [done_item], "usage": usage},
+        },
+    ]
+    return [{**event, "sequence_number": n} for n, event in enumerate(events)]
+
+
+def messages_events(model: str, text: str) -> list[dict[str, Any]]:
+    """A complete Anthropic Messages stream."""
+    usage = {"input_tokens": 12, "output_tokens": 0, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
+    message = {
+        "id": "msg_1",
+        "type": "message",
+        "role": "assistant",
+        "content": [],
+        "model": model,
+        "stop_reason": None,
+        "stop_sequence": None,
+        "usage": usage,
+    }
+    return [
+        {"type": "message_start", "message": message},
+        {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+        {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": text}},
+        {"type": "content_block_stop", "index": 0},
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+            "usage": {"output_tokens": 1},
+        },
+        {"type": "message_stop"},
+    ]
+
+
 class _Handler(BaseHTTPRequestHandler):
     server: _Server
     protocol_version = "HTTP/1.1"
@@ -145,13 +214,7 @@ class _Handler(BaseHTTPRequestHandler):
         if fault == "broken-sse":
             self._stream(["data: {not json\n\n", 'data: {"choices": [\n\n'])
             return
-        chunk = {
-            "id": "chatcmpl-1",
-            "object": "chat.completion.chunk",
-            "model": body["model"],
-            "choices": [{"index": 0, "delta": {"role": "assistant", "content": "ready"}, "finish_reason": None}],
-        }
-        self._stream([f"data: {json.dumps(chunk)}\n\n", "data: [DONE]\n\n"])
+        self._stream([f"data: {json.dumps(c)}\n\n" for c in chat_chunks(body["model"], "ready")] + ["data: [DONE]\n\n"])
 
     def _responses(self, body: dict[str, Any]) -> None:
         fault = self.server.fault
@@ -164,12 +227,9 @@ class _Handler(BaseHTTPRequestHandler):
         if fault == "broken-sse":
             self._stream(["event: response.created\n", "data: nonsense\n\n"])
             return
-        events = [
-            ("response.created", {"type": "response.created", "response": {"id": "resp_1"}}),
-            ("response.output_text.delta", {"type": "response.output_text.delta", "delta": "ready"}),
-            ("response.completed", {"type": "response.completed", "response": {"id": "resp_1", "status": "completed"}}),
-        ]
-        self._stream([f"event: {name}\ndata: {json.dumps(data)}\n\n" for name, data in events])
+        self._stream(
+            [f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in responses_events(body["model"], "ready")]
+        )
 
     def _messages(self, body: dict[str, Any]) -> None:
         fault = self.server.fault
@@ -194,15 +254,9 @@ class _Handler(BaseHTTPRequestHandler):
         if fault == "broken-sse":
             self._stream(["event: message_start\n", "data: {oops\n\n"])
             return
-        events = [
-            ("message_start", {"type": "message_start", "message": {"id": "msg_1", "content": []}}),
-            (
-                "content_block_delta",
-                {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "ready"}},
-            ),
-            ("message_stop", {"type": "message_stop"}),
-        ]
-        self._stream([f"event: {name}\ndata: {json.dumps(data)}\n\n" for name, data in events])
+        self._stream(
+            [f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in messages_events(body["model"], "ready")]
+        )
 
 
 class _Server(ThreadingHTTPServer):

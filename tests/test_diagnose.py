@@ -170,7 +170,9 @@ EXPECTED: dict[str, object] = {
     # 500 with an SSE body holding an error and [DONE]: the status decides
     "litellm-1.108/d02-responses-mock-stream": "server-error",
     "litellm-1.108/d03-responses-upstream": None,
-    "litellm-1.108/d04-responses-upstream-stream": None,
+    # LiteLLM's streamed /responses sends text deltas without response.output_item.added: real Codex 0.171
+    # logs "OutputTextDelta without active item" and prints no answer (seen against this shape).
+    "litellm-1.108/d04-responses-upstream-stream": "stream-broken",
     "litellm-1.108/d05-responses-nokey": "key-rejected",
     "litellm-1.108/d06-responses-unknown-model": "model-not-found",
     "litellm-1.108/d07-responses-no-v1": None,  # LiteLLM accepts a missing /v1
@@ -496,7 +498,11 @@ def test_not_what_the_client_parses(result: Result, expected: str, says: str) ->
     assert says in verdict.message
 
 
-CHUNK = {"id": "c", "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {"content": "hi"}}]}
+CHUNK = {
+    "id": "c",
+    "object": "chat.completion.chunk",
+    "choices": [{"index": 0, "delta": {"content": "hi"}, "finish_reason": "stop"}],
+}
 
 
 def sse(*payloads: object) -> str:
@@ -557,8 +563,36 @@ def test_good_hand_written_streams() -> None:
     assert classify(answer(200, responses, RESPONSES_STREAM, SSE_TYPE)).ok
     incomplete = responses.replace("response.completed", "response.incomplete")
     assert classify(answer(200, incomplete, RESPONSES_STREAM, SSE_TYPE)).ok
-    messages = sse({"type": "message_start", "message": {}}, {"type": "message_stop"})
+    messages = sse({"type": "message_start", "message": {"id": "m", "usage": {}}}, {"type": "message_stop"})
     assert classify(answer(200, messages, MESSAGES_STREAM, SSE_TYPE)).ok
+
+
+@pytest.mark.parametrize(
+    ("kind", "body", "why"),
+    [
+        ("chat", sse({"choices": [{"index": 0, "delta": {"content": "hi"}}]}, "[DONE]"), "finish_reason"),
+        (
+            "responses",
+            sse({"type": "response.output_text.delta", "delta": "x"}, {"type": "response.completed"}),
+            "OutputTextDelta without active item",
+        ),
+        ("messages", sse({"type": "message_start", "message": {}}, {"type": "message_stop"}), "malformed"),
+        (
+            "messages",
+            sse(
+                {"type": "message_start", "message": {"usage": {}}},
+                {"type": "content_block_delta", "delta": {"text": "x"}},
+                {"type": "message_stop"},
+            ),
+            "malformed",
+        ),
+    ],
+)
+def test_streams_the_agents_themselves_reject(kind: str, body: str, why: str) -> None:
+    """Each shape made a real agent fail (codex 0.171, qwen-code, Claude Code 2.1) against a test server."""
+    probe = {"chat": CHAT_STREAM, "responses": RESPONSES_STREAM, "messages": MESSAGES_STREAM}[kind]
+    verdict = classify(answer(200, body, probe, SSE_TYPE))
+    assert (verdict.ok, verdict.id) == (False, "stream-broken") and why in verdict.message
 
 
 def test_chat_stream_without_choices_is_not_openai() -> None:
@@ -656,7 +690,10 @@ RESPONSES_BODY = (
     + sse({"type": "response.completed", "response": {"id": "r"}})
 )
 MESSAGES_BODY = (
-    "event: message_start\n" + sse({"type": "message_start"}) + "event: message_stop\n" + sse({"type": "message_stop"})
+    "event: message_start\n"
+    + sse({"type": "message_start", "message": {"id": "m", "usage": {}}})
+    + "event: message_stop\n"
+    + sse({"type": "message_stop"})
 )
 
 
