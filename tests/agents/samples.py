@@ -8,6 +8,14 @@ from agentcfg.profiles import Profile
 
 ENVIRON = {"HOME": "/home/u", "XDG_CONFIG_HOME": "/home/u/.config-does-not-exist"}
 NO_KEYS = KeySource()
+GATEWAY_ANTHROPIC = Profile(  # a keyed gateway that also speaks the Anthropic protocol
+    name="gw",
+    base_url="https://gw.example/v1",
+    model="glm-4.6",
+    key_env="GW_API_KEY",
+    anthropic_base_url="https://gw.example/anthropic",
+    context_window=200_000,
+)
 
 
 def switch(

@@ -21,7 +21,7 @@ from agentcfg.agents.base import KeySource, helper_command, is_helper
 from agentcfg.edit import REMOVE
 from agentcfg.errors import AgentcfgError
 from agentcfg.profiles import PLACEHOLDER_KEY, Profile
-from tests.agents.samples import ENVIRON, NO_KEYS
+from tests.agents.samples import ENVIRON, GATEWAY_ANTHROPIC, NO_KEYS
 from tests.agents.samples import switch as run_switch
 
 if sys.version_info >= (3, 11):
@@ -29,14 +29,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-GW = Profile(
-    name="gw",
-    base_url="https://gw.example/v1",
-    model="glm-4.6",
-    key_env="GW_API_KEY",
-    anthropic_base_url="https://gw.example/anthropic",
-    context_window=200_000,
-)
+GW = GATEWAY_ANTHROPIC
 LOCAL = Profile(
     name="local",
     base_url="http://127.0.0.1:8000/v1",

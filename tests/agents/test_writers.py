@@ -14,7 +14,7 @@ from agentcfg.agents.base import AgentFile, Binding, KeySource
 from agentcfg.edit import MISSING
 from agentcfg.errors import AgentcfgError
 from agentcfg.profiles import PLACEHOLDER_KEY, Profile
-from tests.agents.samples import ENVIRON, NO_KEYS, switch
+from tests.agents.samples import ENVIRON, GATEWAY_ANTHROPIC, NO_KEYS, switch
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -35,14 +35,6 @@ GATEWAY = Profile(
     model="glm-4.6",
     key_env="GW_API_KEY",
     description="Gateway — EU",
-)
-GATEWAY_ANTHROPIC = Profile(
-    name="gw",
-    base_url="https://gw.example/v1",
-    model="glm-4.6",
-    key_env="GW_API_KEY",
-    anthropic_base_url="https://gw.example/anthropic",
-    context_window=200_000,
 )
 LOCAL_KEYED = Profile(  # the same name as LOCAL, redefined with a key
     name="local",
