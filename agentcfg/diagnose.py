@@ -13,20 +13,9 @@ from typing import Any
 from agentcfg.probes import Result
 
 FAIL, WARN, PASS, SKIP = "fail", "warn", "pass", "skip"
+# Static findings after which probing an agent would only add noise.
+BLOCKING = {"config-unreadable", "codex-wire-api", "claude-login-required", "not-configured"}
 QWEN_FIRST_OUTPUT = 8000  # qwen-code's first output limit when its settings set none
-PLACEHOLDER_KEYS = {
-    "agentcfg-no-key",
-    "sk-local",
-    "sk-local-anything",
-    "empty",
-    "none",
-    "dummy",
-    "sk-xxx",
-    "sk-dummy",
-    "no-key",
-    "token",
-    "x",
-}
 EXTRA_CA = {
     "codex": "CODEX_CA_CERTIFICATE=/path/to/ca.pem (Codex adds it to the system store)",
     "qwen": "NODE_EXTRA_CA_CERTS=/path/to/ca.pem",
@@ -356,7 +345,7 @@ def _problem(target: Target, verdict: Verdict, seen: dict[str, Result]) -> Findi
     if vid == "base-url-path":
         alt = seen.get("models-alt")
         models_ok = "models" in seen and classify(seen["models"]).ok
-        if target.agent == "codex" and models_ok and "/responses" in seen_url(verdict, seen, target):
+        if target.agent == "codex" and models_ok and "/responses" in seen_url(seen, target):
             return Finding(
                 "responses-api-missing",
                 FAIL,
@@ -389,7 +378,7 @@ def _problem(target: Target, verdict: Verdict, seen: dict[str, Result]) -> Findi
             vid,
             FAIL,
             agent,
-            f"{seen_url(verdict, seen, target)} answers 404",
+            f"{seen_url(seen, target)} answers 404",
             evidence,
             "check the base URL: vLLM serves /v1/...; a gateway may use /api or /api/v1",
         )
@@ -466,7 +455,7 @@ def _problem(target: Target, verdict: Verdict, seen: dict[str, Result]) -> Findi
     return Finding(vid, FAIL, agent, f"{base} refused the request", evidence, "see the evidence; the server says why")
 
 
-def seen_url(verdict: Verdict, seen: dict[str, Result], target: Target) -> str:
+def seen_url(seen: dict[str, Result], target: Target) -> str:
     for kind in PRIMARY.get(target.agent, ()):
         if kind in seen:
             return seen[kind].probe.url.split("?")[0]
@@ -641,6 +630,3 @@ def diagnose(target: Target, seen: dict[str, Result], proxy_open: bool | None = 
     if "context-limit-exceeded" not in failed:
         findings += _context_findings(target, max_model_len(seen.get("models"), target.model))
     return findings
-
-
-BLOCKING = {"config-unreadable", "codex-wire-api", "claude-login-required", "not-configured"}

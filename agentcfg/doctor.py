@@ -19,9 +19,9 @@ from urllib.parse import urlsplit
 
 from agentcfg import budget, env, probes, proxies
 from agentcfg.agents.base import Binding, is_helper
-from agentcfg.diagnose import FAIL, PASS, PLACEHOLDER_KEYS, SKIP, WARN, Finding, Target, diagnose
+from agentcfg.diagnose import BLOCKING, FAIL, PASS, SKIP, WARN, Finding, Target, diagnose
 from agentcfg.errors import AgentcfgError
-from agentcfg.profiles import PLACEHOLDER_KEY, Profile, is_loopback
+from agentcfg.profiles import PLACEHOLDER_KEY, Profile, is_loopback, is_placeholder
 
 DEFAULT_DEADLINE = 6.0
 DEFAULT_OUTPUT = {"codex": 0, "qwen": 8000, "opencode": 32000, "claude": 32000}
@@ -95,7 +95,7 @@ def _key_checks(target: Target, value: str | None) -> list[Finding]:
             )
         )
     host = urlsplit(target.base_url or "").hostname or ""
-    if value and (value == PLACEHOLDER_KEY or value.lower() in PLACEHOLDER_KEYS) and host and not is_loopback(host):
+    if value and is_placeholder(value) and host and not is_loopback(host):
         findings.append(
             Finding(
                 "key-placeholder-to-remote",
@@ -507,10 +507,7 @@ def _headers(target: Target) -> dict[str, str]:
 
 def probe_plan(target: Target) -> dict[str, probes.Probe]:
     """The requests this agent really makes (plus /models, and the base URL with /v1 added or removed)."""
-    if not target.base_url or any(
-        f.status == FAIL and f.id in ("config-unreadable", "codex-wire-api", "claude-login-required")
-        for f in target.static
-    ):
+    if not target.base_url or any(f.status == FAIL and f.id in BLOCKING for f in target.static):
         return {}
     headers, base, model, via = _headers(target), target.base_url.rstrip("/"), target.model or "", target.proxy
     from agentcfg.diagnose import alternative_base
@@ -519,23 +516,18 @@ def probe_plan(target: Target) -> dict[str, probes.Probe]:
     openai_base = base + "/v1" if target.protocol == "anthropic" else base
     plan["models"] = probes.models(openai_base, headers, via)
     if target.protocol == "openai":
-        alt = probes.models(alternative_base(base), headers, via)
-        plan["models-alt"] = probes.Probe("models-alt", alt.url, alt.headers, None, via)
+        plan["models-alt"] = replace(probes.models(alternative_base(base), headers, via), kind="models-alt")
     if via:
-        plan["models-direct"] = probes.Probe("models-direct", plan["models"].url, plan["models"].headers, None, None)
+        plan["models-direct"] = replace(plan["models"], kind="models-direct", proxy=None)
     if target.agent == "codex":
-        plan["responses-stream"] = _via(probes.responses(base, model, headers), via)
-        plan["chat"] = _via(probes.chat(base, model, headers, stream=False), via)  # the tool-parser check
+        plan["responses-stream"] = replace(probes.responses(base, model, headers), proxy=via)
+        plan["chat"] = replace(probes.chat(base, model, headers, stream=False), proxy=via)  # the tool-parser check
     elif target.agent in ("qwen", "opencode"):
-        plan["chat-stream"] = _via(probes.chat(base, model, headers, stream=True), via)
-        plan["chat"] = _via(probes.chat(base, model, headers, stream=False), via)
+        plan["chat-stream"] = replace(probes.chat(base, model, headers, stream=True), proxy=via)
+        plan["chat"] = replace(probes.chat(base, model, headers, stream=False), proxy=via)
     elif target.agent == "claude":
-        plan["messages-stream"] = _via(probes.messages(base, model, headers), via)
+        plan["messages-stream"] = replace(probes.messages(base, model, headers), proxy=via)
     return plan
-
-
-def _via(probe: probes.Probe, proxy: str | None) -> probes.Probe:
-    return probes.Probe(probe.kind, probe.url, probe.headers, probe.body, proxy)
 
 
 CA_VARIABLES = {"codex": ("CODEX_CA_CERTIFICATE", "SSL_CERT_FILE")}  # the Node agents: NODE_EXTRA_CA_CERTS

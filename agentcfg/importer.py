@@ -13,9 +13,8 @@ from urllib.parse import urlsplit
 
 from agentcfg import env
 from agentcfg.agents.base import Binding
-from agentcfg.profiles import NAME_RE, PLACEHOLDER_KEY, Profile, is_loopback
-
-PLACEHOLDERS = {PLACEHOLDER_KEY, "sk-local", "sk-local-anything", "empty", "none", "dummy", "sk-xxx", "no-key"}
+from agentcfg.profiles import NAME_RE, Profile, is_loopback, is_placeholder
+from agentcfg.profiles import PLACEHOLDER_KEYS as PLACEHOLDERS  # noqa: F401 - the set is_placeholder checks
 
 
 @dataclass
@@ -77,7 +76,7 @@ def _plain_key(binding: Binding, environ: env.Environ) -> str | None:
     value = binding.key_value
     if value is None and binding.key_env:
         value = environ.get(binding.key_env)
-    if not value or value.lower() in PLACEHOLDERS or value.startswith(("{env:", "{file:")):
+    if not value or is_placeholder(value) or value.startswith(("{env:", "{file:")):
         return None  # no key, a placeholder, or a reference opencode resolves itself
     return value
 
@@ -117,7 +116,7 @@ def candidates(bindings: dict[str, Binding], environ: env.Environ, existing: dic
             environ["OPENAI_BASE_URL"],
             environ["OPENAI_MODEL"],
             "environment",
-            None if not key or key.lower() in PLACEHOLDERS else key,
+            None if not key or is_placeholder(key) else key,
             None,
         )
     if environ.get("ANTHROPIC_BASE_URL") and environ.get("ANTHROPIC_MODEL"):

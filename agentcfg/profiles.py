@@ -29,6 +29,13 @@ BUILT_IN = "built-in"
 LOOPBACK_HOSTS = {"localhost", "127.0.0.1", "::1", "[::1]"}
 # Written where a keyless server still needs some key (qwen-code, Claude Code refuse to run without).
 PLACEHOLDER_KEY = "agentcfg-no-key"
+# Values people (and agentcfg) put where a key must be but none is needed: never a real key.
+PLACEHOLDER_KEYS = {PLACEHOLDER_KEY, "sk-local", "sk-local-anything", "empty", "none", "dummy", "sk-xxx",
+                    "sk-dummy", "no-key", "token", "x"}  # fmt: skip
+
+
+def is_placeholder(value: str) -> bool:
+    return value.lower() in PLACEHOLDER_KEYS
 
 
 def is_loopback(host: str) -> bool:
