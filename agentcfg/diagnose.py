@@ -178,6 +178,10 @@ def _check_shape(result: Result) -> Verdict:
         return Verdict(True)
     if "text/event-stream" not in result.content_type.lower():
         data = parse_json(text)
+        if kind == "messages-stream" and isinstance(data, dict) and isinstance(data.get("content"), list):
+            # Claude Code 2.1 reads a whole message where it asked for a stream (seen against LiteLLM's
+            # mock models, which answer /v1/messages so).
+            return Verdict(True)
         what = "JSON" if data is not None else "a body"
         return Verdict(
             False,

@@ -15,6 +15,8 @@ import pytest
 
 from tests.secret_service import real_keyring, secret_service  # noqa: F401 - fixtures for the secretservice tier
 
+pytest_plugins = ["tests.compat"]  # the compatibility table the slow tiers write
+
 REPO = Path(__file__).resolve().parents[1]
 SHARED_FIXTURES = REPO.parent / "shared" / "fixtures"
 AGENTCFG = shutil.which("agentcfg", path=str(Path(sys.executable).parent)) or "agentcfg"
@@ -39,14 +41,17 @@ class Home:
     def read(self, relative: str) -> str:
         return (self.root / relative).read_bytes().decode("utf-8")
 
-    def run(self, *args: str, check: int | None = 0, **extra_env: str) -> subprocess.CompletedProcess[str]:
-        """Run the installed `agentcfg` console script in this HOME."""
+    def run(
+        self, *args: str, check: int | None = 0, stdin_text: str | None = None, **extra_env: str
+    ) -> subprocess.CompletedProcess[str]:
+        """Run the installed `agentcfg` console script in this HOME (stdin: `stdin_text` or nothing)."""
         result = subprocess.run(
             [AGENTCFG, *args],
             env={**self.env, **extra_env},
             capture_output=True,
             text=True,
-            stdin=subprocess.DEVNULL,
+            input=stdin_text,
+            stdin=None if stdin_text is not None else subprocess.DEVNULL,
             timeout=60,
         )
         if check is not None:

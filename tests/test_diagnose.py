@@ -181,8 +181,9 @@ EXPECTED: dict[str, object] = {
     "litellm-1.108/e03-messages-xapikey-openai-mock": None,
     "litellm-1.108/e04-messages-upstream": None,
     "litellm-1.108/e05-messages-upstream-stream": None,
-    # stream=true answered with one plain JSON message (LiteLLM's mock): not a stream
-    "litellm-1.108/e06-messages-claude-stream": "stream-broken",
+    # stream=true answered with one plain JSON message (LiteLLM's mock): Claude Code 2.1 reads it
+    # (tests/realservers runs claude against this gateway)
+    "litellm-1.108/e06-messages-claude-stream": None,
     "litellm-1.108/e07-messages-nokey": "key-rejected",
     "litellm-1.108/e08-messages-wrong-xapikey": "key-rejected",
     "litellm-1.108/e09-messages-unknown-model": "model-not-found",

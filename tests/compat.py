@@ -1,0 +1,63 @@
+"""docs/compatibility.md, written by the test run itself: each e2e/realservers test records what it
+drove (`compat` fixture), the controller collects the outcomes and, when AGENTCFG_COMPAT_FILE is
+set (`.ci/run` sets it), writes the table. Under xdist the reports reach the controller with their
+user_properties, so one process writes the file."""
+
+from __future__ import annotations
+
+import datetime
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+_rows: list[dict[str, str]] = []
+
+
+@pytest.fixture
+def compat(record_property: Callable[[str, object], None]) -> Callable[..., None]:
+    """`compat(tier=..., agent=..., agent_version=..., server=..., case=...)` before the asserts."""
+
+    def record(**fields: str) -> None:
+        record_property("compat", fields)
+
+    return record
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if report.when != "call" and not (report.when == "setup" and report.outcome != "passed"):
+        return
+    for name, fields in report.user_properties:
+        if name == "compat" and isinstance(fields, dict):
+            _rows.append({**fields, "outcome": report.outcome})
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    target = os.environ.get("AGENTCFG_COMPAT_FILE")
+    if not target or hasattr(session.config, "workerinput") or not _rows:
+        return
+    Path(target).write_text(render(_rows, datetime.date.today().isoformat()), encoding="utf-8")
+
+
+def render(rows: list[dict[str, str]], day: str) -> str:
+    """The page: versions tested, then one line per agent × server × case with its outcome."""
+    lines = [
+        "# Compatibility",
+        "",
+        f"Produced by the test run on {day} (`bash .ci/run`; tests/e2e and tests/realservers), not typed by hand.",
+        "Each row is one real agent program driven through agentcfg against one server.",
+        "",
+        "| tier | agent | agent version | server | case | result |",
+        "|---|---|---|---|---|---|",
+    ]
+    key = ("tier", "agent", "server", "case")
+    for row in sorted(rows, key=lambda r: tuple(r.get(k, "") for k in key)):
+        result = {"passed": "pass", "failed": "**FAIL**", "skipped": "skipped"}.get(row["outcome"], row["outcome"])
+        lines.append(
+            f"| {row.get('tier', '')} | {row.get('agent', '')} | {row.get('agent_version', '')} "
+            f"| {row.get('server', '')} | {row.get('case', '')} | {result} |"
+        )
+    passed = sum(r["outcome"] == "passed" for r in rows)
+    lines += ["", f"{passed} of {len(rows)} passed.", ""]
+    return "\n".join(lines)

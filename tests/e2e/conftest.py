@@ -1,0 +1,43 @@
+"""Fixtures for the e2e tier: the real agents from npm, each run in its own temporary HOME."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import Home
+from tests.e2e import agents
+
+
+@pytest.fixture(scope="session")
+def agents_bin() -> Path:
+    return agents.install()
+
+
+@pytest.fixture(scope="session")
+def agent_versions(agents_bin: Path) -> dict[str, str]:
+    return {name: agents.version(name, agents_bin) for name in agents.AGENTS}
+
+
+@pytest.fixture
+def agent_home(home: Home, agents_bin: Path) -> Home:
+    """`home`, with the four agents on PATH (so a plain `agentcfg switch` finds them installed)."""
+    home.env = agents.environment(home.env, agents_bin)
+    return home
+
+
+@pytest.fixture
+def run_agent(agent_home: Home) -> Callable[..., agents.Run]:
+    """`run_agent("codex", timeout=60, via=None | "PROFILE", **env)`: the agent headless in the
+    test HOME, directly or through `agentcfg exec PROFILE --`."""
+    from tests.conftest import AGENTCFG
+
+    def run(agent: str, timeout: float = 90, via: str | None = None, **env: str) -> agents.Run:
+        argv = agents.command(agent)
+        if via:
+            argv = [AGENTCFG, "exec", via, "--", *argv]
+        return agents.run(argv, {**agent_home.env, **env}, agent_home.root, timeout, agent)
+
+    return run

@@ -1,0 +1,46 @@
+"""Fixtures for the realservers tier: the servers `peers.py` started (AGENTCFG_PEERS names its state
+file, as `.ci/run` sets it), or, when it is unset, servers started here for this session (run the
+tier with `-n 0` then, or each xdist worker starts its own)."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tests.realservers import peers as peers_module
+
+
+@dataclass(frozen=True)
+class Peers:
+    vllm: str  # root URLs (no /v1): the healthy vLLM with a tool parser
+    vllm_bare: str  # no tool parser, --api-key, --enforce-eager
+    litellm: str
+    vllm_version: str
+    litellm_version: str
+
+    @classmethod
+    def load(cls, state: dict) -> Peers:
+        urls = {name: peer["url"] for name, peer in state["peers"].items()}
+        return cls(urls["vllm"], urls["vllm-bare"], urls["litellm"], state["vllm_version"], state["litellm_version"])
+
+
+@pytest.fixture(scope="session")
+def peers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Peers]:
+    named = os.environ.get("AGENTCFG_PEERS")
+    if named:
+        yield Peers.load(json.loads(Path(named).read_text()))
+        return
+    if not (os.environ.get("VLLM_PYTHON") and os.environ.get("LITELLM_PYTHON")):
+        pytest.fail("the realservers tier needs VLLM_PYTHON and LITELLM_PYTHON: run `bash .ci/run`, or "
+                    "`bash .ci/install-servers FILE` and export the two lines it writes")  # fmt: skip
+    state_file = tmp_path_factory.mktemp("peers") / "state.json"
+    state = peers_module.up(state_file, os.environ["VLLM_PYTHON"], os.environ["LITELLM_PYTHON"])
+    try:
+        yield Peers.load(state)
+    finally:
+        peers_module.down(state_file, state)
