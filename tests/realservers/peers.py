@@ -9,6 +9,7 @@ from `.ci/install-servers` (VLLM_PYTHON, LITELLM_PYTHON)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -134,7 +135,8 @@ def up(state_file: Path, vllm_python: str, litellm_python: str) -> dict:
         for name, extra in VLLM_SERVERS.items():
             port = _free_port()
             argv = [vllm_bin, "serve", str(model_dir), "--host", "127.0.0.1", "--port", str(port),
-                    "--served-model-name", MODEL, "--max-model-len", str(WINDOW), "--dtype", "bfloat16", *extra]  # fmt: skip
+                    "--served-model-name", MODEL, "--max-model-len", str(WINDOW), "--dtype", "bfloat16",
+                    *extra]  # fmt: skip
             peers[name] = {**_start(name, argv, workdir), "url": f"http://127.0.0.1:{port}"}
         port = _free_port()
         config = _gateway_config(workdir, peers["vllm"]["url"])
@@ -168,10 +170,8 @@ def down(state_file: Path, state: dict | None = None) -> None:
     pids = [int(peer["pid"]) for peer in state["peers"].values()]
     for sig in (signal.SIGTERM, signal.SIGKILL):
         for pid in pids:
-            try:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(pid, sig)
-            except (ProcessLookupError, PermissionError):
-                pass
         deadline = time.monotonic() + 20
         while any(_alive(pid) for pid in pids) and time.monotonic() < deadline:
             time.sleep(0.2)

@@ -48,8 +48,9 @@ For each call return a JSON object within <tool_call></tool_call> tags:
 {%- for part in message['content'] %}{% if part['text'] is defined %}{{ part['text'] }}{% endif %}{% endfor %}
 {%- endif %}
 {%- if message['tool_calls'] is defined and message['tool_calls'] %}{% for call in message['tool_calls'] %}
+{%- set args = call['function']['arguments'] %}
 <tool_call>
-{"name": "{{ call['function']['name'] }}", "arguments": {{ call['function']['arguments'] if call['function']['arguments'] is string else call['function']['arguments'] | tojson }}}
+{"name": "{{ call['function']['name'] }}", "arguments": {{ args if args is string else args | tojson }}}
 </tool_call>{% endfor %}{% endif %}<|im_end|>
 {% endif %}
 {%- endfor %}

@@ -1,0 +1,75 @@
+"""Every real agent, configured only by `agentcfg switch`, completes a turn against a real vLLM
+(the tiny model's text is gibberish; the agent must exit 0). Where a real server breaks an agent,
+the agent's own error and doctor's finding name the same cause."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.e2e import agents
+from tests.realservers.helpers import add_profile, doctor, failing
+from tests.realservers.peers import GATEWAY_KEY, GATEWAY_MOCK, VLLM_KEY
+
+pytestmark = [pytest.mark.realservers, pytest.mark.e2e]
+
+TURN = 420  # s: the agents' 10k-32k-token prompts are prefilled on two CPU cores, four agents at once
+# Claude Code's retries would hide the error for minutes; the cause is what this test compares.
+FAST_FAIL = {"CLAUDE_CODE_MAX_RETRIES": "0"}
+
+
+@pytest.mark.parametrize("agent", agents.AGENTS)
+def test_switch_local_and_the_agent_completes_a_turn_on_vllm(
+    agent, agent_home, run_agent, peers, agent_versions, compat
+):
+    compat(
+        tier="realservers", agent=agent, agent_version=agent_versions[agent],
+        server=f"vLLM {peers.vllm_version} (CPU), window 65,536", case="`switch local`: a turn completes (rc 0)",
+    )  # fmt: skip
+    add_profile(agent_home, "local", peers.vllm)  # window from --detect: 65,536
+    agent_home.run("switch", "local")
+    result = run_agent(agent, timeout=TURN)
+    assert result.returncode == 0, result
+
+
+@pytest.mark.parametrize("agent", agents.AGENTS)
+def test_without_a_tool_parser_doctor_names_what_breaks_the_agent(
+    agent, agent_home, run_agent, peers, keyring_file, agent_versions, compat
+):
+    compat(
+        tier="realservers", agent=agent, agent_version=agent_versions[agent],
+        server=f"vLLM {peers.vllm_version} (CPU), no tool parser", case="doctor names tool-parser-missing",
+    )  # fmt: skip
+    add_profile(agent_home, "bare", peers.vllm_bare, key=VLLM_KEY)
+    agent_home.run("switch", "bare")
+    result = run_agent(agent, via="bare", timeout=TURN, **FAST_FAIL)
+    _, findings = doctor(agent_home, "--agent", agent)
+    assert (agent, "tool-parser-missing") in failing(findings), findings
+    if agent == "codex":  # the silent case: it answers, and tools would never run
+        assert result.returncode == 0, result
+    else:
+        assert result.returncode not in (0, None), result
+        assert "--enable-auto-tool-choice" in result.output, result
+
+
+@pytest.mark.parametrize("agent", agents.AGENTS)
+def test_through_the_gateway_agent_and_doctor_agree(
+    agent, agent_home, run_agent, peers, keyring_file, agent_versions, compat
+):
+    """LiteLLM's mock model: qwen, opencode and Claude Code answer; Codex fails on LiteLLM's streamed
+    /responses (500), which is what doctor reports for Codex and no one else."""
+    compat(
+        tier="realservers", agent=agent, agent_version=agent_versions[agent],
+        server=f"LiteLLM {peers.litellm_version}, mock model", case="`agentcfg exec`: agent and doctor agree",
+    )  # fmt: skip
+    add_profile(agent_home, "gw", peers.litellm, model=GATEWAY_MOCK, key=GATEWAY_KEY)
+    agent_home.run("switch", "gw")
+    result = run_agent(agent, via="gw", timeout=120, **FAST_FAIL)
+    _, findings = doctor(agent_home, "--agent", agent)
+    if agent == "codex":
+        assert result.returncode not in (0, None), result
+        assert failing(findings) == {("codex", "server-error")}, findings
+    else:
+        assert result.returncode == 0, result
+        assert "ready" in result.stdout.lower(), result
+        assert failing(findings) == set(), findings
+    assert GATEWAY_KEY not in result.output

@@ -1,0 +1,108 @@
+"""`doctor --json` against a real vLLM (CPU build) and a real LiteLLM gateway, configured the ways
+users get them wrong: each names the cause, and nothing fails against the healthy setups."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.conftest import Home
+from tests.e2e.agents import AGENTS
+from tests.realservers.helpers import add_profile, doctor, failing
+from tests.realservers.peers import GATEWAY_KEY, GATEWAY_MOCK, MODEL, VLLM_KEY
+
+pytestmark = pytest.mark.realservers
+
+WRONG_KEY = "sk-wrong-key-0000000000000"
+
+
+def every_agent(finding_id: str) -> set[tuple[str | None, str]]:
+    return {(agent, finding_id) for agent in AGENTS}
+
+
+def test_healthy_vllm_nothing_fails(home: Home, peers, compat):
+    compat(tier="realservers", agent="doctor", server=f"vLLM {peers.vllm_version} (CPU)", case="healthy: no failure")
+    add_profile(home, "local", peers.vllm)
+    home.run("switch", "local", "--all")
+    code, findings = doctor(home)
+    assert failing(findings) == set() and code == 0, findings
+    code, findings = doctor(home, "local")
+    assert failing(findings) == set() and code == 0, findings
+
+
+def test_vllm_wrong_model(home: Home, peers):
+    add_profile(home, "local", peers.vllm, model="deepseek-chat")
+    home.run("switch", "local", "--all")
+    code, findings = doctor(home)
+    # each agent's probe, and the `vllm serve` process's own --served-model-name
+    assert failing(findings) == every_agent("model-not-found") | {(None, "model-not-found")}, findings
+    assert code == 1
+
+
+def test_vllm_base_url_without_v1(home: Home, peers):
+    add_profile(home, "local", peers.vllm, v1=False)
+    home.run("switch", "local", "--all")
+    _, findings = doctor(home)
+    assert failing(findings) == {(a, "base-url-path") for a in ("codex", "qwen", "opencode")}, findings
+    fix = next(f for f in findings if f["id"] == "base-url-path")
+    assert peers.vllm + "/v1" in fix["summary"]
+
+
+def test_vllm_without_tool_parser_is_named_for_all_four(home: Home, peers, keyring_file):
+    add_profile(home, "bare", peers.vllm_bare, key=VLLM_KEY)
+    home.run("switch", "bare", "--all")
+    _, findings = doctor(home)
+    # probes per agent (Codex too, which would exit 0 and silently run no tools) and the process flags
+    assert failing(findings) == every_agent("tool-parser-missing") | {(None, "tool-parser-missing")}, findings
+    assert ("vllm-enforce-eager", "warn") in {(f["id"], f["status"]) for f in findings}
+    codex = next(f for f in findings if f["id"] == "tool-parser-missing" and f["agent"] == "codex")
+    assert "exits 0" in codex["summary"]
+    assert VLLM_KEY not in str(findings)  # the --api-key on the process's command line is masked
+
+
+def test_vllm_api_key_wrong(home: Home, peers, keyring_file):
+    add_profile(home, "bare", peers.vllm_bare, key=WRONG_KEY)
+    home.run("switch", "bare", "--all")
+    _, findings = doctor(home)
+    assert every_agent("key-rejected") <= failing(findings), findings
+    assert {i for _, i in failing(findings)} <= {"key-rejected", "tool-parser-missing"}
+
+
+def test_healthy_gateway_nothing_fails_for_its_forwarded_model(home: Home, peers, keyring_file, compat):
+    compat(tier="realservers", agent="doctor", server=f"LiteLLM {peers.litellm_version}", case="healthy: no failure")
+    add_profile(home, "gw", peers.litellm, key=GATEWAY_KEY)
+    home.run("switch", "gw", "--all")
+    code, findings = doctor(home)
+    assert failing(findings) == set() and code == 0, findings
+
+
+def test_gateway_wrong_key(home: Home, peers, keyring_file):
+    add_profile(home, "gw", peers.litellm, model=GATEWAY_MOCK, key=WRONG_KEY)
+    home.run("switch", "gw", "--all")
+    _, findings = doctor(home)
+    # LiteLLM without a database answers a wrong key with 400 "No connected db.": still the key
+    assert failing(findings) == every_agent("key-rejected"), findings
+
+
+def test_gateway_wrong_model(home: Home, peers, keyring_file):
+    add_profile(home, "gw", peers.litellm, model="deepseek-v4-flash", key=GATEWAY_KEY)
+    home.run("switch", "gw", "--all")
+    _, findings = doctor(home)
+    assert failing(findings) == every_agent("model-not-found"), findings  # LiteLLM says 400, not 404
+    assert MODEL in next(f for f in findings if f["id"] == "model-not-found")["summary"]
+
+
+def test_gateway_without_v1_is_not_called_a_wrong_path(home: Home, peers, keyring_file):
+    add_profile(home, "gw", peers.litellm, v1=False, key=GATEWAY_KEY)
+    home.run("switch", "gw", "--all")
+    _, findings = doctor(home)
+    assert "base-url-path" not in {i for _, i in failing(findings)}, findings  # LiteLLM accepts a missing /v1
+    assert failing(findings) == set(), findings
+
+
+def test_gateway_mock_model_codex_stream_fails(home: Home, peers, keyring_file):
+    """LiteLLM's mock models answer a streamed /responses with 500: doctor says so for Codex only
+    (test_agents_real runs the real codex against it)."""
+    add_profile(home, "gw", peers.litellm, model=GATEWAY_MOCK, key=GATEWAY_KEY)
+    home.run("switch", "gw", "--all")
+    _, findings = doctor(home)
+    assert failing(findings) == {("codex", "server-error")}, findings
