@@ -51,6 +51,9 @@ def render(rows: list[dict[str, str]], day: str) -> str:
         "| tier | agent | agent version | server | case | result |",
         "|---|---|---|---|---|---|",
     ]
+    agents = sorted({f"{r['agent']} {r['agent_version']}" for r in rows if r.get("agent_version")})
+    servers = sorted({r["server"] for r in rows if r.get("server")})
+    lines[5:5] = [f"Agents: {', '.join(agents)}.", "", f"Servers: {'; '.join(servers)}.", ""]
     key = ("tier", "agent", "server", "case")
     for row in sorted(rows, key=lambda r: tuple(r.get(k, "") for k in key)):
         result = {"passed": "pass", "failed": "**FAIL**", "skipped": "skipped"}.get(row["outcome"], row["outcome"])

@@ -27,6 +27,7 @@ PACKAGES = {
 }
 AGENTS = tuple(PACKAGES)
 PROMPT = "Reply with the single word: ready"
+TEST_SERVER = "agentcfg test server (tests/fault_server.py)"  # how the compatibility table names it
 
 
 def cache_root() -> Path:

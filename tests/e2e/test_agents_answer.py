@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from agentcfg.profiles import PLACEHOLDER_KEY
-from tests.e2e.agents import AGENTS
+from tests.e2e.agents import AGENTS, TEST_SERVER
 from tests.fault_server import MODEL, FaultServer
 
 pytestmark = pytest.mark.e2e
@@ -14,7 +14,6 @@ pytestmark = pytest.mark.e2e
 PATHS = {"codex": "/v1/responses", "qwen": "/v1/chat/completions", "opencode": "/v1/chat/completions"}
 PATHS["claude"] = "/v1/messages"
 KEY = "sk-e2e-keyring-0123456789abcdef"
-SERVER = "agentcfg test server (tests/fault_server.py)"
 
 
 def model_calls(server: FaultServer, agent: str) -> list[tuple[dict[str, str], dict]]:
@@ -28,7 +27,9 @@ def model_calls(server: FaultServer, agent: str) -> list[tuple[dict[str, str], d
 
 @pytest.mark.parametrize("agent", AGENTS)
 def test_switch_local_then_the_agent_answers_through_the_server(agent, agent_home, run_agent, agent_versions, compat):
-    compat(tier="e2e", agent=agent, agent_version=agent_versions[agent], server=SERVER, case="`switch local`, no key")
+    compat(
+        tier="e2e", agent=agent, agent_version=agent_versions[agent], server=TEST_SERVER, case="`switch local`, no key"
+    )
     with FaultServer(max_model_len=131072) as server:
         agent_home.run(
             "profile", "add", "local", "--force", "--base-url", server.base_url, "--model", MODEL,
@@ -51,7 +52,7 @@ def test_switch_local_then_the_agent_answers_through_the_server(agent, agent_hom
 @pytest.mark.parametrize("agent", AGENTS)
 def test_exec_with_the_key_from_the_real_keyring(agent, agent_home, real_keyring, run_agent, agent_versions, compat):
     compat(
-        tier="e2e", agent=agent, agent_version=agent_versions[agent], server=SERVER,
+        tier="e2e", agent=agent, agent_version=agent_versions[agent], server=TEST_SERVER,
         case="`agentcfg exec`, key in the Secret Service",
     )  # fmt: skip
     with FaultServer(key=KEY, max_model_len=131072) as server:

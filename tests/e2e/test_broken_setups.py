@@ -12,7 +12,7 @@ import re
 import pytest
 
 from tests.conftest import Home, keyring_env
-from tests.e2e.agents import AGENTS
+from tests.e2e.agents import AGENTS, TEST_SERVER
 from tests.fault_server import MODEL, FaultServer, dead_port
 
 pytestmark = pytest.mark.e2e
@@ -48,7 +48,7 @@ def cases() -> list:
 def test_doctor_names_the_cause_the_agent_shows(
     setup, agent, agent_home: Home, run_agent, tmp_path, agent_versions, compat
 ):
-    compat(tier="e2e", agent=agent, agent_version=agent_versions[agent], server="agentcfg test server",
+    compat(tier="e2e", agent=agent, agent_version=agent_versions[agent], server=TEST_SERVER,
            case=f"broken: {setup} → doctor {CASES[setup][1]}")  # fmt: skip
     agent_home.env.update(keyring_env(tmp_path / "keyring.json"))
     shows, finding = CASES[setup]

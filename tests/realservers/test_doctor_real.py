@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+import agentcfg
 from tests.conftest import Home
 from tests.e2e.agents import AGENTS
 from tests.realservers.helpers import add_profile, doctor, failing
@@ -15,12 +16,25 @@ pytestmark = pytest.mark.realservers
 WRONG_KEY = "sk-wrong-key-0000000000000"
 
 
+def vllm(peers) -> str:
+    return f"vLLM {peers.vllm_version} (CPU)"
+
+
+def gateway(peers) -> str:
+    return f"LiteLLM {peers.litellm_version}"
+
+
+def record(compat, server: str, case: str) -> None:
+    compat(tier="realservers", agent="doctor", agent_version=f"agentcfg {agentcfg.__version__}", server=server,
+           case=case)  # fmt: skip
+
+
 def every_agent(finding_id: str) -> set[tuple[str | None, str]]:
     return {(agent, finding_id) for agent in AGENTS}
 
 
 def test_healthy_vllm_nothing_fails(home: Home, peers, compat):
-    compat(tier="realservers", agent="doctor", server=f"vLLM {peers.vllm_version} (CPU)", case="healthy: no failure")
+    record(compat, vllm(peers), "healthy: nothing fails")
     add_profile(home, "local", peers.vllm)
     home.run("switch", "local", "--all")
     code, findings = doctor(home)
@@ -29,7 +43,8 @@ def test_healthy_vllm_nothing_fails(home: Home, peers, compat):
     assert failing(findings) == set() and code == 0, findings
 
 
-def test_vllm_wrong_model(home: Home, peers):
+def test_vllm_wrong_model(home: Home, peers, compat):
+    record(compat, vllm(peers), "wrong model → model-not-found")
     add_profile(home, "local", peers.vllm, model="deepseek-chat")
     home.run("switch", "local", "--all")
     code, findings = doctor(home)
@@ -38,7 +53,8 @@ def test_vllm_wrong_model(home: Home, peers):
     assert code == 1
 
 
-def test_vllm_base_url_without_v1(home: Home, peers):
+def test_vllm_base_url_without_v1(home: Home, peers, compat):
+    record(compat, vllm(peers), "base URL without /v1 → base-url-path")
     add_profile(home, "local", peers.vllm, v1=False)
     home.run("switch", "local", "--all")
     _, findings = doctor(home)
@@ -47,7 +63,10 @@ def test_vllm_base_url_without_v1(home: Home, peers):
     assert peers.vllm + "/v1" in fix["summary"]
 
 
-def test_vllm_without_tool_parser_is_named_for_all_four(home: Home, peers, keyring_file):
+def test_vllm_without_tool_parser_is_named_for_all_four(home: Home, peers, keyring_file, compat):
+    record(
+        compat, vllm(peers), "no tool parser, --enforce-eager → tool-parser-missing for all four, vllm-enforce-eager"
+    )
     add_profile(home, "bare", peers.vllm_bare, key=VLLM_KEY)
     home.run("switch", "bare", "--all")
     _, findings = doctor(home)
@@ -59,7 +78,8 @@ def test_vllm_without_tool_parser_is_named_for_all_four(home: Home, peers, keyri
     assert VLLM_KEY not in str(findings)  # the --api-key on the process's command line is masked
 
 
-def test_vllm_api_key_wrong(home: Home, peers, keyring_file):
+def test_vllm_api_key_wrong(home: Home, peers, keyring_file, compat):
+    record(compat, vllm(peers), "--api-key, wrong key → key-rejected")
     add_profile(home, "bare", peers.vllm_bare, key=WRONG_KEY)
     home.run("switch", "bare", "--all")
     _, findings = doctor(home)
@@ -68,14 +88,15 @@ def test_vllm_api_key_wrong(home: Home, peers, keyring_file):
 
 
 def test_healthy_gateway_nothing_fails_for_its_forwarded_model(home: Home, peers, keyring_file, compat):
-    compat(tier="realservers", agent="doctor", server=f"LiteLLM {peers.litellm_version}", case="healthy: no failure")
+    record(compat, gateway(peers), "healthy (model forwarded to vLLM): nothing fails")
     add_profile(home, "gw", peers.litellm, key=GATEWAY_KEY)
     home.run("switch", "gw", "--all")
     code, findings = doctor(home)
     assert failing(findings) == set() and code == 0, findings
 
 
-def test_gateway_wrong_key(home: Home, peers, keyring_file):
+def test_gateway_wrong_key(home: Home, peers, keyring_file, compat):
+    record(compat, gateway(peers), "wrong key (400 No connected db.) → key-rejected")
     add_profile(home, "gw", peers.litellm, model=GATEWAY_MOCK, key=WRONG_KEY)
     home.run("switch", "gw", "--all")
     _, findings = doctor(home)
@@ -83,7 +104,8 @@ def test_gateway_wrong_key(home: Home, peers, keyring_file):
     assert failing(findings) == every_agent("key-rejected"), findings
 
 
-def test_gateway_wrong_model(home: Home, peers, keyring_file):
+def test_gateway_wrong_model(home: Home, peers, keyring_file, compat):
+    record(compat, gateway(peers), "wrong model (400) → model-not-found")
     add_profile(home, "gw", peers.litellm, model="deepseek-v4-flash", key=GATEWAY_KEY)
     home.run("switch", "gw", "--all")
     _, findings = doctor(home)
@@ -91,7 +113,8 @@ def test_gateway_wrong_model(home: Home, peers, keyring_file):
     assert MODEL in next(f for f in findings if f["id"] == "model-not-found")["summary"]
 
 
-def test_gateway_without_v1_is_not_called_a_wrong_path(home: Home, peers, keyring_file):
+def test_gateway_without_v1_is_not_called_a_wrong_path(home: Home, peers, keyring_file, compat):
+    record(compat, gateway(peers), "base URL without /v1 (accepted): nothing fails")
     add_profile(home, "gw", peers.litellm, v1=False, key=GATEWAY_KEY)
     home.run("switch", "gw", "--all")
     _, findings = doctor(home)
@@ -99,9 +122,10 @@ def test_gateway_without_v1_is_not_called_a_wrong_path(home: Home, peers, keyrin
     assert failing(findings) == set(), findings
 
 
-def test_gateway_mock_model_codex_stream_fails(home: Home, peers, keyring_file):
+def test_gateway_mock_model_codex_stream_fails(home: Home, peers, keyring_file, compat):
     """LiteLLM's mock models answer a streamed /responses with 500: doctor says so for Codex only
     (test_agents_real runs the real codex against it)."""
+    record(compat, gateway(peers), "mock model: streamed /responses 500 → server-error for Codex only")
     add_profile(home, "gw", peers.litellm, model=GATEWAY_MOCK, key=GATEWAY_KEY)
     home.run("switch", "gw", "--all")
     _, findings = doctor(home)
