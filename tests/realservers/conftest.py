@@ -23,11 +23,15 @@ class Peers:
     litellm: str
     vllm_version: str
     litellm_version: str
+    vllm_log: Path  # --enable-log-requests: each request's SamplingParams, max_tokens included
 
     @classmethod
     def load(cls, state: dict) -> Peers:
         urls = {name: peer["url"] for name, peer in state["peers"].items()}
-        return cls(urls["vllm"], urls["vllm-bare"], urls["litellm"], state["vllm_version"], state["litellm_version"])
+        log = Path(state["peers"]["vllm"]["log"])
+        return cls(
+            urls["vllm"], urls["vllm-bare"], urls["litellm"], state["vllm_version"], state["litellm_version"], log
+        )
 
 
 @pytest.fixture(scope="session")

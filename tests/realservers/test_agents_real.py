@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import pytest
 
+from agentcfg import budget
+from agentcfg.agents import AGENTS
+from agentcfg.profiles import Profile
 from tests.e2e import agents
 from tests.realservers.helpers import add_profile, doctor, failing
-from tests.realservers.peers import GATEWAY_KEY, GATEWAY_MOCK, VLLM_KEY
+from tests.realservers.peers import GATEWAY_KEY, GATEWAY_MOCK, MODEL, VLLM_KEY, WINDOW
 
 pytestmark = [pytest.mark.realservers, pytest.mark.e2e]
 
@@ -29,6 +32,12 @@ def test_switch_local_and_the_agent_completes_a_turn_on_vllm(
     agent_home.run("switch", "local")
     result = run_agent(agent, timeout=TURN)
     assert result.returncode == 0, result
+    if agent != "codex":  # Codex sends no output limit (it is told the window instead)
+        # vLLM's request log: the agent asked for agentcfg's bound, not its own default (qwen-code
+        # 8000 then 384000 for a deepseek-v4 name; opencode and Claude Code 32000)
+        profile = Profile(name="local", base_url=peers.vllm + "/v1", model=MODEL, context_window=WINDOW)
+        bound = budget.output_tokens(profile, AGENTS[agent].PROMPT_TOKENS)
+        assert f"max_tokens={bound}," in peers.vllm_log.read_text(errors="replace"), bound
 
 
 @pytest.mark.parametrize("agent", agents.AGENTS)
