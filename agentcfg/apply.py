@@ -25,9 +25,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agentcfg import env, fsutil
+from agentcfg import edit, env, fsutil
+from agentcfg.edit import MISSING, REMOVE
 from agentcfg.errors import AgentcfgError
-from agentcfg.plan import FileChange, digest, owned_to_json
+from agentcfg.plan import FileChange, digest, drifted, owned_to_json
 
 MAX_ENTRIES = 20
 NEW_FILE_MODE = 0o600  # agent config files have no reason to be readable by others
@@ -98,6 +99,28 @@ def _check_writable(change: FileChange, shown: str) -> None:
             where=shown,
             hint="Check that directory's permissions, or leave this agent out with --agent.",
         )
+
+
+def _restore_owned(item: dict[str, Any], current: str | None, before: str | None, shown: str) -> str | bool | None:
+    """`current` with each key agentcfg owns set back to its value in `before` (None: nothing
+    else is left, so the file goes); False when an owned key itself was edited or it no longer parses."""
+    if current is None:
+        return False
+    try:
+        if drifted(item["format"], current, item["owned"], shown):
+            return False
+        base = edit.load(item["format"], before or "", path=shown)
+        undo = []
+        for owned in item["owned"]:
+            key = tuple(owned["key"])
+            value = edit.lookup(base, key)
+            undo.append((key, REMOVE if value is MISSING else value))
+        merged = edit.apply(item["format"], current, undo, path=shown)
+        if before is None and not edit.load(item["format"], merged, path=shown):
+            return None
+    except AgentcfgError:
+        return False
+    return merged
 
 
 class Journal:
@@ -274,30 +297,41 @@ class Journal:
 
     # -- rollback --------------------------------------------------------------------------------
 
-    def rollback_plan(self, force: bool) -> tuple[Entry, list[FileChange]]:
-        """The changes that restore the latest switch. Call inside `locked()`."""
+    def rollback_plan(self, force: bool) -> tuple[Entry, list[FileChange], list[str]]:
+        """The changes that restore the latest switch, and the files whose edits since it are kept.
+        Call inside `locked()`.
+
+        A file edited since the switch only outside the keys agentcfg owns (qwen-code stamps
+        `$version` into settings.json on its first run) gets those keys restored in place, keeping
+        the other edits; a file whose owned keys were edited, or that no longer parses, needs
+        --force, which restores the backup byte for byte."""
         from agentcfg.agents.base import AgentFile
 
         entries = self.entries()
         if not entries:
             raise AgentcfgError("nothing to roll back: the journal is empty", hint="Run `agentcfg status`.")
         entry = entries[-1]
-        changes, edited = [], []
+        changes, edited, kept = [], [], []
         for item in entry.files:
             path = Path(item["path"])
             shown = env.display(path, self.environ)
             current = fsutil.read_text(_target(path), shown)
-            if digest(current) != item["sha_after"]:
-                edited.append(shown)
             before = entry.backup(item)
             after = None if before is None else before.decode("utf-8")
+            if digest(current) != item["sha_after"] and not force:
+                merged = _restore_owned(item, current, after, shown)
+                if merged is False:
+                    edited.append(shown)
+                else:
+                    after = merged
+                    kept.append(shown)
             changes.append(FileChange(item["agent"], AgentFile(path, item["format"]), current, after))
-        if edited and not force:
+        if edited:
             raise AgentcfgError(
                 f"edited since agentcfg wrote it, so rolling back would lose those edits: {', '.join(edited)}",
                 hint="Run `agentcfg rollback --force` to restore it anyway.",
             )
-        return entry, changes
+        return entry, changes, kept
 
     def rollback(self, entry: Entry, changes: list[FileChange]) -> None:
         """Apply a rollback plan as its own transaction, then drop both entries."""

@@ -135,10 +135,12 @@ def rollback(force: bool, dry_run: bool, as_json: bool) -> None:
     environ = _environ()
     journal = Journal(environ)
     with journal.locked() as recovered:
-        entry, changes = journal.rollback_plan(force)
+        entry, changes, kept = journal.rollback_plan(force)
         if not dry_run:
             journal.rollback(entry, changes)
-    plan = Plan(None, changes, notes=[f"recovered {r}: its files were restored" for r in recovered])
+    notes = [f"recovered {r}: its files were restored" for r in recovered]
+    notes += [f"{k} was edited since the switch outside agentcfg's keys: those edits are kept" for k in kept]
+    plan = Plan(None, changes, notes=notes)
     undone = entry.manifest.get("profile")
     if as_json:
         data = report.plan_dict(plan, environ, dry_run=dry_run, entry=entry.id)

@@ -91,7 +91,7 @@ def switch(name: str, environ: dict[str, str]):
 def rollback(environ: dict[str, str], force: bool = False) -> None:
     journal = Journal(environ)
     with journal.locked():
-        entry, changes = journal.rollback_plan(force)
+        entry, changes, _ = journal.rollback_plan(force)
         journal.rollback(entry, changes)
 
 
@@ -423,12 +423,13 @@ def test_rollback_removes_directories_agentcfg_created(home, environ):
     assert sorted(p.name for p in (home / ".codex").iterdir()) == ["auth.json"]
 
 
-def test_rollback_refuses_when_user_edited_unless_forced(home, environ):
+def test_rollback_refuses_when_user_edited_an_owned_key_unless_forced(home, environ):
     seed(home)
     start = snapshot(home)
     switch("local", environ)
     codex = home / ".codex/config.toml"
-    edited = codex.read_bytes() + b"# my own edit\n"
+    edited = codex.read_bytes().replace(b'model = "DeepSeek-V4-Flash"', b'model = "my-own-model"', 1)
+    assert edited != codex.read_bytes()
     codex.write_bytes(edited)
     switched = snapshot(home)
 
@@ -441,6 +442,42 @@ def test_rollback_refuses_when_user_edited_unless_forced(home, environ):
     rollback(environ, force=True)
     assert snapshot(home) == start
     assert journal_dirs(environ) == []
+
+
+def test_rollback_keeps_edits_made_since_outside_the_owned_keys(home, environ):
+    seed(home)
+    start = snapshot(home)
+    switch("local", environ)
+    codex = home / ".codex/config.toml"
+    codex.write_bytes(codex.read_bytes() + b'# my own edit\n[projects."/src"]\ntrust_level = "trusted"\n')
+
+    rollback(environ)
+    restored = codex.read_bytes()
+    assert restored.startswith(start[".codex/config.toml"]), restored
+    assert restored.endswith(b'# my own edit\n[projects."/src"]\ntrust_level = "trusted"\n'), restored
+    assert journal_dirs(environ) == []
+
+
+def test_rollback_of_a_created_file_keeps_what_the_agent_added(home, environ):
+    """qwen-code stamps `"$version": 4` into the settings.json agentcfg created (seen with 0.15)."""
+    switch("local", environ)
+    settings = home / ".qwen/settings.json"
+    data = json.loads(settings.read_text())
+    settings.write_text(json.dumps({**data, "$version": 4}, indent=2) + "\n")
+
+    rollback(environ)
+    left = json.loads(settings.read_text())
+    assert left["$version"] == 4
+    assert "DeepSeek-V4-Flash" not in settings.read_text() and "localhost" not in settings.read_text()
+    assert not (home / ".codex/config.toml").exists()  # the untouched files go as before
+
+
+def test_rollback_removes_a_created_file_when_only_agentcfg_keys_were_in_it(home, environ):
+    switch("local", environ)
+    env_file = home / ".qwen/.env"
+    env_file.write_text(env_file.read_text() + "\n")  # whitespace only: nothing of anyone else's
+    rollback(environ)
+    assert not env_file.exists()
 
 
 def test_empty_existing_file_is_restored_empty_not_removed(home, environ, monkeypatch):

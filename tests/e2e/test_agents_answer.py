@@ -38,9 +38,15 @@ def test_switch_local_then_the_agent_answers_through_the_server(agent, agent_hom
         agent_home.run("switch", "local")  # no --agent: all four are on PATH, so all four switch
         result = run_agent(agent)
         calls = model_calls(server, agent)
+    # The agent rewrote its own state files as it ran; what agentcfg owns is untouched, so the same
+    # switch again writes nothing, and rollback still undoes the first one.
+    again = agent_home.json("switch", "local")
+    undone = agent_home.run("rollback")
 
     assert result.returncode == 0, result
     assert "ready" in result.stdout.lower(), result
+    assert again["changed"] is False, again
+    assert "Rolled back" in undone.stdout, undone.stdout
     assert calls, f"{agent} sent no {PATHS[agent]} request: {server.requests}"
     for headers, body in calls:
         assert body["model"] == MODEL
