@@ -11,8 +11,12 @@ from tests.fault_server import MODEL, FaultServer
 
 pytestmark = pytest.mark.e2e
 
-PATHS = {"codex": "/v1/responses", "qwen": "/v1/chat/completions", "opencode": "/v1/chat/completions"}
-PATHS["claude"] = "/v1/messages"
+PATHS = {
+    "codex": "/v1/responses",
+    "qwen": "/v1/chat/completions",
+    "opencode": "/v1/chat/completions",
+    "claude": "/v1/messages",
+}
 KEY = "sk-e2e-keyring-0123456789abcdef"
 
 

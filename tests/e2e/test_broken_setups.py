@@ -28,8 +28,12 @@ CASES = {
     "wrong-model": (r"does not exist|issue with the selected model", "model-not-found"),
 }
 # Where an agent only hangs, the timeout ends it: the seconds each needs to show its error.
-TIMEOUTS = {("codex", "dead-port"): 20, ("codex", "proxy"): 20, ("opencode", "dead-port"): 150}
-TIMEOUTS[("opencode", "proxy")] = 150  # ~90 s of retries before "Cannot connect to API"
+TIMEOUTS = {
+    ("codex", "dead-port"): 20,
+    ("codex", "proxy"): 20,
+    ("opencode", "dead-port"): 150,  # ~85 s of retries before "Cannot connect to API"
+    ("opencode", "proxy"): 150,
+}
 FINDINGS_TOO = {"proxy": {"proxy-intercepts-local"}}  # a proxy variable without NO_PROXY: also named
 
 
