@@ -607,7 +607,11 @@ def _detect_key(draft: Any, environ: dict[str, str]) -> str | None:
 @click.option("--no-key", is_flag=True, help="The server needs no key.")
 @click.option("--context-window", type=click.IntRange(min=256), help="The model's window in tokens.")
 @click.option("--max-output-tokens", type=click.IntRange(min=16), help="Bound on any agent's output tokens.")
-@click.option("--detect", is_flag=True, help="Read the window (max_model_len) from the server's GET /models.")
+@click.option(
+    "--detect",
+    is_flag=True,
+    help="Read the window (max_model_len) from the server's GET /models; for vLLM also Claude Code's URL.",
+)
 @click.option("--description", help="A short label shown in agent UIs.")
 @click.option("--force", is_flag=True, help="Replace an existing profile of that name.")
 def profile_add(
@@ -654,6 +658,7 @@ def profile_add(
         draft = profiles.Profile(name=name, base_url=base_url, model=model or "?", key_env=key_env)
         models = detection.list_models(draft, _detect_key(draft, environ))
         model, context_window = detection.context_window(models, model, base_url.rstrip("/") + "/models")
+        anthropic_base_url = anthropic_base_url or detection.anthropic_base_url(models, model, base_url)
     if not model:
         raise AgentcfgError(
             "--model is required", hint="Give the model id, or use --detect to read it from the server."
@@ -674,6 +679,8 @@ def profile_add(
     fsutil.atomic_write(path, profiles.to_toml(new).encode("utf-8"), 0o644)
     detected = f" (window {context_window:,} tokens read from the server)" if detect else ""
     click.echo(f"Added profile {name}: {model} at {base_url}{detected}\n  {env.display(path, environ)}")
+    if anthropic_base_url:
+        click.echo(f"  Claude Code uses {anthropic_base_url}/v1/messages")
     if key_env:
         click.echo(f"  agents read its key from {key_env}; store the key with: agentcfg key set {name}")
     click.echo(f"Switch to it with: agentcfg switch {name}")

@@ -63,3 +63,13 @@ def context_window(models: list[dict[str, Any]], model: str | None, url: str) ->
             hint="Give the window yourself with --context-window N.",
         )
     return str(chosen["id"]), window
+
+
+def anthropic_base_url(models: list[dict[str, Any]], model: str, base_url: str) -> str | None:
+    """Claude Code's base URL when the server is vLLM, which serves the Anthropic Messages API
+    (`/v1/messages`) beside the OpenAI one: the OpenAI base without `/v1` (Claude Code appends it)."""
+    chosen = next((m for m in models if m.get("id") == model), {})
+    base = base_url.rstrip("/")
+    if chosen.get("owned_by") == "vllm" and base.endswith("/v1"):
+        return base[: -len("/v1")]
+    return None

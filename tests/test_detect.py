@@ -69,9 +69,27 @@ def test_profile_add_detect_against_a_local_server(home, server):
     assert profile["model"] == "DeepSeek-V4-Flash" and profile["context_window"] == 2048
     assert "key_env" not in profile
     # Every agent's first prompt is larger than 2048 tokens: switch says so for each it switches.
+    # vLLM serves /v1/messages too: Claude Code gets the same server, without /v1
+    assert profile["anthropic_base_url"] == server["url"].removesuffix("/v1")
     data = home.json("switch", "tiny", "--all")
-    assert sum("will fail on this server" in n for n in data["notes"]) == 3
-    assert "claude" in data["skipped"]  # no Anthropic base URL in this profile
+    assert sum("will fail on this server" in n for n in data["notes"]) == 4
+    assert data["skipped"] == {}
+
+
+def test_anthropic_url_only_for_vllm_and_only_from_a_v1_base():
+    vllm = [{"id": "m", "owned_by": "vllm"}]
+    assert detect.anthropic_base_url(vllm, "m", "http://127.0.0.1:8000/v1/") == "http://127.0.0.1:8000"
+    assert detect.anthropic_base_url(vllm, "m", "http://127.0.0.1:8000/api") is None
+    assert detect.anthropic_base_url(vllm, "other", "http://127.0.0.1:8000/v1") is None
+    assert detect.anthropic_base_url([{"id": "m", "owned_by": "openai"}], "m", "https://gw.example/v1") is None
+
+
+def test_an_anthropic_url_given_by_hand_wins_over_the_detected_one(home, server):
+    server["body"] = vllm_models_body()
+    home.run(
+        "profile", "add", "tiny", "--base-url", server["url"], "--detect", "--anthropic-base-url", "http://127.0.0.1:9"
+    )
+    assert home.json("profile", "show", "tiny")["anthropic_base_url"] == "http://127.0.0.1:9"
 
 
 def test_detect_sends_the_profile_key_only_to_its_own_server(home, server):

@@ -11,14 +11,14 @@ from tests.realservers.peers import MODEL
 def add_profile(
     home: Home, name: str, root: str, *, model: str = MODEL, v1: bool = True, key: str | None = None
 ) -> None:
-    """`profile add` for a server at `root` (no /v1): the window read from the server (--detect) when
-    it can tell, the key (if any) into the keyring `home` uses."""
+    """`profile add` for a server at `root` (no /v1), as a user would: `--detect` first (window and,
+    for vLLM, Claude Code's URL read from the server); where the server refuses that probe (a key it
+    does not have yet, a wrong path or model) or is not vLLM, both given by hand. Then the key."""
     args = ["profile", "add", name, "--force", "--base-url", root + "/v1" if v1 else root, "--model", model]
-    args += ["--anthropic-base-url", root]
     args += ["--key-env", f"{name.upper().replace('-', '_')}_API_KEY"] if key else ["--no-key"]
     detected = home.run(*args, "--detect", check=None)
-    if detected.returncode != 0:  # a server that refuses the probe (wrong key, path or model): say the window
-        home.run(*args, "--context-window", "65536")
+    if detected.returncode != 0 or "anthropic_base_url" not in home.json("profile", "show", name):
+        home.run(*args, "--anthropic-base-url", root, "--context-window", "65536")
     if key:
         home.run("key", "set", name, stdin_text=key + "\n")
 
