@@ -68,10 +68,15 @@ def _align(rows: list[list[str]], left: int = 1) -> list[str]:
     return lines
 
 
-def _cells(fig: dict[str, Any] | None) -> list[str]:
+def _cells(fig: dict[str, Any] | None, whole: bool = False) -> list[str]:
+    """A figure's columns; `whole`: counts (tokens), shown without decimals when they have none."""
     if not fig or not fig["n"]:
         return ["-", "", "", "", ""]
-    return [number(fig[s]) if s != "n" else str(fig["n"]) for s in STATS]
+
+    def shown(value: float) -> str:
+        return f"{value:g}" if whole and float(value).is_integer() else number(value)
+
+    return [shown(fig[s]) if s != "n" else str(fig["n"]) for s in STATS]
 
 
 def _paint(text: str, colour: bool) -> str:
@@ -144,7 +149,7 @@ def profile_text(name: str, entry: dict[str, Any], modes: list[str], colour: boo
     for label, key in ROWS:
         row = [label]
         for mode in modes:
-            row += _cells(entry[mode][key])
+            row += _cells(entry[mode][key], whole=key == "output_tokens")
         if both:
             row.append(f"{ratio[key]:.2f}×" if key in RATIO_ROWS and ratio.get(key) is not None else "")
         rows.append(row)

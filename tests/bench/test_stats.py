@@ -51,12 +51,12 @@ def test_figure_of_nothing_keeps_the_shape_with_nulls():
     assert figure([]) == {"mean": None, "median": None, "p90": None, "p99": None, "max": None, "n": 0}
 
 
-def test_histogram_cuts_at_p99_and_counts_the_rest():
-    values = [10.0] * 50 + [11.0] * 49 + [500.0]  # one stall among steady gaps
+def test_histogram_cuts_at_p1_and_p99_and_counts_the_rest():
+    values = [0.1] + [10.0] * 99 + [20.0] * 99 + [500.0]  # one burst, two steady gaps, one stall
     bins = histogram(values, bins=4)
-    assert sum(count for _, _, count in bins) == 100
-    assert bins[-1][2] == 1 and bins[-1][1] == 500.0  # the stall, in a bin of its own
-    assert bins[0][0] == 10.0 and bins[3][1] == pytest.approx(percentile(sorted(values), 99))
+    assert bins[0] == (0.1, 10.0, 1)  # the burst, below p1
+    assert bins[1:-1] == [(10.0, 12.5, 99), (12.5, 15.0, 0), (15.0, 17.5, 0), (17.5, 20.0, 99)]
+    assert bins[-1] == (20.0, 500.0, 1)  # the stall, above p99
 
 
 def test_histogram_of_equal_values_is_one_bin():
