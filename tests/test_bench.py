@@ -34,7 +34,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import AGENTCFG, Home, keyring_env
-from tests.fault_server import dead_port
+from tests.fault_server import BlackHole, dead_port
 from tests.scheduled_server import MODEL, ScheduledServer
 
 TTFT_MS, ITL_MS, TOKENS = 60.0, 10.0, 16
@@ -306,6 +306,21 @@ def test_an_unreachable_server_and_a_dead_proxy(home):
         assert server.requests == []  # it went to the proxy, as the variables say
         document, _ = bench(home, "p", "-n", "1", HTTP_PROXY=proxy, NO_PROXY="127.0.0.1")
         assert document["profiles"]["p"]["proxy"] is None and document["ok"] is True
+
+
+def test_a_server_that_never_answers_costs_one_timeout_not_one_per_request(home):
+    with BlackHole() as hole:
+        add(home, hole.base_url)
+        started = time.monotonic()
+        document, _ = bench(home, "t", "-n", "20", "--both", "--timeout", "0.5", check=1)
+    assert time.monotonic() - started < 5  # not 40 x 0.5 s
+    for mode in ("stream", "non_stream"):
+        data = document["profiles"]["t"][mode]
+        assert (data["ok"], data["failed"], data["cancelled"]) == (0, 0, 20)
+        assert data["errors"] == [
+            {"error": "not sent: the warm-up request failed (timeout: no complete answer within 0.5 s "
+             "(no token came))", "count": 20}
+        ]  # fmt: skip
 
 
 def test_the_deadline_stops_the_run_and_keeps_what_finished(home, server):

@@ -108,6 +108,8 @@ def _outcome(mode: str, data: dict[str, Any]) -> str:
         text += f", {data['failed']} failed ({first}{'; ...' if len(data['errors']) > 1 else ''})"
     if data["cancelled"]:
         text += f", {data['cancelled']} not finished"
+        if data["errors"] and not data["failed"]:
+            text += f" ({data['errors'][0]['error']})"
     return text
 
 

@@ -193,7 +193,7 @@ class _Control:
 
 async def _get(client: Any, url: str, headers: tuple[tuple[str, str], ...]) -> Any:
     try:
-        response = await client.get(url, headers=dict(headers), timeout=5.0)
+        response = await client.get(url, headers=dict(headers), timeout=min(5.0, client.timeout.read))
     except Exception:
         return None
     return response if response.status_code == 200 else None
@@ -258,13 +258,18 @@ async def _profile(
 ) -> None:
     profile.ignore_eos = await control.until_stopped(_is_vllm(client, target))
     warmups = min(settings.concurrency, settings.requests)
-    await control.until_stopped(
+    warm = await control.until_stopped(
         asyncio.gather(
             *(request(client, target, STREAM, -1, settings, profile.ignore_eos, WARMUP_TOKENS) for _ in range(warmups))
         )
     )
+    # A server that takes connections and never answers would cost every request its full timeout.
+    hung = all(r.error and r.error.startswith("timeout") for r in warm)
     for mode in settings.modes:
         phase = profile.phases[mode] = Phase(mode, planned=settings.requests)
+        if hung:
+            phase.skipped = f"not sent: the warm-up request failed ({warm[0].error})"
+            continue
         before = await control.until_stopped(_scrape(client, target))
         profile.metrics_url = target.metrics_url if before is not None else None
         await control.until_stopped(_phase(client, target, phase, settings, profile.ignore_eos, progress))

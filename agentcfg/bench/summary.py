@@ -41,6 +41,7 @@ class Phase:
     planned: int = 0  # requests this phase was to send (0: it never started)
     records: list[Record] = field(default_factory=list)  # finished or failed; cancelled ones are absent
     wall: float = 0.0  # first request sent -> last one finished
+    skipped: str | None = None  # why no request was sent (the server did not answer the warm-up)
     server: dict[str, metrics.Histogram | None] | None = None  # vLLM's histograms over the phase
 
 
@@ -181,7 +182,7 @@ def mode_dict(phase: Phase, settings: Settings, ignore_eos: bool = False, metric
             {"from_ms": round(low, 3), "to_ms": round(high, 3), "count": count} for low, high, count in histogram(gaps)
         ],
         "server": server,
-        "errors": _errors(phase.records),
+        "errors": [{"error": phase.skipped, "count": phase.planned}] if phase.skipped else _errors(phase.records),
         "warnings": warnings(phase, settings, ignore_eos),
     }
 
