@@ -162,10 +162,8 @@ def http_error(status: int, body: bytes) -> str:
 
 
 def _carries_token(delta: dict[str, Any]) -> bool:
-    present = [delta[k] for k in TOKEN_FIELDS if delta.get(k) is not None]
-    if not present:
-        return False
-    return not delta.get("role") or any(present)  # a role announcement with empty content is no token
+    present = [value for value in map(delta.get, TOKEN_FIELDS) if value is not None]
+    return bool(present) and (not delta.get("role") or any(present))  # a bare role announcement is no token
 
 
 def _take_usage(record: Record, data: dict[str, Any]) -> None:
