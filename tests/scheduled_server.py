@@ -11,7 +11,7 @@ does), a stall mid-stream for chosen requests, an early end-of-sequence unless t
 with every answered request. `GET /debug/sends` lists when each token chunk was written
 (`time.perf_counter_ns()`, the same clock as a client's `perf_counter()` on this machine).
 
-    python -m tests.scheduled_server --ttft 0 --itl 0.0002 --spin    # prints the port, serves until killed
+    python -m tests.scheduled_server --ttft 0 --itl 0.0002    # prints the port, serves until killed
 """
 
 from __future__ import annotations
@@ -57,7 +57,6 @@ class Schedule:
     owned_by: str = "vllm"
     key: str | None = None
     model: str = MODEL
-    spin: bool = False  # busy-wait the last half millisecond before each chunk (sub-millisecond pacing)
 
 
 @dataclass
@@ -73,17 +72,10 @@ class Observed:
     sends: list[list[int]] = field(default_factory=list)  # per chat request: perf_counter_ns of each token chunk
 
 
-def _sleep_until(moment: float, spin: bool) -> None:
+def _sleep_until(moment: float) -> None:
     remaining = moment - time.perf_counter()
-    if remaining <= 0:
-        return
-    if not spin:
+    if remaining > 0:
         time.sleep(remaining)
-        return
-    if remaining > 0.0005:
-        time.sleep(remaining - 0.0005)
-    while time.perf_counter() < moment:
-        pass
 
 
 def metrics_text(observed: Observed, model: str) -> str:
@@ -188,7 +180,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _answer(self, tokens: int, arrived: float) -> None:
         schedule = self.server.schedule
-        _sleep_until(arrived + schedule.ttft + (tokens - 1) * schedule.itl, schedule.spin)
+        _sleep_until(arrived + schedule.ttft + (tokens - 1) * schedule.itl)
         answer: dict[str, Any] = {
             "id": "chatcmpl-1",
             "object": "chat.completion",
@@ -226,7 +218,7 @@ class _Handler(BaseHTTPRequestHandler):
                 time.sleep(schedule.stall_for)
                 self.close_connection = True
                 return
-            _sleep_until(arrived + schedule.ttft + (sent + size - 1) * schedule.itl, schedule.spin)
+            _sleep_until(arrived + schedule.ttft + (sent + size - 1) * schedule.itl)
             last = sent + size == tokens
             data = plain
             if size != per_chunk or last:
@@ -301,9 +293,8 @@ def main() -> None:
     parser.add_argument("--ttft", type=float, default=0.0)
     parser.add_argument("--itl", type=float, default=0.0002)
     parser.add_argument("--tokens-per-chunk", type=int, default=1)
-    parser.add_argument("--spin", action="store_true", help="busy-wait for sub-millisecond pacing")
     args = parser.parse_args()
-    schedule = Schedule(ttft=args.ttft, itl=args.itl, tokens_per_chunk=args.tokens_per_chunk, spin=args.spin)
+    schedule = Schedule(ttft=args.ttft, itl=args.itl, tokens_per_chunk=args.tokens_per_chunk)
     server = ScheduledServer(schedule)
     print(server.port, flush=True)
     server._server.serve_forever(poll_interval=0.05)

@@ -176,22 +176,36 @@ def _take_usage(record: Record, data: dict[str, Any]) -> None:
 
 
 class StreamMeter:
-    """Feeds a streamed answer's bytes, with their arrival times, into a Record."""
+    """Feeds a streamed answer's bytes, with their arrival times, into a Record.
+
+    The SSE framing is parsed as the bytes arrive, so each event keeps the arrival time of the read
+    that completed it; its JSON is read later (`settle`), off the path between two reads. When a
+    burst of chunks is already waiting, each is then handed over sooner, and stamped closer to
+    when it really arrived.
+    """
 
     def __init__(self, record: Record) -> None:
         self.record = record
         self.parser = Parser()
         self.last_arrival: float | None = None
+        self.events: list[tuple[float, str]] = []  # (arrival, data), not yet read
 
     def feed(self, arrival: float, chunk: bytes) -> None:
         self.last_arrival = arrival
         for event in self.parser.feed(chunk):
-            self._event(arrival, event.data)
+            self.events.append((arrival, event.data))
+
+    def settle(self) -> None:
+        """Read the events received so far into the record (also after a timeout: what did come)."""
+        for arrival, data in self.events:
+            self._event(arrival, data)
+        self.events.clear()
 
     def close(self) -> None:
         """The stream ended: the last byte's arrival is the request's end."""
         for event in self.parser.close():
-            self._event(self.last_arrival or self.record.sent, event.data)
+            self.events.append((self.last_arrival or self.record.sent, event.data))
+        self.settle()
         record = self.record
         record.ended = self.last_arrival
         if record.error is None and not record.token_times:

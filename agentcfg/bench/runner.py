@@ -100,8 +100,7 @@ def default_profile(environ: env.Environ) -> str:
 # -- one request ---------------------------------------------------------------------------------------
 
 
-async def _exchange(client: Any, request: Any, record: Record) -> None:
-    meter = StreamMeter(record) if record.mode == STREAM else None
+async def _exchange(client: Any, request: Any, record: Record, meter: StreamMeter | None) -> None:
     record.sent = time.perf_counter()
     response = await client.send(request, stream=True)
     try:
@@ -139,9 +138,12 @@ async def request(
     headers = {**dict(target.headers), "content-type": "application/json"}
     built = client.build_request("POST", target.chat_url, headers=headers, content=json.dumps(body).encode())
     record = Record(mode, index, sent=time.perf_counter())
+    meter = StreamMeter(record) if mode == STREAM else None
     try:
-        await asyncio.wait_for(_exchange(client, built, record), settings.timeout)
+        await asyncio.wait_for(_exchange(client, built, record, meter), settings.timeout)
     except Exception as exc:  # the transport's failure, named the way doctor names it
+        if meter is not None:
+            meter.settle()  # the tokens that did come, for the message
         kind = error_kind(exc)
         if kind == "refused" and target.proxy:  # the connection that failed was the one to the proxy
             kind = "proxy"

@@ -166,3 +166,13 @@ def test_non_stream_without_choices_fails(body, error):
 )
 def test_http_errors_name_the_servers_message(body, expected):
     assert http_error(404, body) == expected
+
+
+def test_settle_reads_what_came_before_a_stream_broke_off():
+    record = Record(STREAM, 0, sent=0.0)
+    meter = StreamMeter(record)
+    meter.feed(0.1, chunk({"content": "a"}) + chunk({"content": "b"}))
+    meter.feed(0.2, chunk({"content": "c"})[:20])  # an event cut short
+    assert record.token_times == []  # JSON is read off the timing path, when asked
+    meter.settle()
+    assert record.token_times == [0.1, 0.1] and record.ended is None and not record.ok
