@@ -48,7 +48,7 @@ def cli() -> None:
     agentcfg status                     what each agent points at now
     agentcfg rollback                   undo the last switch, byte for byte
     agentcfg doctor                     an agent fails? the cause, and the fix
-    agentcfg bench local taotoken --both  time to first token and tok/s, side by side
+    agentcfg bench --both               time to first token and tok/s, streamed and not
     agentcfg key set taotoken           keep the gateway key in the OS keyring
     agentcfg exec taotoken -- opencode  run an agent with the key set
     """
@@ -387,6 +387,7 @@ def bench(
     """
     from agentcfg import profiles, report
     from agentcfg.bench import render, runner, summary
+    from agentcfg.bench.measure import MODES
 
     environ = _environ()
     chosen = [profiles.get(n, environ) for n in dict.fromkeys(names or [runner.default_profile(environ)])]
@@ -411,7 +412,7 @@ def bench(
         concurrency=min(concurrency, requests),
         max_tokens=max_tokens,
         prompt_tokens=prompt_tokens,
-        modes=("stream", "non_stream") if mode == "both" else (mode,),
+        modes=MODES if mode == "both" else (mode,),
         timeout=timeout,
         deadline=deadline,
     )

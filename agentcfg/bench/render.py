@@ -11,6 +11,7 @@ from typing import Any
 from agentcfg.bench.measure import MODES, NON_STREAM, STREAM
 from agentcfg.bench.summary import Run
 from agentcfg.redact import scrub
+from agentcfg.report import paint
 
 MODE_LABELS = {STREAM: "stream", NON_STREAM: "non-stream"}
 ROWS = (
@@ -80,7 +81,7 @@ def _cells(fig: dict[str, Any] | None, whole: bool = False) -> list[str]:
 
 
 def _paint(text: str, colour: bool) -> str:
-    return f"\033[33m{text}\033[0m" if colour else text
+    return paint(text, "modify", colour)  # yellow, as doctor's warnings
 
 
 def histogram_text(bins: list[dict[str, Any]], unicode: bool = True) -> list[str]:
@@ -146,14 +147,15 @@ def profile_text(name: str, entry: dict[str, Any], modes: list[str], colour: boo
     for mode in modes:
         titles += [MODE_LABELS[mode], "", "", "", ""]
         header += list(STATS)
-    rows = [titles + (["stream ÷"] if both else []), header + (["non-stream"] if both else [])]
+    divide, times = ("÷", "×") if unicode else ("/", "x")
+    rows = [titles + ([f"stream {divide}"] if both else []), header + (["non-stream"] if both else [])]
     ratio = entry["stream_vs_non_stream"] or {}
     for label, key in ROWS:
         row = [label]
         for mode in modes:
             row += _cells(entry[mode][key], whole=key == "output_tokens")
         if both:
-            row.append(f"{ratio[key]:.2f}×" if key in RATIO_ROWS and ratio.get(key) is not None else "")
+            row.append(f"{ratio[key]:.2f}{times}" if key in RATIO_ROWS and ratio.get(key) is not None else "")
         rows.append(row)
     lines += ["  " + line for line in _align(rows)]
     lines.append("  " + "; ".join(_outcome(mode, entry[mode]) for mode in modes))
@@ -172,12 +174,12 @@ def profile_text(name: str, entry: dict[str, Any], modes: list[str], colour: boo
 
 
 def side_by_side(document: dict[str, Any]) -> list[str]:
-    """Every profile and mode on one line each: medians, the client's and vLLM's."""
-    rows = [["PROFILE", "MODE", "TTFT ms", "ITL ms", "TPOT ms", "E2E ms", "tok/s", "decode tok/s", "vLLM TTFT ms"]]
+    """Every profile and mode on one line each: the client's medians, and vLLM's mean TTFT (exact)."""
+    rows = [["PROFILE", "MODE", "TTFT ms", "ITL ms", "TPOT ms", "E2E ms", "tok/s", "decode tok/s", "vLLM TTFT mean"]]
     for name, entry in document["profiles"].items():
         for mode in document["settings"]["modes"]:
             data = entry[mode]
-            server = data["server"]["ttft_ms"]["median"] if data["server"] else None
+            server = data["server"]["ttft_ms"]["mean"] if data["server"] else None
             medians = [number(data[key]["median"]) for key in ("ttft_ms", "itl_ms", "tpot_ms", "e2e_ms", "tok_s")]
             rows.append([name, MODE_LABELS[mode], *medians, number(data["decode_tok_s"]["median"]), number(server)])
     return ["Side by side (medians):"] + ["  " + line for line in _align(rows, left=2)]

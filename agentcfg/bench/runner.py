@@ -17,7 +17,7 @@ import os
 import signal
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
@@ -72,16 +72,12 @@ def target(profile: Profile, environ: env.Environ) -> tuple[Target, str | None]:
 
     resolved = keystore.resolve(profile, environ)
     key = resolved.value if resolved else None
-    chat_url = profile.base_url.rstrip("/") + "/chat/completions"
-    metrics_url = metrics_address(profile.base_url)
-    found = Target(
-        name=profile.name,
-        base_url=profile.base_url,
-        model=profile.model,
-        headers=tuple(keystore.auth_headers(profile, chat_url, key).items()),
-        metrics_url=metrics_url,
-        metrics_headers=tuple(keystore.auth_headers(profile, metrics_url, key).items()),
-        proxy=proxies.proxy_for("agentcfg", chat_url, environ),
+    found = Target(profile.name, profile.base_url, profile.model, metrics_url=metrics_address(profile.base_url))
+    found = replace(
+        found,
+        headers=tuple(keystore.auth_headers(profile, found.chat_url, key).items()),
+        metrics_headers=tuple(keystore.auth_headers(profile, str(found.metrics_url), key).items()),
+        proxy=proxies.proxy_for("agentcfg", found.chat_url, environ),
         ca_file=environ.get("SSL_CERT_FILE") or None,
     )
     return found, resolved.note if resolved else None
@@ -152,8 +148,6 @@ async def request(
             record.error = f"timeout: no complete answer within {settings.timeout:g} s ({got})"
         else:
             record.error = f"{kind}: {type(exc).__name__}: {exc}"[:300]
-    if record.error is None and record.ended is None:
-        record.error = "the answer ended without a byte"
     return record
 
 
