@@ -75,8 +75,9 @@ def bench(home: Home, *args: str, check: int | None = 0, **extra_env: str) -> tu
     return json.loads(result.stdout), result.stderr
 
 
-def within_schedule(figure: dict[str, Any], expected: float, late: float = LATE_MS) -> bool:
-    return expected <= figure["median"] <= expected + late
+def within_schedule(value: float, expected: float) -> bool:
+    """Never early; late by at most LATE_MS."""
+    return expected <= value <= expected + LATE_MS
 
 
 def ids(mode: dict[str, Any]) -> list[str]:
@@ -91,11 +92,11 @@ def test_streamed_figures_match_the_schedule(home, server):
     document, _ = bench(home, "t", "-n", "6")
     stream = document["profiles"]["t"]["stream"]
     assert (stream["requests"], stream["ok"], stream["failed"]) == (6, 6, 0)
-    assert within_schedule(stream["ttft_ms"], TTFT_MS), stream["ttft_ms"]
+    assert within_schedule(stream["ttft_ms"]["median"], TTFT_MS), stream["ttft_ms"]
     assert abs(stream["itl_ms"]["median"] - ITL_MS) <= ITL_TOLERANCE_MS, stream["itl_ms"]
     assert stream["itl_ms"]["n"] == 6 * (TOKENS - 1)
     assert abs(stream["tpot_ms"]["median"] - ITL_MS) <= ITL_TOLERANCE_MS
-    assert within_schedule(stream["e2e_ms"], E2E_MS), stream["e2e_ms"]
+    assert within_schedule(stream["e2e_ms"]["median"], E2E_MS), stream["e2e_ms"]
     fastest, slowest = 1000 / (ITL_MS - ITL_TOLERANCE_MS), 1000 / (ITL_MS + ITL_TOLERANCE_MS)
     assert slowest <= stream["decode_tok_s"]["median"] <= fastest  # 1 / TPOT
     assert stream["output_tokens"]["median"] == TOKENS and stream["usage_reported"] == 6
@@ -103,8 +104,9 @@ def test_streamed_figures_match_the_schedule(home, server):
     # vLLM's view from /metrics: the engine's TTFT is the schedule; the client's is that plus HTTP
     server_view = stream["server"]
     assert server_view["url"] == server.root + "/metrics" and server_view["requests"] == 6
-    assert abs(server_view["ttft_ms"]["mean"] - TTFT_MS) < 3 and server_view["itl_ms"]["mean"] == ITL_MS
-    assert server_view["ttft_ms"]["mean"] <= stream["ttft_ms"]["mean"]
+    assert within_schedule(server_view["ttft_ms"]["mean"], TTFT_MS)
+    assert server_view["itl_ms"]["mean"] == ITL_MS
+    assert server_view["ttft_ms"]["mean"] <= stream["ttft_ms"]["mean"]  # the client's includes the HTTP round trip
     # what was sent: a stream asking for usage, max_tokens, ignore_eos (the server says it is vLLM), a sized prompt
     bodies = server.chat_bodies()
     assert len(bodies) == 1 + 6  # one warm-up request, not measured
@@ -123,8 +125,8 @@ def test_stream_and_non_stream_side_by_side(home, server):
     assert "t: DeepSeek-V4-Flash at " + server.base_url + ", ignore_eos sent (vLLM)" in lines
     e2e = next(line for line in lines if line.strip().startswith("E2E ms")).split()
     stream_median, plain_median, ratio = float(e2e[2]), float(e2e[7]), e2e[-1]
-    assert E2E_MS <= stream_median <= E2E_MS + LATE_MS and E2E_MS <= plain_median <= E2E_MS + LATE_MS
-    assert ratio.endswith("×") and 0.9 <= float(ratio[:-1]) <= 1.1
+    assert within_schedule(stream_median, E2E_MS) and within_schedule(plain_median, E2E_MS)
+    assert ratio.endswith("×") and E2E_MS / (E2E_MS + LATE_MS) <= float(ratio[:-1]) <= (E2E_MS + LATE_MS) / E2E_MS
     ttft = next(line for line in lines if line.strip().startswith("TTFT ms")).split()
     assert ttft[-1] == "-"  # a non-streamed answer has no first token to time
     assert any(line.strip().startswith("TTFT ms (stream)") for line in lines)  # vLLM's view beside the client's
@@ -180,10 +182,10 @@ def test_without_usage_tokens_are_counted_and_flagged(home, server):
 def test_chunks_of_several_tokens_and_a_stream_in_one_burst(home, server, per_chunk, warning, itl_ms, ttft_ms):
     server.reschedule(tokens_per_chunk=per_chunk)
     add(home, server)
-    document, _ = bench(home, "t", "-n", "3")
+    document, _ = bench(home, "t", "-n", "5")
     stream = document["profiles"]["t"]["stream"]
     assert warning in ids(stream)
-    assert within_schedule(stream["ttft_ms"], ttft_ms)  # the first chunk leaves when its last token is ready
+    assert within_schedule(stream["ttft_ms"]["median"], ttft_ms)  # the first chunk leaves when its last token is ready
     if itl_ms:  # one gap per chunk, as vLLM's benchmark counts it; TPOT stays per token
         assert abs(stream["itl_ms"]["median"] - itl_ms) <= ITL_TOLERANCE_MS
         assert abs(stream["tpot_ms"]["median"] - 12 * ITL_MS / 15) <= ITL_TOLERANCE_MS
