@@ -23,8 +23,6 @@ from __future__ import annotations
 
 import csv
 import json
-import os
-import pty
 import signal
 import subprocess
 import time
@@ -374,26 +372,7 @@ def test_ctrl_c_prints_what_was_measured_and_exits_130(home, server):
 def test_progress_bar_on_a_terminal_only(home, server):
     fast(server)
     add(home, server)
-    master, slave = pty.openpty()
-    process = subprocess.Popen(
-        [AGENTCFG, "bench", "t", "-n", "3", "--max-tokens", "4"],
-        env={**home.env, "NO_COLOR": "1"},
-        stdin=subprocess.DEVNULL,
-        stdout=slave,
-        stderr=slave,
-    )
-    os.close(slave)
-    chunks = []
-    while True:
-        try:
-            data = os.read(master, 65536)
-        except OSError:  # EIO: the child closed the terminal
-            break
-        if not data:
-            break
-        chunks.append(data)
-    os.close(master)
-    assert process.wait(timeout=30) == 0
-    shown = b"".join(chunks).decode("utf-8", "replace")
+    status, shown = home.run_in_tty("bench", "t", "-n", "3", "--max-tokens", "4", NO_COLOR="1")
+    assert status == 0
     assert "\rt stream [" in shown and "] 3/3" in shown and "\x1b[" not in shown  # NO_COLOR: no colour
     assert "\r" not in home.run("bench", "t", "-n", "1", "--max-tokens", "4").stderr  # no terminal: no bar
