@@ -120,7 +120,14 @@ def messages(anthropic_base_url: str, model: str, headers: dict[str, str]) -> Pr
 # -- running them --------------------------------------------------------------------------------------
 
 
-def _error_kind(exc: BaseException) -> str:
+def error_kind(exc: BaseException) -> str:
+    """refused, timeout, tls, dns, reset, protocol, proxy or other; from the cause when httpx wraps it."""
+    kind = _kind(exc)
+    cause = exc.__cause__ or exc.__context__
+    return _kind(cause) if kind == "other" and cause is not None else kind
+
+
+def _kind(exc: BaseException) -> str:
     import ssl
 
     import httpx
@@ -167,9 +174,7 @@ async def _send(client: Any, probe: Probe, result: Result) -> None:
         finally:
             await response.aclose()
     except Exception as exc:
-        kind = _error_kind(exc)
-        cause = exc.__cause__ or exc.__context__
-        result.error = _error_kind(cause) if kind == "other" and cause is not None else kind
+        result.error = error_kind(exc)
         result.detail = f"{type(exc).__name__}: {exc}"[:500]
     finally:
         result.elapsed = time.monotonic() - started
@@ -184,7 +189,7 @@ async def _run(probes: list[Probe], deadline: float, progress: Callable[[int, in
     for probe in probes:
         if (probe.proxy, probe.ca_file) not in clients:
             clients[probe.proxy, probe.ca_file] = httpx.AsyncClient(
-                proxy=probe.proxy, trust_env=False, timeout=timeout, verify=_verify(probe.ca_file)
+                proxy=probe.proxy, trust_env=False, timeout=timeout, verify=verify(probe.ca_file)
             )
     tasks = [
         asyncio.ensure_future(_send(clients[p.proxy, p.ca_file], p, r)) for p, r in zip(probes, results, strict=True)
@@ -213,7 +218,7 @@ async def _run(probes: list[Probe], deadline: float, progress: Callable[[int, in
     return results
 
 
-def _verify(ca_file: str | None) -> Any:
+def verify(ca_file: str | None) -> Any:
     """The system's CAs, plus the agent's extra CA file as it would add them."""
     if not ca_file:
         return True

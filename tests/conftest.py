@@ -58,6 +58,35 @@ class Home:
             assert result.returncode == check, (result.returncode, result.stdout, result.stderr)
         return result
 
+    def run_in_tty(self, *args: str, **extra_env: str) -> tuple[int, str]:
+        """Run agentcfg with stdout and stderr on a pseudo-terminal; returns (status, everything printed)."""
+        import pty
+
+        master, slave = pty.openpty()
+        try:
+            process = subprocess.Popen(
+                [AGENTCFG, *args],
+                env={**self.env, **extra_env},
+                stdin=subprocess.DEVNULL,
+                stdout=slave,
+                stderr=slave,
+            )
+        finally:
+            os.close(slave)
+        chunks = []
+        try:
+            while True:
+                try:
+                    data = os.read(master, 65536)
+                except OSError:  # EIO: the child closed the terminal
+                    break
+                if not data:
+                    break
+                chunks.append(data)
+        finally:
+            os.close(master)
+        return process.wait(timeout=30), b"".join(chunks).decode("utf-8", "replace")
+
     def json(self, *args: str, **extra_env: str):
         return json.loads(self.run(*args, "--json", **extra_env).stdout)
 

@@ -25,7 +25,6 @@ import inspect
 import ipaddress
 import json
 import os
-import pty
 import signal
 import ssl
 import subprocess
@@ -190,34 +189,6 @@ def assert_agent_requests(server: FaultServer) -> None:
     # /models at the base URL, and with /v1 taken away
     gets = {path for method, path, _, _ in server.requests if method == "GET"}
     assert {"/v1/models", "/models"} <= gets
-
-
-def run_in_tty(home: Home, *args: str, **extra_env: str) -> tuple[int, str]:
-    """Run agentcfg with stdout and stderr on a pseudo-terminal; returns (status, everything printed)."""
-    master, slave = pty.openpty()
-    try:
-        process = subprocess.Popen(
-            [AGENTCFG, *args],
-            env={**home.env, **extra_env},
-            stdin=subprocess.DEVNULL,
-            stdout=slave,
-            stderr=slave,
-        )
-    finally:
-        os.close(slave)
-    chunks = []
-    try:
-        while True:
-            try:
-                data = os.read(master, 65536)
-            except OSError:  # EIO: the child closed the terminal
-                break
-            if not data:
-                break
-            chunks.append(data)
-    finally:
-        os.close(master)
-    return process.wait(timeout=30), b"".join(chunks).decode("utf-8", "replace")
 
 
 # -- servers the fault server cannot play by itself ----------------------------------------------------
@@ -1175,8 +1146,8 @@ def test_json_summary_reads_as_in_the_text_output(keyed):
 
 def test_output_on_a_terminal_is_coloured_unless_no_color(standard):
     set_fault(standard.server, "no-tool-parser")
-    status, coloured = run_in_tty(standard.home, "doctor")
-    status_plain, plain = run_in_tty(standard.home, "doctor", NO_COLOR="1")
+    status, coloured = standard.home.run_in_tty("doctor")
+    status_plain, plain = standard.home.run_in_tty("doctor", NO_COLOR="1")
     assert status == status_plain == 1
     assert "\x1b[" in coloured  # on a terminal it is coloured ...
     assert "\x1b[" not in plain  # ... unless NO_COLOR is set
