@@ -1,0 +1,58 @@
+"""`agentcfg bench` against the real vLLM: the client's figures and vLLM's own /metrics agree on
+what happened inside the server, and differ by what HTTP on loopback costs."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+import agentcfg
+from tests.conftest import Home
+from tests.realservers.helpers import add_profile
+from tests.realservers.peers import VLLM_KEY
+
+pytestmark = pytest.mark.realservers
+
+REQUESTS, TOKENS = 6, 48
+SLACK_MS = 2.0  # the two clocks start a hair apart: the client's before sending, vLLM's on arrival
+LOOPBACK_MS = 250.0  # HTTP on loopback, with the agents' tests loading both cores meanwhile
+
+
+def quiet_run(home: Home) -> dict:
+    """A bench run during which nothing else used the server (its /metrics deltas count every
+    client's requests): the agents' tests share it, so wait for a quiet moment, a few times over."""
+    for _ in range(10):
+        data = home.json("bench", "bare", "--both", "-n", str(REQUESTS), "--max-tokens", str(TOKENS),
+                         "--prompt-tokens", "300", "--timeout", "60")  # fmt: skip
+        modes = [data["profiles"]["bare"][m] for m in ("stream", "non_stream")]
+        if all(m["server"] and m["server"]["requests"] == m["ok"] for m in modes):
+            return data
+        time.sleep(20)
+    pytest.fail("vLLM never had a quiet minute for the bench run")
+
+
+def test_bench_client_and_vllm_metrics_agree(home: Home, peers, keyring_file, compat):
+    compat(tier="realservers", agent="bench", agent_version=f"agentcfg {agentcfg.__version__}",
+           server=f"vLLM {peers.vllm_version} (CPU, --enforce-eager)",
+           case="client figures vs vLLM /metrics")  # fmt: skip
+    add_profile(home, "bare", peers.vllm_bare, key=VLLM_KEY)
+    data = quiet_run(home)
+    bare = data["profiles"]["bare"]
+    assert data["ok"] and bare["ignore_eos"] is True
+    assert bare["metrics_url"] == peers.vllm_bare + "/metrics"
+    for mode in ("stream", "non_stream"):
+        figures = bare[mode]
+        assert figures["ok"] == REQUESTS and figures["failed"] == 0
+        # ignore_eos: every answer is exactly max_tokens long, by the server's own count
+        assert figures["output_tokens"]["median"] == figures["output_tokens"]["max"] == TOKENS
+        assert figures["usage_reported"] == REQUESTS
+        client, server = figures["e2e_ms"]["mean"], figures["server"]["e2e_ms"]["mean"]
+        assert server - SLACK_MS <= client <= server + LOOPBACK_MS, (mode, client, server)
+    stream = bare["stream"]
+    client, server = stream["ttft_ms"]["mean"], stream["server"]["ttft_ms"]["mean"]
+    assert server - SLACK_MS <= client <= server + LOOPBACK_MS, (client, server)
+    assert stream["server"]["itl_ms"]["n"] == REQUESTS * (TOKENS - 1)  # vLLM counts every gap
+    assert 0 < stream["itl_ms"]["n"] <= REQUESTS * (TOKENS - 1)  # the client sees chunks, some holding several
+    assert bare["stream_vs_non_stream"]["e2e_ms"] > 0
+    assert VLLM_KEY not in str(data)
