@@ -376,3 +376,22 @@ def test_progress_bar_on_a_terminal_only(home, server):
     assert status == 0
     assert "\rt stream [" in shown and "] 3/3" in shown and "\x1b[" not in shown  # NO_COLOR: no colour
     assert "\r" not in home.run("bench", "t", "-n", "1", "--max-tokens", "4").stderr  # no terminal: no bar
+
+
+def test_the_issue_s_own_command_local_and_taotoken_both(home, server, keyring_file):
+    """`agentcfg bench local taotoken --both`, with both built-ins pointed at loopback test servers
+    (the gateway's key from the keyring): each profile's table, then one line per profile and mode."""
+    fast(server, key=SERVER_KEY)
+    with ScheduledServer(ttft=0.005, itl=0.001) as local:
+        add(home, local, "local")
+        add(home, server, "taotoken", key_env="TAOTOKEN_API_KEY")
+        home.run("key", "set", "taotoken", stdin_text=SERVER_KEY + "\n")
+        result = home.run("bench", "local", "taotoken", "--both", "-n", "2", "--max-tokens", "4")
+    out = result.stdout
+    assert out.index("local: DeepSeek-V4-Flash at " + local.base_url) < out.index("taotoken: DeepSeek-V4-Flash")
+    side = out[out.index("Side by side (medians):") :].splitlines()
+    rows = [line.split()[:2] for line in side[1:] if line.strip()]
+    assert [r for r in rows if r[0] in ("local", "taotoken")] == [
+        ["local", "stream"], ["local", "non-stream"], ["taotoken", "stream"], ["taotoken", "non-stream"]
+    ], side  # fmt: skip
+    assert SERVER_KEY not in out + result.stderr
