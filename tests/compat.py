@@ -46,14 +46,27 @@ def render(rows: list[dict[str, str]], day: str) -> str:
         "# Compatibility",
         "",
         f"Produced by the test run on {day} (`bash .ci/run`; tests/e2e and tests/realservers), not typed by hand.",
-        "Each row is one real agent program driven through agentcfg against one server.",
+        "Each row is one real program (an agent, or agentcfg's doctor or bench) driven through agentcfg",
+        "against one server.",
         "",
         "| tier | agent | agent version | server | case | result |",
         "|---|---|---|---|---|---|",
     ]
-    agents = sorted({f"{r['agent']} {r['agent_version']}" for r in rows if r.get("agent_version")})
+    ours = sorted({r["agent_version"] for r in rows if r.get("agent_version", "").startswith("agentcfg ")})
+    programs = sorted(
+        {
+            f"{r['agent']} {r['agent_version']}"
+            for r in rows
+            if r.get("agent_version") and r["agent_version"] not in ours
+        }
+    )
     servers = sorted({r["server"] for r in rows if r.get("server")})
-    lines[5:5] = [f"Agents: {', '.join(agents)}.", "", f"Servers: {'; '.join(servers)}.", ""]
+    lines[5:5] = [
+        f"- Agents: {', '.join(programs)}.",
+        f"- {', '.join(ours)}: the doctor and bench rows.",
+        f"- Servers: {'; '.join(servers)}.",
+        "",
+    ]
     key = ("tier", "agent", "server", "case")
     for row in sorted(rows, key=lambda r: tuple(r.get(k, "") for k in key)):
         result = {"passed": "pass", "failed": "**FAIL**", "skipped": "skipped"}.get(row["outcome"], row["outcome"])

@@ -26,7 +26,7 @@ def test_switch_local_and_the_agent_completes_a_turn_on_vllm(
 ):
     compat(
         tier="realservers", agent=agent, agent_version=agent_versions[agent],
-        server=f"vLLM {peers.vllm_version} (CPU), window 65,536", case="`switch local`: a turn completes (rc 0)",
+        server=f"vLLM {peers.vllm_version} (CPU)", case="`switch local` (window 65,536 from --detect): a turn, rc 0",
     )  # fmt: skip
     add_profile(agent_home, "local", peers.vllm)  # window from --detect: 65,536
     agent_home.run("switch", "local")
@@ -46,7 +46,7 @@ def test_without_a_tool_parser_doctor_names_what_breaks_the_agent(
 ):
     compat(
         tier="realservers", agent=agent, agent_version=agent_versions[agent],
-        server=f"vLLM {peers.vllm_version} (CPU), no tool parser", case="doctor names tool-parser-missing",
+        server=f"vLLM {peers.vllm_version} (CPU)", case="no tool parser: doctor names tool-parser-missing",
     )  # fmt: skip
     add_profile(agent_home, "bare", peers.vllm_bare, key=VLLM_KEY)
     agent_home.run("switch", "bare")
@@ -68,7 +68,7 @@ def test_through_the_gateway_agent_and_doctor_agree(
     /responses (500), which is what doctor reports for Codex and no one else."""
     compat(
         tier="realservers", agent=agent, agent_version=agent_versions[agent],
-        server=f"LiteLLM {peers.litellm_version}, mock model", case="`agentcfg exec`: agent and doctor agree",
+        server=f"LiteLLM {peers.litellm_version}", case="mock model, `agentcfg exec`: agent and doctor agree",
     )  # fmt: skip
     add_profile(agent_home, "gw", peers.litellm, model=GATEWAY_MOCK, key=GATEWAY_KEY)
     agent_home.run("switch", "gw")

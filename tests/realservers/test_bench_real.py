@@ -33,9 +33,10 @@ def quiet_run(home: Home) -> dict:
 
 
 def test_bench_client_and_vllm_metrics_agree(home: Home, peers, keyring_file, compat):
-    compat(tier="realservers", agent="bench", agent_version=f"agentcfg {agentcfg.__version__}",
-           server=f"vLLM {peers.vllm_version} (CPU, --enforce-eager)",
-           case="client figures vs vLLM /metrics")  # fmt: skip
+    compat(
+        tier="realservers", agent="bench", agent_version=f"agentcfg {agentcfg.__version__}",
+        server=f"vLLM {peers.vllm_version} (CPU)", case="--enforce-eager: client figures vs vLLM /metrics",
+    )  # fmt: skip
     add_profile(home, "bare", peers.vllm_bare, key=VLLM_KEY)
     data = quiet_run(home)
     bare = data["profiles"]["bare"]
