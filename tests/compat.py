@@ -42,6 +42,9 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 
 def render(rows: list[dict[str, str]], day: str) -> str:
     """The page: versions tested, then one line per agent × server × case with its outcome."""
+    ours = sorted({r["agent_version"] for r in rows if r.get("agent_version", "").startswith("agentcfg ")})
+    programs = {f"{r['agent']} {r['agent_version']}" for r in rows if r.get("agent_version") not in (None, *ours)}
+    servers = sorted({r["server"] for r in rows if r.get("server")})
     lines = [
         "# Compatibility",
         "",
@@ -49,23 +52,12 @@ def render(rows: list[dict[str, str]], day: str) -> str:
         "Each row is one real program (an agent, or agentcfg's doctor or bench) driven through agentcfg",
         "against one server.",
         "",
-        "| tier | agent | agent version | server | case | result |",
-        "|---|---|---|---|---|---|",
-    ]
-    ours = sorted({r["agent_version"] for r in rows if r.get("agent_version", "").startswith("agentcfg ")})
-    programs = sorted(
-        {
-            f"{r['agent']} {r['agent_version']}"
-            for r in rows
-            if r.get("agent_version") and r["agent_version"] not in ours
-        }
-    )
-    servers = sorted({r["server"] for r in rows if r.get("server")})
-    lines[5:5] = [
-        f"- Agents: {', '.join(programs)}.",
+        f"- Agents: {', '.join(sorted(programs))}.",
         f"- {', '.join(ours)}: the doctor and bench rows.",
         f"- Servers: {'; '.join(servers)}.",
         "",
+        "| tier | agent | agent version | server | case | result |",
+        "|---|---|---|---|---|---|",
     ]
     key = ("tier", "agent", "server", "case")
     for row in sorted(rows, key=lambda r: tuple(r.get(k, "") for k in key)):

@@ -21,7 +21,8 @@ def test_the_page_names_versions_sorts_rows_and_marks_failures():
     assert "on 2026-11-30" in page
     assert "- Agents: codex 0.171.0, qwen 0.15.10." in page
     assert "- agentcfg 0.1.0: the doctor and bench rows." in page
-    assert "- Servers: test server; vLLM 0.32.0 (CPU)." in page
+    assert "- Servers: test server; vLLM 0.32.0 (CPU).\n\n| tier |" in page
+    assert "against one server.\n\n- Agents:" in page
     rows = [line for line in page.splitlines() if line.startswith("| e2e") or line.startswith("| realservers")]
     assert [r.split(" | ")[1] for r in rows] == ["codex", "qwen", "doctor"]
     assert rows[-1].endswith("| **FAIL** |")
