@@ -101,25 +101,26 @@ def _check_writable(change: FileChange, shown: str) -> None:
         )
 
 
-def _restore_owned(item: dict[str, Any], current: str | None, before: str | None, shown: str) -> str | bool | None:
-    """`current` with each key agentcfg owns set back to its value in `before` (None: nothing
-    else is left, so the file goes); False when an owned key itself was edited or it no longer parses."""
-    if current is None:
-        return False
+def _only_others_edited(item: dict[str, Any], current: str, shown: str) -> bool:
+    """The file still parses and every key agentcfg owns holds what agentcfg wrote."""
     try:
-        if drifted(item["format"], current, item["owned"], shown):
-            return False
-        base = edit.load(item["format"], before or "", path=shown)
-        undo = []
-        for owned in item["owned"]:
-            key = tuple(owned["key"])
-            value = edit.lookup(base, key)
-            undo.append((key, REMOVE if value is MISSING else value))
-        merged = edit.apply(item["format"], current, undo, path=shown)
-        if before is None and not edit.load(item["format"], merged, path=shown):
-            return None
-    except AgentcfgError:
+        return not drifted(item["format"], current, item["owned"], shown)
+    except AgentcfgError:  # no longer parses
         return False
+
+
+def _restore_owned(item: dict[str, Any], current: str, before: str | None, shown: str) -> str | None:
+    """`current` with each key agentcfg owns set back to its value in `before`; None when the file
+    did not exist before and nothing but agentcfg's keys was left in it."""
+    base = edit.load(item["format"], before or "", path=shown)
+    undo = []
+    for owned in item["owned"]:
+        key = tuple(owned["key"])
+        value = edit.lookup(base, key)
+        undo.append((key, REMOVE if value is MISSING else value))
+    merged = edit.apply(item["format"], current, undo, path=shown)
+    if before is None and not edit.load(item["format"], merged, path=shown):
+        return None
     return merged
 
 
@@ -319,12 +320,11 @@ class Journal:
             before = entry.backup(item)
             after = None if before is None else before.decode("utf-8")
             if digest(current) != item["sha_after"] and not force:
-                merged = _restore_owned(item, current, after, shown)
-                if merged is False:
-                    edited.append(shown)
-                else:
-                    after = merged
+                if current is not None and _only_others_edited(item, current, shown):
+                    after = _restore_owned(item, current, after, shown)
                     kept.append(shown)
+                else:
+                    edited.append(shown)
             changes.append(FileChange(item["agent"], AgentFile(path, item["format"]), current, after))
         if edited:
             raise AgentcfgError(

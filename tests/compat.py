@@ -26,7 +26,7 @@ def compat(record_property: Callable[[str, object], None]) -> Callable[..., None
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
-    if report.when != "call" and not (report.when == "setup" and report.outcome != "passed"):
+    if report.when != "call":  # `compat(...)` is called in the test body
         return
     for name, fields in report.user_properties:
         if name == "compat" and isinstance(fields, dict):

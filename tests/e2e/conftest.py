@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import Home
+from tests.conftest import AGENTCFG, Home
 from tests.e2e import agents
 
 
@@ -32,7 +32,6 @@ def agent_home(home: Home, agents_bin: Path) -> Home:
 def run_agent(agent_home: Home) -> Callable[..., agents.Run]:
     """`run_agent("codex", timeout=60, via=None | "PROFILE", **env)`: the agent headless in the
     test HOME, directly or through `agentcfg exec PROFILE --`."""
-    from tests.conftest import AGENTCFG
 
     def run(agent: str, timeout: float = 90, via: str | None = None, **env: str) -> agents.Run:
         argv = agents.command(agent)
