@@ -73,6 +73,9 @@ class Agent(Protocol):
     NAME: str
     BINARY: str  # the program on PATH
     PROMPT_TOKENS: int  # its first-turn prompt (system prompt + tool schemas), measured against vLLM
+    # Keys the agent writes into its own files when it runs (qwen's `$version`): a file agentcfg
+    # created that holds only these is still agentcfg's to remove on rollback.
+    STAMPS: tuple[tuple[str, ...], ...]
     # The first version that can run a key helper command itself: () any version, None never.
     KEY_HELPER_SINCE: tuple[int, ...] | None
 

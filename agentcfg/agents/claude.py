@@ -15,6 +15,7 @@ from agentcfg.profiles import PLACEHOLDER_KEY, Profile
 NAME = "claude"
 BINARY = "claude"
 PROMPT_TOKENS = 32_000
+STAMPS: tuple[tuple[str, ...], ...] = ()  # keys the agent writes into its own files (see agentcfg.undo)
 KEY_HELPER_SINCE = ()  # apiKeyHelper: every version agentcfg supports
 TOKEN = "ANTHROPIC_AUTH_TOKEN"
 API_KEY = "ANTHROPIC_API_KEY"

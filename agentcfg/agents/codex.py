@@ -13,6 +13,7 @@ from agentcfg.profiles import Profile
 NAME = "codex"
 BINARY = "codex"
 PROMPT_TOKENS = 13_000
+STAMPS: tuple[tuple[str, ...], ...] = ()  # keys the agent writes into its own files (see agentcfg.undo)
 # `[model_providers.X.auth] command` came with openai/codex#16288 (merged 2026-03-31); 0.119.0 is the
 # first release surely after it. Older versions ignore the table silently and send no key.
 KEY_HELPER_SINCE = (0, 119, 0)

@@ -21,6 +21,8 @@ from agentcfg.profiles import PLACEHOLDER_KEY, Profile
 NAME = "qwen"
 BINARY = "qwen"
 PROMPT_TOKENS = 22_000
+# qwen-code stamps its settings schema version into any settings.json it reads (seen with 0.15)
+STAMPS: tuple[tuple[str, ...], ...] = (("$version",),)
 KEY_HELPER_SINCE = None  # reads the key from a variable (`envKey`); runs no command
 KEY = "OPENAI_API_KEY"
 PROVIDERS = ("modelProviders", "openai")
