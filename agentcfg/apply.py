@@ -25,8 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agentcfg import edit, env, fsutil
-from agentcfg.edit import MISSING, REMOVE
+from agentcfg import env, fsutil, undo
 from agentcfg.errors import AgentcfgError
 from agentcfg.plan import FileChange, digest, drifted, owned_to_json
 
@@ -101,27 +100,29 @@ def _check_writable(change: FileChange, shown: str) -> None:
         )
 
 
-def _only_others_edited(item: dict[str, Any], current: str, shown: str) -> bool:
-    """The file still parses and every key agentcfg owns holds what agentcfg wrote."""
+def _owned_edited(item: dict[str, Any], current: str, shown: str) -> bool:
+    """Someone changed a key agentcfg owns (or the file no longer parses): only --force may undo that."""
     try:
-        return not drifted(item["format"], current, item["owned"], shown)
-    except AgentcfgError:  # no longer parses
-        return False
+        return bool(drifted(item["format"], current, item["owned"], shown))
+    except AgentcfgError:
+        return True
 
 
-def _restore_owned(item: dict[str, Any], current: str, before: str | None, shown: str) -> str | None:
-    """`current` with each key agentcfg owns set back to its value in `before`; None when the file
-    did not exist before and nothing but agentcfg's keys was left in it."""
-    base = edit.load(item["format"], before or "", path=shown)
-    undo = []
-    for owned in item["owned"]:
-        key = tuple(owned["key"])
-        value = edit.lookup(base, key)
-        undo.append((key, REMOVE if value is MISSING else value))
-    merged = edit.apply(item["format"], current, undo, path=shown)
-    if before is None and not edit.load(item["format"], merged, path=shown):
-        return None
-    return merged
+def _revert(entry: Entry, item: dict[str, Any], current: str, shown: str) -> undo.Reverted:
+    from agentcfg.agents import AGENTS
+
+    before = entry.backup(item)
+    written = entry.written(item) if hasattr(entry, "written") else None
+    agent = AGENTS.get(item["agent"])
+    return undo.revert(
+        item["format"],
+        None if before is None else before.decode("utf-8"),
+        None if written is None else written.decode("utf-8"),
+        current,
+        [tuple(owned["key"]) for owned in item["owned"]],
+        stamps=agent.STAMPS if agent else (),
+        shown=shown,
+    )
 
 
 class Journal:
@@ -298,7 +299,7 @@ class Journal:
 
     # -- rollback --------------------------------------------------------------------------------
 
-    def rollback_plan(self, force: bool) -> tuple[Entry, list[FileChange], list[str]]:
+    def rollback_plan(self, force: bool) -> tuple[Entry, list[FileChange], list[tuple[str, str]]]:
         """The changes that restore the latest switch, and the files whose edits since it are kept.
         Call inside `locked()`.
 
@@ -320,11 +321,12 @@ class Journal:
             before = entry.backup(item)
             after = None if before is None else before.decode("utf-8")
             if digest(current) != item["sha_after"] and not force:
-                if current is not None and _only_others_edited(item, current, shown):
-                    after = _restore_owned(item, current, after, shown)
-                    kept.append(shown)
-                else:
+                if current is None or _owned_edited(item, current, shown):
                     edited.append(shown)
+                else:
+                    reverted = _revert(entry, item, current, shown)
+                    after = reverted.text
+                    kept.append((shown, reverted.how))
             changes.append(FileChange(item["agent"], AgentFile(path, item["format"]), current, after))
         if edited:
             raise AgentcfgError(

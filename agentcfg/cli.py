@@ -120,6 +120,13 @@ def switch(
 # -- rollback ----------------------------------------------------------------------------------------
 
 
+_KEPT = {  # what rollback did with a file edited since the switch (agentcfg.undo)
+    "merged": "{} was edited since the switch: agentcfg's change was undone and those edits are kept",
+    "kept": "{} was created by the switch and edited since: agentcfg's keys were removed, what others added stays",
+    "removed": "{} was created by the switch; only agentcfg's keys and the agent's own stamps were in it: removed",
+}
+
+
 @cli.command()
 @click.option("--force", is_flag=True, help="Restore files even if they were edited since the switch.")
 @click.option("--dry-run", is_flag=True, help="Show what would be restored; write nothing.")
@@ -140,7 +147,7 @@ def rollback(force: bool, dry_run: bool, as_json: bool) -> None:
         if not dry_run:
             journal.rollback(entry, changes)
     notes = [f"recovered {r}: its files were restored" for r in recovered]
-    notes += [f"{k} was edited since the switch outside agentcfg's keys: those edits are kept" for k in kept]
+    notes += [_KEPT[how].format(shown) for shown, how in kept]
     plan = Plan(None, changes, notes=notes)
     undone = entry.manifest.get("profile")
     if as_json:

@@ -458,18 +458,26 @@ def test_rollback_keeps_edits_made_since_outside_the_owned_keys(home, environ):
     assert journal_dirs(environ) == []
 
 
-def test_rollback_of_a_created_file_keeps_what_the_agent_added(home, environ):
+def test_rollback_removes_a_created_file_holding_only_what_the_agent_stamps_itself(home, environ):
     """qwen-code stamps `"$version": 4` into the settings.json agentcfg created (seen with 0.15)."""
     switch("local", environ)
     settings = home / ".qwen/settings.json"
     data = json.loads(settings.read_text())
-    settings.write_text(json.dumps({**data, "$version": 4}, indent=2) + "\n")
+    settings.write_text(json.dumps({"$version": 4, **data}, indent=2) + "\n")
 
     rollback(environ)
-    left = json.loads(settings.read_text())
-    assert left["$version"] == 4
-    assert "DeepSeek-V4-Flash" not in settings.read_text() and "localhost" not in settings.read_text()
+    assert not settings.exists()
     assert not (home / ".codex/config.toml").exists()  # the untouched files go as before
+
+
+def test_rollback_of_a_created_file_keeps_what_others_added(home, environ):
+    switch("local", environ)
+    settings = home / ".qwen/settings.json"
+    data = json.loads(settings.read_text())
+    settings.write_text(json.dumps({"$version": 4, **data, "ui": {"theme": "Dracula"}}, indent=2) + "\n")
+
+    rollback(environ)
+    assert json.loads(settings.read_text()) == {"$version": 4, "ui": {"theme": "Dracula"}}
 
 
 def test_rollback_removes_a_created_file_when_only_agentcfg_keys_were_in_it(home, environ):
