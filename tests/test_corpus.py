@@ -532,7 +532,7 @@ def read(path: Path) -> str | None:
     return path.read_bytes().decode("utf-8") if path.exists() else None
 
 
-def check_parses(world: World, strict: dict[str, bool], step: str) -> list[str]:
+def unparsed(world: World, strict: dict[str, bool], step: str) -> list[str]:
     problems = []
     for path in world.agent_files:
         text = read(path)
@@ -585,18 +585,18 @@ def plain_round_trip(corpus: Path, tmp_path_factory: pytest.TempPathFactory) -> 
         try:
             world.switch("local")
             result["after_local"] = world.snapshot()
-            result["problems"] += check_parses(world, strict, "switch local")
+            result["problems"] += unparsed(world, strict, "switch local")
             result["second_local"] = [str(c.path) for c in world.plan("local").pending]
             result["second_commit"] = world.switch("local")
             result["after_second_local"] = world.snapshot()
             world.switch("taotoken")
-            result["problems"] += check_parses(world, strict, "switch taotoken")
+            result["problems"] += unparsed(world, strict, "switch taotoken")
             world.rollback()
             result["after_rollback_1"] = world.snapshot()
-            result["problems"] += check_parses(world, strict, "first rollback")
+            result["problems"] += unparsed(world, strict, "first rollback")
             world.rollback()
             result["after_rollback_2"] = world.snapshot()
-            result["problems"] += check_parses(world, strict, "second rollback")
+            result["problems"] += unparsed(world, strict, "second rollback")
         except AgentcfgError as exc:
             result["error"] = f"{type(exc).__name__}: {exc}"
         _RESULTS[key] = result
@@ -617,15 +617,13 @@ def edit_round_trip(corpus: Path, edit: str, tmp_path_factory: pytest.TempPathFa
         result: dict[str, Any] = {"expected": expected, "rel": rel, "error": None, "problems": []}
         try:
             world.switch("local")
-            owned = [c.owned for c in world.plan("local").changes]  # nothing pending: just what agentcfg owns
             edited = change(read(target))
             assert edited is not None
             target.write_bytes(edited.encode("utf-8"))
-            result["problems"] += check_parses(world, strict, f"the {edit} edit")
+            result["problems"] += unparsed(world, strict, f"the {edit} edit")
             world.rollback()
-            result["problems"] += check_parses(world, strict, "rollback")
+            result["problems"] += unparsed(world, strict, "rollback")
             result["got"] = world.snapshot()
-            result["owned"] = owned
         except AgentcfgError as exc:
             result["error"] = f"{type(exc).__name__}: {exc}"
         _RESULTS[key] = result
@@ -658,7 +656,6 @@ def _snapshots_differ(expected: dict[str, bytes | None], got: dict[str, bytes | 
 FILES = corpus_files()
 READABLE = [p for p in FILES if parses(p, p.read_bytes().decode("utf-8"))]
 UNREADABLE = [p for p in FILES if p not in READABLE]
-EDIT_CASES = [(p, edit) for p in READABLE for edit in EDITS[p.parent.name]]
 
 
 def test_the_corpus_is_large_and_varied() -> None:
@@ -679,9 +676,9 @@ def test_a_file_the_agent_cannot_read_is_refused_cleanly(corpus: Path, tmp_path:
     assert world.placed.read_bytes() == corpus.read_bytes()
 
 
-@pytest.mark.parametrize("corpus", READABLE, ids=corpus_id)
-def test_plain_round_trip_restores_every_byte(corpus: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
-    result = plain_round_trip(corpus, tmp_path_factory)
+def check_plain_round_trip(corpus: Path, factory: pytest.TempPathFactory) -> None:
+    """switch local, switch taotoken, rollback, rollback: every agent file as before, byte for byte."""
+    result = plain_round_trip(corpus, factory)
     assert result["error"] is None, result["error"]
     assert result["after_rollback_1"] == result["after_local"], _snapshots_differ(
         result["after_local"], result["after_rollback_1"]
@@ -691,30 +688,28 @@ def test_plain_round_trip_restores_every_byte(corpus: Path, tmp_path_factory: py
     )
 
 
-@pytest.mark.parametrize("corpus", READABLE, ids=corpus_id)
-def test_second_identical_switch_changes_nothing(corpus: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
-    result = plain_round_trip(corpus, tmp_path_factory)
+def check_second_switch(corpus: Path, factory: pytest.TempPathFactory) -> None:
+    """A second identical switch plans nothing, commits nothing and changes no byte."""
+    result = plain_round_trip(corpus, factory)
     assert result["error"] is None, result["error"]
     assert result["second_local"] == [], f"a second switch would rewrite {result['second_local']}"
     assert result["second_commit"] is False
     assert result["after_second_local"] == result["after_local"]
 
 
-@pytest.mark.parametrize("corpus", READABLE, ids=corpus_id)
-def test_every_step_leaves_files_that_parse(corpus: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
-    plain = plain_round_trip(corpus, tmp_path_factory)
+def check_every_step_parses(corpus: Path, factory: pytest.TempPathFactory) -> None:
+    """After every step of both round trips, each agent file still parses as its format."""
+    plain = plain_round_trip(corpus, factory)
     problems = list(plain["problems"])
     for edit in EDITS[corpus.parent.name]:
-        problems += edit_round_trip(corpus, edit, tmp_path_factory)["problems"]
+        problems += edit_round_trip(corpus, edit, factory)["problems"]
     assert plain["error"] is None, plain["error"]
     assert problems == []
 
 
-@pytest.mark.parametrize(("corpus", "edit"), EDIT_CASES, ids=[f"{corpus_id(p)}-{e}" for p, e in EDIT_CASES])
-def test_edit_round_trip_keeps_exactly_the_edit(
-    corpus: Path, edit: str, tmp_path_factory: pytest.TempPathFactory
-) -> None:
-    result = edit_round_trip(corpus, edit, tmp_path_factory)
+def check_edit(corpus: Path, edit: str, factory: pytest.TempPathFactory) -> None:
+    """switch local, the agent's (or user's) edit, rollback: exactly the original plus that edit."""
+    result = edit_round_trip(corpus, edit, factory)
     assert result["error"] is None, result["error"]
     rel, expected, got = result["rel"], result["expected"], result["got"]
     problems = []
@@ -726,6 +721,27 @@ def test_edit_round_trip_keeps_exactly_the_edit(
         problems = empty_leftovers(want, have)
     left = f"empty containers agentcfg created are left in {rel}: {problems}\n" if problems else ""
     assert not problems and got == expected, left + _snapshots_differ(expected, got)
+
+
+# One test per (file, check), a file's checks next to each other: xdist then tends to run them on one worker,
+# which runs each round trip once (_RESULTS) instead of once per check.
+CASES = [
+    (path, check)
+    for path in READABLE
+    for check in ("plain-round-trip", "second-switch", "parses", *(f"edit-{e}" for e in EDITS[path.parent.name]))
+]
+
+
+@pytest.mark.parametrize(("corpus", "check"), CASES, ids=[f"{corpus_id(p)}:{c}" for p, c in CASES])
+def test_corpus_file(corpus: Path, check: str, tmp_path_factory: pytest.TempPathFactory) -> None:
+    if check == "plain-round-trip":
+        check_plain_round_trip(corpus, tmp_path_factory)
+    elif check == "second-switch":
+        check_second_switch(corpus, tmp_path_factory)
+    elif check == "parses":
+        check_every_step_parses(corpus, tmp_path_factory)
+    else:
+        check_edit(corpus, check.removeprefix("edit-"), tmp_path_factory)
 
 
 # -- the edit functions themselves: what they produce on small known inputs ------------------------------
