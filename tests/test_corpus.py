@@ -21,7 +21,8 @@ The edits mimic what each agent writes (read from their source):
     A settings.json that does not exist is written as `JSON.stringify(updates, null, 2)` (no final newline).
   - opencode: the user adds an `"mcp"` server entry by hand, as the first member of `"mcp"` (or adds `"mcp"`
     as the root's first member).
-  - Claude Code: the user adds a rule at the top of `permissions.allow` (creating it when missing).
+  - Claude Code: the user adds a rule at the top of `permissions.allow` (creating it when missing); or Claude
+    Code itself appends one and rewrites the whole file reformatted (JSON.stringify(settings, null, 2)).
 Files whose original does not parse are not round-tripped: agentcfg must refuse them with one clear error.
 """
 
@@ -264,6 +265,15 @@ def claude_permission(text: str | None) -> str | None:
     return _insert_first(text, allow, rule)
 
 
+def claude_rewrite(text: str | None) -> str | None:
+    """Claude Code itself adding a rule ("always allow"): it appends to permissions.allow and rewrites the
+    whole file, reformatted (anthropics/claude-code#15808), as JSON.stringify(settings, null, 2) does."""
+    assert text is not None
+    data = json.loads(text)
+    data.setdefault("permissions", {}).setdefault("allow", []).append("Bash(corpus-test:*)")
+    return json.dumps(data, indent=2, ensure_ascii=False)
+
+
 def opencode_mcp(text: str | None) -> str | None:
     """The user adds a local MCP server under "mcp"."""
     assert text is not None
@@ -459,7 +469,7 @@ EDITS: dict[str, dict[str, Callable[[str | None], str | None]]] = {
     "codex": {"trust": codex_trust, "mcp": codex_mcp},
     "qwen": {"version": qwen_version},
     "opencode": {"mcp": opencode_mcp},
-    "claude": {"permission": claude_permission},
+    "claude": {"permission": claude_permission, "rewrite": claude_rewrite},
 }
 
 
