@@ -31,6 +31,7 @@ from __future__ import annotations
 import dataclasses
 import io
 import json
+import os
 import re
 import sys
 from collections.abc import Callable
@@ -586,9 +587,38 @@ def no_fsync(monkeypatch: pytest.MonkeyPatch) -> None:
 _RESULTS: dict[tuple[str, str], Any] = {}  # one run of each scenario per file, shared by the checks below
 
 
+def once(key: tuple[str, str], factory: pytest.TempPathFactory, run: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    """`run()`'s result, computed once per test run: under xdist the workers share it through a file under
+    the run's common temporary directory (the first to take the lock computes, the other reads)."""
+    if key in _RESULTS:
+        return _RESULTS[key]
+    run_id = os.environ.get("PYTEST_XDIST_TESTRUNUID")
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX: each worker computes its own
+        run_id = None
+    if not run_id:
+        _RESULTS[key] = run()
+        return _RESULTS[key]
+    import hashlib
+    import pickle
+
+    shared = factory.getbasetemp().parent / f"corpus-results-{run_id}"
+    shared.mkdir(exist_ok=True)
+    name = hashlib.sha256(repr(key).encode()).hexdigest()[:20]
+    with open(shared / f"{name}.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        done = shared / f"{name}.pickle"
+        if done.exists():
+            _RESULTS[key] = pickle.loads(done.read_bytes())
+        else:
+            _RESULTS[key] = run()
+            done.write_bytes(pickle.dumps(_RESULTS[key]))
+    return _RESULTS[key]
+
+
 def plain_round_trip(corpus: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    key = (corpus_id(corpus), "plain")
-    if key not in _RESULTS:
+    def run() -> dict[str, Any]:
         world = make_world(corpus, tmp_path_factory.mktemp("plain"))
         strict = {str(world.placed.relative_to(world.home)): is_strict_json(corpus.read_text("utf-8"))}
         result: dict[str, Any] = {"before": world.snapshot(), "problems": [], "error": None}
@@ -609,13 +639,13 @@ def plain_round_trip(corpus: Path, tmp_path_factory: pytest.TempPathFactory) -> 
             result["problems"] += unparsed(world, strict, "second rollback")
         except AgentcfgError as exc:
             result["error"] = f"{type(exc).__name__}: {exc}"
-        _RESULTS[key] = result
-    return _RESULTS[key]
+        return result
+
+    return once((corpus_id(corpus), "plain"), tmp_path_factory, run)
 
 
 def edit_round_trip(corpus: Path, edit: str, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    key = (corpus_id(corpus), edit)
-    if key not in _RESULTS:
+    def run() -> dict[str, Any]:
         world = make_world(corpus, tmp_path_factory.mktemp(f"edit-{edit}"))
         change = EDITS[world.agent.NAME][edit]
         target = edited_file(world)
@@ -636,8 +666,9 @@ def edit_round_trip(corpus: Path, edit: str, tmp_path_factory: pytest.TempPathFa
             result["got"] = world.snapshot()
         except AgentcfgError as exc:
             result["error"] = f"{type(exc).__name__}: {exc}"
-        _RESULTS[key] = result
-    return _RESULTS[key]
+        return result
+
+    return once((corpus_id(corpus), edit), tmp_path_factory, run)
 
 
 def _diff(expected: bytes | None, got: bytes | None) -> str:
@@ -734,7 +765,7 @@ def check_edit(corpus: Path, edit: str, factory: pytest.TempPathFactory) -> None
 
 
 # One test per (file, check), a file's checks next to each other: xdist then tends to run them on one worker,
-# which runs each round trip once (_RESULTS) instead of once per check.
+# and `once` shares each round trip between the checks (and the workers) that read it.
 CASES = [
     (path, check)
     for path in READABLE
