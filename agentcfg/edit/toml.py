@@ -53,7 +53,7 @@ _SCALAR = re.compile(
     r"\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}(?::\d{2})?(?:\.\d+)?(?:[Zz]|[+-]\d{2}:\d{2})?|[A-Za-z0-9_+\-.:]+"
 )
 _GAP = re.compile(r"(?:[ \t\r\n]+|#[^\n]*)*")  # inside arrays (and lenient inline tables)
-_TAIL = re.compile(r"[ \t]*(?:#[^\n]*)?(?:\n|\Z)")  # the rest of a statement's line
+_TAIL = re.compile(r"[ \t]*(?:#[^\n]*)?(?:\r?\n|\Z)")  # the rest of a statement's line
 _EMPTY_LINE = re.compile(r"[ \t]*(?:#[^\n]*)?\r?\n")
 
 
@@ -353,12 +353,14 @@ class _Plan:
     layout: Layout
     newline: str
     cuts: list[tuple[int, int, str]] = field(default_factory=list)  # (start, end, replacement)
-    lines: dict[int, list[tuple[str, KeyPath, Any]]] = field(default_factory=dict)  # at -> (indent, key, value)
+    # (at, rank) -> new statements (indent, key, value); rank 0, dotted keys next to their siblings, goes first
+    lines: dict[tuple[int, int], list[tuple[str, KeyPath, Any]]] = field(default_factory=dict)
     tables: dict[KeyPath, _NewTable] = field(default_factory=dict)
     inline: dict[int, tuple[Value, dict[str, Any]]] = field(default_factory=dict)  # id(table) -> new members
     removed: dict[int, int] = field(default_factory=dict)  # id(section or inline table) -> members cut
     emptied_sections: list[Section] = field(default_factory=list)
     emptied_inline: list[Value] = field(default_factory=list)
+    gone: set[int] = field(default_factory=set)  # id() of the sections cut whole
 
     # -- set
 
@@ -398,7 +400,7 @@ class _Plan:
         indent = self._indent(section.entries[-1] if section.entries else None)
         at = self._anchor(section)
         for keys, leaf in _leaves(rest, value):
-            self.lines.setdefault(at, []).append((indent, keys, leaf))
+            self.lines.setdefault((at, 1), []).append((indent, keys, leaf))
 
     def _anchor(self, section: Section) -> int:
         """Where new statements of a section go: after its last one (before comments that follow it)."""
@@ -423,14 +425,14 @@ class _Plan:
         if len(rest) > 1 and all(len(e.keys) == len(base) + 1 and e.value.kind == "inline" for e in siblings):
             # `model_providers.x = { ... }` lines: one more line like them
             keys = (*base, rest[0])
-            group = next((v for i, k, v in self.lines.get(parent.entry.end, []) if k == keys), None)
+            group = next((v for i, k, v in self.lines.get((parent.entry.end, 0), []) if k == keys), None)
             if group is None:
                 group = {}
-                self.lines.setdefault(parent.entry.end, []).append((indent, keys, group))
+                self.lines.setdefault((parent.entry.end, 0), []).append((indent, keys, group))
             _merge(group, rest[1:], value)
             return
         for keys, leaf in _leaves((*base, *rest), value):
-            self.lines.setdefault(parent.entry.end, []).append((indent, keys, leaf))
+            self.lines.setdefault((parent.entry.end, 0), []).append((indent, keys, leaf))
 
     def _into_inline(self, node: Value, rest: KeyPath, value: Any) -> None:
         _merge(self.inline.setdefault(id(node), (node, {}))[1], rest, value)
@@ -488,7 +490,7 @@ class _Plan:
         if end == len(text) and not text.endswith("\n") and start > 0:  # the last line had no newline
             start -= 2 if text.endswith("\r\n", 0, start) else 1
         self.cuts.append((start, end, ""))
-        if self._count(section, len(section.entries)) and section.path:
+        if self._count(section, len(section.entries)):
             self.emptied_sections.append(section)
 
     def _cut_member(self, node: Value, member: Entry) -> None:
@@ -507,19 +509,28 @@ class _Plan:
         if text.endswith("\n\n", 0, start) or text.endswith("\n\r\n", 0, start):
             start -= 2 if text.endswith("\r\n", 0, start) else 1  # the blank line above it goes with it
         self.cuts.append((start, end, ""))
+        self.gone.add(id(section))
 
     def _prune(self) -> None:
         """A table emptied by agentcfg's removals goes too, unless something is still in it (a comment, a
         new key, a sub-table that needs its header)."""
         text, sections = self.layout.text, self.layout.sections
-        for section in self.emptied_sections:
+        added = {at for at, _ in self.lines}
+        for section in sorted(self.emptied_sections, key=lambda s: -s.start):  # sub-tables first
+            if not section.path:  # the top level: the blank line that set its keys off from the first table
+                end = section.content_end()
+                if len(sections) > 1 and text.startswith(("\n", "\r\n"), end) and end not in added:
+                    self.cuts.append((end, end + (2 if text.startswith("\r", end) else 1), ""))
+                continue
             index = sections.index(section)
             after = sections[index + 1].start if index + 1 < len(sections) else len(text)
             gaps = [(section.body, section.entries[0].start)]
             gaps += [(a.end, b.start) for a, b in itertools.pairwise(section.entries)]
             gaps.append((section.content_end(), after))
-            deeper = any(s.path[: len(section.path)] == section.path for s in sections[index + 1 :])
-            if any(text[a:b].strip() for a, b in gaps[:-1]) or deeper or section.content_end() in self.lines:
+            deeper = any(
+                s.path[: len(section.path)] == section.path and id(s) not in self.gone for s in sections[index + 1 :]
+            )
+            if any(text[a:b].strip() for a, b in gaps[:-1]) or deeper or section.content_end() in added:
                 continue
             self._cut_section(section)
         work = list(self.emptied_inline)
@@ -549,24 +560,28 @@ class _Plan:
         text, nl = self.layout.text, self.newline
         cuts = list(self.cuts)
         top = self._anchor(self.layout.sections[0]) if not self.layout.sections[0].entries else -1
-        for at, lines in self.lines.items():
+        for (at, rank), lines in self.lines.items():
             block = nl.join(f"{indent}{_key(keys)} = {render(value)}" for indent, keys, value in lines) + nl
             if at == len(text) and text and not text.endswith("\n"):
                 block = nl + block[: -len(nl)]  # the file had no newline at its end: still none
             elif at == top and len(self.layout.sections) > 1:
                 block += nl  # a blank line between the new top-level keys and the first table
-            cuts.append((at, at, block))
+            cuts.append((at, at, block, rank))
         for node, members in self.inline.values():
             if node.members:
                 end = node.members[-1].value.end
                 cuts.append((end, end, ", " + _members(members)))
             else:
                 cuts.append((node.start + 1, node.end - 1, " " + _members(members) + " "))
-        for new in self.tables.values():
-            cuts.append((new.at, new.at, self._table_text(new)))
-        cuts.sort(key=lambda c: (c[0], c[1]))  # stable: insertions at one point keep their planned order
+        tables = list(self.tables.values())
+        for i, new in enumerate(tables):
+            first = i == 0 or tables[i - 1].at != new.at
+            last = i + 1 == len(tables) or tables[i + 1].at != new.at
+            cuts.append((new.at, new.at, self._table_text(new, first, last)))
+        # stable: insertions at one point keep their planned order (after dotted keys' rank 0)
+        cuts.sort(key=lambda c: (c[0], c[1], c[3] if len(c) > 3 else 1))
         pieces, pos = [], 0
-        for start, end, replacement in cuts:
+        for start, end, replacement, *_ in cuts:
             if start < pos and end <= pos:
                 continue  # inside a span already cut
             pieces.append(text[pos:start])
@@ -575,17 +590,20 @@ class _Plan:
         pieces.append(text[pos:])
         return "".join(pieces)
 
-    def _table_text(self, new: _NewTable) -> str:
+    def _table_text(self, new: _NewTable, first: bool, last: bool) -> str:
+        """A new table's text; `first`/`last`: of the new tables inserted at one place."""
         text, nl = self.layout.text, self.newline
         body = [f"[{_key(new.path)}]"]
         for keys, value in new.lines:
             body += [f"{new.indent}{_key(k)} = {render(v)}" for k, v in _leaves(keys, value)]
         block = nl.join(body) + nl
-        if new.at and not text.endswith("\n", 0, new.at):
+        if not first:
+            block = nl + block
+        elif new.at and not text.endswith("\n", 0, new.at):
             block = nl + nl + block
         elif new.at and not (text.endswith("\n\n", 0, new.at) or text.endswith("\n\r\n", 0, new.at)):
             block = nl + block  # a blank line after what comes before
-        if new.at < len(text) and not text.startswith(("\n", "\r\n"), new.at):
+        if last and new.at < len(text) and not text.startswith(("\n", "\r\n"), new.at):
             block += nl  # and before the table that follows
         return block
 
