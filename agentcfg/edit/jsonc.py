@@ -267,6 +267,7 @@ class _Lazy:
             if text[pos] == ",":
                 member.comma = pos
                 pos = self.gap(pos + 1)
+        node.end = pos + 1
         self.objects[node.start] = found
         return found
 
@@ -283,8 +284,11 @@ class _Lazy:
             return parse(span).value()
 
     def root(self) -> Node:
+        """The top-level object; its end is found when its members are read (not by reading it twice)."""
         start = self.gap(0)
-        return Node("object", start, self.end(start))
+        if not self.text.startswith("{", start):
+            raise EditError.at(self.text, start, "the top-level value is not an object")
+        return Node("object", start, -1)
 
 
 _KINDS = {"array": "an array", "string": "a string", "literal": "a number, boolean or null"}

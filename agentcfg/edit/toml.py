@@ -55,6 +55,21 @@ _SCALAR = re.compile(
 _GAP = re.compile(r"(?:[ \t\r\n]+|#[^\n]*)*")  # inside arrays (and lenient inline tables)
 _TAIL = re.compile(r"[ \t]*(?:#[^\n]*)?(?:\r?\n|\Z)")  # the rest of a statement's line
 _EMPTY_LINE = re.compile(r"[ \t]*(?:#[^\n]*)?\r?\n")
+# The common lines in one match each (most of a big file): a header or `key = scalar` whose keys have
+# no escapes. Anything else (arrays, inline tables, multi-line strings, escapes) takes the full path.
+_PART = r"""(?:[A-Za-z0-9_-]+|"[^"\\\n]*"|'[^'\n]*')"""
+_KEYS = rf"{_PART}(?:[ \t]*\.[ \t]*{_PART})*"
+_FAST_HEADER = re.compile(rf"[ \t]*\[[ \t]*({_KEYS})[ \t]*\][ \t]*(?:#[^\n]*)?(?:\r?\n|\Z)")
+_FAST_ENTRY = re.compile(
+    rf"""[ \t]*({_KEYS})[ \t]*=[ \t]*("[^"\\\n]*"|'[^'\n]*'|[A-Za-z0-9_+\-.:]+)[ \t]*(?:#[^\n]*)?(?:\r?\n|\Z)"""
+)
+_PARTS = re.compile(r"""([A-Za-z0-9_-]+)|"([^"\\\n]*)"|'([^'\n]*)'""")
+
+
+def _parts(keys: str) -> KeyPath:
+    if _BARE.fullmatch(keys):
+        return (keys,)
+    return tuple(a or b or c for a, b, c in _PARTS.findall(keys))
 
 
 @dataclass
@@ -75,7 +90,9 @@ class Entry:
 
 @dataclass
 class Section:
-    path: KeyPath  # () for the top level, before the first header
+    # () for the top level, before the first header. Of a table not under the keys asked about (see
+    # Layout) only the first key is kept, and none of its statements: enough to know it is not ours.
+    path: KeyPath
     array: bool  # a `[[header]]`
     start: int  # the header line's start
     body: int  # past the header line
@@ -87,8 +104,9 @@ class Section:
 
 
 class _Scanner:
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, roots: set[str]) -> None:
         self.text = text
+        self.roots = roots
 
     def ws(self, pos: int) -> int:
         return _WS.match(self.text, pos).end()
@@ -161,9 +179,28 @@ class _Scanner:
         current = Section((), False, 0, 0)
         found = [current]
         pos = 0
+        ours = True  # the top level's statements are kept (any of them may be one asked about)
         while pos < n:
             m = _EMPTY_LINE.match(text, pos)
             if m:
+                pos = m.end()
+                continue
+            m = _FAST_ENTRY.match(text, pos)
+            if m and m.end() > pos:
+                if ours:
+                    value = Value(m.start(2), m.end(2), "scalar")
+                    current.entries.append(Entry(_parts(m.group(1)), pos, value, m.end()))
+                pos = m.end()
+                continue
+            m = _FAST_HEADER.match(text, pos)
+            if m and m.end() > pos:
+                first = _BARE.match(m.group(1))
+                if first and first.group() not in self.roots:  # someone else's table: its first key will do
+                    current = Section((first.group(),), False, pos, m.end())
+                else:
+                    current = Section(_parts(m.group(1)), False, pos, m.end())
+                ours = current.path[0] in self.roots
+                found.append(current)
                 pos = m.end()
                 continue
             start = pos
@@ -175,12 +212,14 @@ class _Scanner:
                 keys, pos = self.key(pos + (2 if array else 1))
                 pos = _TAIL.match(text, pos + (2 if array else 1)).end()
                 current = Section(keys, array, start, pos)
+                ours = keys[0] in self.roots
                 found.append(current)
                 continue
             keys, pos = self.key(pos)
             value = self.value(self.ws(pos + 1))
             pos = _TAIL.match(text, value.end).end()
-            current.entries.append(Entry(keys, start, value, pos))
+            if ours:
+                current.entries.append(Entry(keys, start, value, pos))
         return found
 
 
@@ -205,7 +244,7 @@ class Layout:
 
     def __init__(self, text: str, roots: set[str]) -> None:
         self.text = text
-        self.sections = _Scanner(text).sections()
+        self.sections = _Scanner(text, roots).sections()
         self.defs: dict[KeyPath, Def] = {}
         self.holders: dict[int, tuple[KeyPath, Def]] = {}  # id(inline table) -> the key holding it
         for index, section in enumerate(self.sections):
