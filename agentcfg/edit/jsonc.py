@@ -372,6 +372,7 @@ def _set(text: str, assignments: list[Assignment], newline: str) -> str:
     root = lazy.root()
     cuts: list[tuple[int, int, str]] = []
     inserts: dict[int, tuple[Node, dict[str, Any]]] = {}  # object start -> (object, new members)
+    nulls: dict[int, tuple[Member, dict[str, Any]]] = {}  # a null on the way -> the object replacing it
     unit = None
     for keypath, value in assignments:
         node = root
@@ -391,11 +392,13 @@ def _set(text: str, assignments: list[Assignment], newline: str) -> str:
                 if text[member.node.start : member.node.end] != "null":
                     raise _wrong_type(lazy, member, keypath, i)
                 # null holds nothing to lose: it becomes the object the key needs
-                unit = unit or _indent_unit(text)
-                indent = _line_indent(text, member.key_start)
-                cuts.append((member.node.start, member.node.end, _render(_nest(rest, value), unit, indent, newline)))
+                _merge(nulls.setdefault(member.node.start, (member, {}))[1], rest, value)
                 break
             node = member.node
+    for member, new in nulls.values():
+        unit = unit or _indent_unit(text)
+        rendered = _render(new, unit, _line_indent(text, member.key_start), newline)
+        cuts.append((member.node.start, member.node.end, rendered))
     for node, members in inserts.values():
         unit = unit or _indent_unit(text)
         cuts.append(_insert(lazy, node, members, unit, newline))

@@ -340,6 +340,11 @@ def test_json_every_layout_takes_the_owned_keys(text):
         assert out.startswith("\ufeff{")
 
 
+def test_json_a_null_on_the_way_of_several_keys_becomes_one_object():
+    out = edit.apply("json", '{\n  "env": null\n}\n', [(("env", "A"), "1"), (("env", "B"), "2")])
+    assert out == '{\n  "env": {\n    "A": "1",\n    "B": "2"\n  }\n}\n'
+
+
 def test_json_the_last_duplicate_is_the_one_edited():
     text = '{\n  "model": "first",\n  "model": "second"\n}\n'
     assert edit.apply("json", text, OPENCODE[:1]) == '{\n  "model": "first",\n  "model": "agentcfg-local/qwen3"\n}\n'
