@@ -9,6 +9,7 @@ checked after the fact.
 
 from __future__ import annotations
 
+import functools
 import importlib
 from types import ModuleType
 from typing import Any
@@ -75,10 +76,16 @@ def raw(fmt: str, text: str, keypath: KeyPath, *, path: str = "") -> str | None:
     `Verbatim` assignment; None when it is absent or has no text of its own (a table of headers)."""
     body = _split(text)[1]
     try:
-        editor(fmt).loads(body)
+        _check(fmt, body)
         return editor(fmt).raw(body, tuple(keypath))
     except EditError as exc:
         raise _parse_error(fmt, exc, path) from None
+
+
+@functools.lru_cache(maxsize=4)
+def _check(fmt: str, body: str) -> None:
+    """Parse once per text (a rollback asks raw() for each owned key of the same file)."""
+    editor(fmt).loads(body)
 
 
 def lookup(data: Any, keypath: KeyPath) -> Any:

@@ -12,6 +12,7 @@ number of keys set times the size.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import re
@@ -220,6 +221,7 @@ class _Lazy:
     def __init__(self, text: str) -> None:
         self.text = text
         self.objects: dict[int, list[Member]] = {}
+        self.ends: dict[int, int] = {}
 
     def gap(self, pos: int) -> int:
         return _GAP.match(self.text, pos).end()
@@ -253,6 +255,7 @@ class _Lazy:
     def members(self, node: Node) -> list[Member]:
         found = self.objects.get(node.start)
         if found is not None:
+            node.end = self.ends[node.start]
             return found
         text, found = self.text, []
         pos = self.gap(node.start + 1)
@@ -267,7 +270,7 @@ class _Lazy:
             if text[pos] == ",":
                 member.comma = pos
                 pos = self.gap(pos + 1)
-        node.end = pos + 1
+        node.end = self.ends[node.start] = pos + 1
         self.objects[node.start] = found
         return found
 
@@ -309,10 +312,16 @@ def _wrong_type(lazy: _Lazy, member: Member, keypath: KeyPath, depth: int) -> Wr
     )
 
 
+@functools.lru_cache(maxsize=4)
+def _lazy(text: str) -> _Lazy:
+    """One reading per text: raw() is asked for each owned key of one file."""
+    return _Lazy(text)
+
+
 def raw(text: str, keypath: KeyPath) -> str | None:
     if not text.strip() or not keypath:
         return None
-    lazy = _Lazy(text)
+    lazy = _lazy(text)
     node = lazy.root()
     for key in keypath:
         if node.kind != "object":

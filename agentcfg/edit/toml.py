@@ -11,6 +11,7 @@ text has already been read by tomllib (edit.apply does that), which reports malf
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import re
@@ -689,11 +690,17 @@ def apply(text: str, assignments: list[Assignment], newline: str = "\n") -> str:
     return text
 
 
+@functools.lru_cache(maxsize=4)
+def _layout(text: str, root: str) -> Layout:
+    """One scan per text and first key: raw() is asked for each owned key of one file."""
+    return Layout(text, {root})
+
+
 def raw(text: str, keypath: KeyPath) -> str | None:
     """The source text of the value at keypath; None when absent or a table of headers or dotted keys."""
     if not keypath:
         return None
-    known = Layout(text, {keypath[0]}).defs.get(tuple(keypath))
+    known = _layout(text, keypath[0]).defs.get(tuple(keypath))
     if known is None or known.kind != "value":
         return None
     return text[known.entry.value.start : known.entry.value.end]
