@@ -1,38 +1,58 @@
 """Format-preserving editors, pure (text in, text out), one module per format.
 
-Each module offers `loads(text)` and `apply(text, assignments)`. This package adds what is
-the same for all of them: the byte-order mark and CRLF line endings survive an edit, a file that does
-not parse becomes a ParseError naming the file and line, and every edit is checked after the fact.
+Each module offers `loads(text)`, `apply(text, assignments, newline)` and `raw(text, keypath)`. This
+package adds what is the same for all of them: the byte-order mark and the file's line endings survive
+an edit (new lines get the ending most of the file uses), a file that does not parse becomes a
+ParseError naming the file and line, a parent of the wrong type an AgentcfgError, and every edit is
+checked after the fact.
 """
 
 from __future__ import annotations
 
+import functools
 import importlib
 from types import ModuleType
 from typing import Any
 
-from agentcfg.edit.common import MISSING, REMOVE, Assignment, EditError, KeyPath
-from agentcfg.errors import ParseError
+from agentcfg.edit.common import MISSING, REMOVE, Assignment, EditError, KeyPath, Verbatim, WrongTypeError, plain
+from agentcfg.errors import AgentcfgError, ParseError
 
-__all__ = ["MISSING", "REMOVE", "Assignment", "KeyPath", "apply", "get", "load"]
+__all__ = ["MISSING", "REMOVE", "Assignment", "KeyPath", "Verbatim", "apply", "get", "load", "raw"]
 
 FORMATS = {"toml": "agentcfg.edit.toml", "json": "agentcfg.edit.jsonc", "dotenv": "agentcfg.edit.dotenv"}
 _BOM = "\ufeff"
 
 
 def editor(fmt: str) -> ModuleType:
-    """The editor module for a format, imported on first use (tomlkit is slow to import)."""
+    """The editor module for a format, imported on first use."""
     return importlib.import_module(FORMATS[fmt])
 
 
-def _split(text: str) -> tuple[str, str, bool]:
+def _split(text: str) -> tuple[str, str, str, bool]:
+    """(BOM, body, the newline new text uses, whether the body was CRLF-only and is now LF).
+
+    A CRLF-only file is edited as LF and converted back; a file with mixed endings is edited as it
+    is, new lines taking the ending that most of its lines have."""
     bom = _BOM if text.startswith(_BOM) else ""
     body = text[len(bom) :]
-    crlf = "\r\n" in body and "\n" not in body.replace("\r\n", "")
-    return bom, body.replace("\r\n", "\n") if crlf else body, crlf
+    crlf = body.count("\r\n")
+    if not crlf:
+        return bom, body, "\n", False
+    lf = body.count("\n") - crlf
+    if not lf:
+        return bom, body.replace("\r\n", "\n"), "\n", True
+    return bom, body, "\r\n" if crlf > lf else "\n", False
 
 
-def _parse_error(fmt: str, exc: EditError, path: str) -> ParseError:
+def _parse_error(fmt: str, exc: EditError, path: str) -> AgentcfgError:
+    if isinstance(exc, WrongTypeError):
+        where = path + (f":{exc.line}" if exc.line else "")
+        return AgentcfgError(
+            exc.message,
+            where=where or None,
+            hint="agentcfg changed nothing. Move or rename that key, or leave this agent out "
+            "(switch --agent with the other agents).",
+        )
     return ParseError(f"does not parse as {fmt.upper()}: {exc.message}", path=path, line=exc.line, col=exc.col)
 
 
@@ -51,6 +71,23 @@ def load(fmt: str, text: str, *, path: str = "") -> Any:
         raise _parse_error(fmt, exc, path) from None
 
 
+def raw(fmt: str, text: str, keypath: KeyPath, *, path: str = "") -> str | None:
+    """The exact source text of the value at `keypath` (quotes, escapes, `1_000_000` and all), for a later
+    `Verbatim` assignment; None when it is absent or has no text of its own (a table of headers)."""
+    body = _split(text)[1]
+    try:
+        _check(fmt, body)
+        return editor(fmt).raw(body, tuple(keypath))
+    except EditError as exc:
+        raise _parse_error(fmt, exc, path) from None
+
+
+@functools.lru_cache(maxsize=4)
+def _check(fmt: str, body: str) -> None:
+    """Parse once per text (a rollback asks raw() for each owned key of the same file)."""
+    editor(fmt).loads(body)
+
+
 def lookup(data: Any, keypath: KeyPath) -> Any:
     """The value at `keypath` in parsed data, or MISSING."""
     for key in keypath:
@@ -62,14 +99,26 @@ def lookup(data: Any, keypath: KeyPath) -> Any:
 
 def _holds(data: Any, keypath: KeyPath, value: Any) -> bool:
     got = lookup(data, keypath)
+    value = plain(value)
     if value is REMOVE:
         return got is MISSING
-    return got is not MISSING and type(got) is type(value) and got == value
+    return got is not MISSING and _same(got, value)
+
+
+def _same(got: Any, value: Any) -> bool:
+    """Equal and of the same type all the way down (1 is not true, 1 is not 1.0)."""
+    if type(got) is not type(value):
+        return isinstance(got, list) and isinstance(value, tuple) and _same(got, list(value))
+    if isinstance(got, dict):
+        return got.keys() == value.keys() and all(_same(got[k], value[k]) for k in got)
+    if isinstance(got, list):
+        return len(got) == len(value) and all(_same(a, b) for a, b in zip(got, value, strict=True))
+    return got == value or (got != got and value != value)  # nan
 
 
 def apply(fmt: str, text: str, assignments: list[Assignment], *, path: str = "") -> str:
     """Apply owned-key assignments; values already in place leave the text byte-identical."""
-    bom, body, crlf = _split(text)
+    bom, body, newline, crlf = _split(text)
     module = editor(fmt)
     try:
         # parsing first also refuses to touch a file that does not parse, even if no key changes
@@ -77,7 +126,7 @@ def apply(fmt: str, text: str, assignments: list[Assignment], *, path: str = "")
         todo = [(k, v) for k, v in assignments if not _holds(current, k, v)]
         if not todo:
             return text
-        new = module.apply(body, todo)
+        new = module.apply(body, todo, newline)
         done = module.loads(new)
     except EditError as exc:
         raise _parse_error(fmt, exc, path) from None

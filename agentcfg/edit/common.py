@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 KeyPath = tuple[str, ...]
@@ -21,6 +22,21 @@ REMOVE: Any = _Marker("REMOVE")  # an assignment that deletes the key
 Assignment = tuple[KeyPath, Any]
 
 
+@dataclass(frozen=True)
+class Verbatim:
+    """An assignment's value given as its exact source text (from `edit.raw`), so that putting a value
+    back restores its literal: quoting, `1_000_000`, escapes. `value` is what `text` parses to; the
+    check after an edit compares against it."""
+
+    value: Any
+    text: str
+
+
+def plain(value: Any) -> Any:
+    """The value an assignment sets, without its Verbatim wrapper."""
+    return value.value if isinstance(value, Verbatim) else value
+
+
 class EditError(ValueError):
     """A file does not parse. Carries the 1-based line and column for the user."""
 
@@ -35,3 +51,9 @@ class EditError(ValueError):
         line = text.count("\n", 0, pos) + 1
         col = pos - (text.rfind("\n", 0, pos) + 1) + 1
         return cls(message, line, col)
+
+
+class WrongTypeError(EditError):
+    """The file parses, but a parent of an owned key is not a table/object (an array, a string...).
+
+    agentcfg never replaces it: the user's data there would be lost."""

@@ -13,7 +13,7 @@ from functools import cache
 from types import ModuleType
 from typing import Any
 
-from agentcfg.edit.common import REMOVE, Assignment
+from agentcfg.edit.common import REMOVE, Assignment, KeyPath, Verbatim, plain
 
 _PREFIX = re.compile(r"^(\s*(?:export\s+)?[^=\s]+\s*=[ \t]*)", re.S)
 _SAFE = re.compile(r"^[A-Za-z0-9_./:@+,~-]*$")
@@ -50,8 +50,10 @@ def loads(text: str) -> dict[str, Any]:
     return {b.key: b.value for b in _bindings(text) if b.key and not b.error}
 
 
-def _quote(value: str, like: str) -> str:
+def _quote(value: str | Verbatim, like: str) -> str:
     """Quote a value the way the existing line did, or not at all when nothing needs it."""
+    if isinstance(value, Verbatim):
+        return value.text
     if like == "'" and "'" not in value and "\n" not in value:
         return f"'{value}'"
     if not like and _SAFE.match(value):
@@ -80,11 +82,36 @@ def _blank_lines_before(original: str) -> str:
     return _LEADING_BLANKS.match(original).group(0)
 
 
-def _rewrite(original: str, key: str, value: str) -> str:
+def _value_span(original: str) -> tuple[int, int] | None:
+    """Where the value is in one binding's text (blank lines above it included): quotes kept,
+    the `export` prefix, spacing and a trailing comment left out. None for a bare `KEY` line."""
+    blanks = len(_blank_lines_before(original))
+    prefix = _PREFIX.match(original[blanks:])
+    if prefix is None:
+        return None
+    start = blanks + prefix.end()
+    end = len(original) - (1 if original.endswith("\n") else 0)
+    end -= 1 if original[:end].endswith("\r") else 0
+    rest = original[start:end]
+    if rest[:1] in ("'", '"'):
+        return start, start + _closing_quote(rest) + 1
+    comment = re.search(r"\s+#", rest)
+    return start, start + (comment.start() if comment else len(rest.rstrip(" \t")))
+
+
+def raw(text: str, keypath: KeyPath) -> str | None:
+    mine = [b for b in _bindings(text) if b.key == keypath[0] and not b.error] if len(keypath) == 1 else []
+    if not mine:
+        return None
+    span = _value_span(mine[-1].original.string)
+    return None if span is None else mine[-1].original.string[span[0] : span[1]]
+
+
+def _rewrite(original: str, key: str, value: str | Verbatim) -> str:
     """Replace the value in one binding's original text, keeping `export`, spacing and a comment."""
     blanks = _blank_lines_before(original)
     original = original[len(blanks) :]
-    newline = "\n" if original.endswith("\n") else ""
+    newline = "\r\n" if original.endswith("\r\n") else "\n" if original.endswith("\n") else ""
     prefix = _PREFIX.match(original)
     if prefix is None:  # a bare `KEY` line
         export = re.match(r"\s*(?:export\s+)?", original).group(0)
@@ -100,7 +127,7 @@ def _rewrite(original: str, key: str, value: str) -> str:
     return blanks + prefix.group(1) + _quote(value, quote) + tail + newline
 
 
-def apply(text: str, assignments: list[Assignment]) -> str:
+def apply(text: str, assignments: list[Assignment], newline: str = "\n") -> str:
     bindings = _bindings(text)
     pieces = [b.original.string for b in bindings]
     for (key, *_), value in assignments:
@@ -110,10 +137,10 @@ def apply(text: str, assignments: list[Assignment]) -> str:
                 pieces[i] = _blank_lines_before(pieces[i])
         elif mine:
             last = mine[-1]
-            if bindings[last].value != value:
+            if bindings[last].value != plain(value):
                 pieces[last] = _rewrite(bindings[last].original.string, key, value)
         else:
             if pieces and not "".join(pieces).endswith("\n") and "".join(pieces):
-                pieces.append("\n")
-            pieces.append(f"{key}={_quote(value, '')}\n")
+                pieces.append(newline)
+            pieces.append(f"{key}={_quote(value, '')}{newline}")
     return "".join(pieces)

@@ -2,16 +2,24 @@
 
 The parser records where every member starts and ends, so an edit splices new text into the
 original: comments, key order, indentation style, trailing commas and non-ASCII text outside the
-changed member keep every byte. Pure: text in, text out. Text uses "\n" newlines (see `edit.apply`).
+changed member keep every byte. Pure: text in, text out.
+
+Big files: reading takes the C json module when the text is plain JSON; an edit reads objects only
+along the key paths it sets (a value it does not enter is skipped, by the C decoder when it can) and
+plans every assignment on that one reading, so its cost grows with the file's size, not with the
+number of keys set times the size.
 """
 
 from __future__ import annotations
 
+import functools
+import itertools
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentcfg.edit.common import REMOVE, Assignment, EditError, KeyPath
+from agentcfg.edit.common import REMOVE, Assignment, EditError, KeyPath, Verbatim, WrongTypeError, plain
 
 
 @dataclass
@@ -177,19 +185,175 @@ class _Parser:
 
 def parse(text: str) -> Node:
     """Parse JSON/JSONC; an empty text is an empty object (a file about to be created)."""
-    root = _Parser(text).document() if text.strip() else Node("object", 0, 0)
+    try:
+        root = _Parser(text).document() if text.strip() else Node("object", 0, 0)
+    except RecursionError:
+        raise EditError("nested too deeply to read (more than a few hundred levels)") from None
     if root.kind != "object":
         raise EditError.at(text, root.start, "the top-level value is not an object")
     return root
 
 
 def loads(text: str) -> dict[str, Any]:
-    return parse(text).value()
+    if not text.strip():
+        return {}
+    try:  # plain JSON, the common case, at the speed of the C decoder
+        data = json.loads(text.lstrip("\ufeff"))
+    except (ValueError, RecursionError):
+        return parse(text).value()  # comments, trailing commas, or an error to report with its line
+    if not isinstance(data, dict):
+        parse(text)  # raises with the line
+    return data
 
 
-def apply(text: str, assignments: list[Assignment]) -> str:
+# --- reading lazily, for edits ----------------------------------------------------------------------
+
+_DECODER = json.JSONDecoder()
+_STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"')
+_SCALAR = re.compile(r"[A-Za-z0-9+\-.]+")
+_GAP = re.compile(r"(?:[ \t\r\n\ufeff]+|//[^\n]*|/\*.*?\*/)*", re.S)
+_TOKENS = re.compile(r'"(?:[^"\\\n]|\\.)*"|//[^\n]*|/\*.*?\*/|[\[\]{}]', re.S)
+
+
+class _Lazy:
+    """Members of an object read when asked for; values not entered are skipped, not built."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.objects: dict[int, list[Member]] = {}
+        self.ends: dict[int, int] = {}
+
+    def gap(self, pos: int) -> int:
+        return _GAP.match(self.text, pos).end()
+
+    def end(self, pos: int) -> int:
+        """Where the (valid) value starting at pos ends."""
+        text = self.text
+        ch = text[pos]
+        if ch in "{[":
+            try:
+                return _DECODER.raw_decode(text, pos)[1]
+            except (ValueError, RecursionError):  # comments or trailing commas inside: count brackets
+                depth = 0
+                for token in _TOKENS.finditer(text, pos):
+                    t = token.group()
+                    if t in "{[":
+                        depth += 1
+                    elif t in "}]":
+                        depth -= 1
+                        if not depth:
+                            return token.end()
+                raise EditError.at(text, pos, "unterminated value") from None
+        if ch == '"':
+            return _STRING.match(text, pos).end()
+        return _SCALAR.match(text, pos).end()
+
+    def node(self, pos: int) -> Node:
+        kind = {"{": "object", "[": "array", '"': "string"}.get(self.text[pos], "literal")
+        return Node(kind, pos, self.end(pos))
+
+    def members(self, node: Node) -> list[Member]:
+        found = self.objects.get(node.start)
+        if found is not None:
+            node.end = self.ends[node.start]
+            return found
+        text, found = self.text, []
+        pos = self.gap(node.start + 1)
+        while text[pos] != "}":
+            key_start = pos
+            pos = _STRING.match(text, pos).end()
+            key = json.loads(text[key_start:pos])
+            value = self.node(self.gap(self.gap(pos) + 1))  # past the ":"
+            member = Member(key, key_start, value)
+            found.append(member)
+            pos = self.gap(value.end)
+            if text[pos] == ",":
+                member.comma = pos
+                pos = self.gap(pos + 1)
+        node.end = self.ends[node.start] = pos + 1
+        self.objects[node.start] = found
+        return found
+
+    def member(self, node: Node, key: str) -> Member | None:
+        """The member a JSON reader sees: the last one of that name."""
+        found = [m for m in self.members(node) if m.key == key]
+        return found[-1] if found else None
+
+    def value(self, node: Node) -> Any:
+        span = self.text[node.start : node.end]
+        try:
+            return json.loads(span)
+        except (ValueError, RecursionError):
+            return parse(span).value()
+
+    def root(self) -> Node:
+        """The top-level object; its end is found when its members are read (not by reading it twice)."""
+        start = self.gap(0)
+        if not self.text.startswith("{", start):
+            raise EditError.at(self.text, start, "the top-level value is not an object")
+        return Node("object", start, -1)
+
+
+_KINDS = {"array": "an array", "string": "a string", "literal": "a number, boolean or null"}
+
+
+def _wrong_type(lazy: _Lazy, member: Member, keypath: KeyPath, depth: int) -> WrongTypeError:
+    kind = member.node.kind
+    if kind == "literal":
+        literal = lazy.text[member.node.start : member.node.end]
+        kind = "null" if literal == "null" else "a boolean" if literal in ("true", "false") else "a number"
+    else:
+        kind = _KINDS[kind]
+    line = lazy.text.count("\n", 0, member.key_start) + 1
+    return WrongTypeError(
+        f"{'.'.join(keypath[: depth + 1])} at line {line} is {kind}; "
+        f"agentcfg needs an object there to set {'.'.join(keypath)}",
+        line,
+    )
+
+
+@functools.lru_cache(maxsize=4)
+def _lazy(text: str) -> _Lazy:
+    """One reading per text: raw() is asked for each owned key of one file."""
+    return _Lazy(text)
+
+
+def raw(text: str, keypath: KeyPath) -> str | None:
+    if not text.strip() or not keypath:
+        return None
+    lazy = _lazy(text)
+    node = lazy.root()
+    for key in keypath:
+        if node.kind != "object":
+            return None
+        member = lazy.member(node, key)
+        if member is None:
+            return None
+        node = member.node
+    return text[node.start : node.end]
+
+
+# --- editing ---------------------------------------------------------------------------------------
+
+
+def _overlap(assignments: list[Assignment]) -> bool:
+    keys = sorted(k for k, _ in assignments)
+    return any(b[: len(a)] == a for a, b in itertools.pairwise(keys))
+
+
+def apply(text: str, assignments: list[Assignment], newline: str = "\n") -> str:
+    """Sets planned together on one reading; removals (rare: a key agentcfg no longer writes) one by
+    one, as do assignments that overlap (a key and a key under it)."""
+    sets = [(k, v) for k, v in assignments if v is not REMOVE]
+    if _overlap(assignments):
+        for keypath, value in assignments:
+            text = _remove(text, keypath) if value is REMOVE else _set(text, [(keypath, value)], newline)
+        return text
+    if sets:
+        text = _set(text, sets, newline)
     for keypath, value in assignments:
-        text = _remove(text, keypath) if value is REMOVE else _set(text, keypath, value)
+        if value is REMOVE:
+            text = _remove(text, keypath)
     return text
 
 
@@ -204,50 +368,81 @@ def _nest(keys: KeyPath, value: Any) -> Any:
     return value
 
 
-def _set(text: str, keypath: KeyPath, value: Any) -> str:
+def _merge(into: dict[str, Any], keys: KeyPath, value: Any) -> None:
+    for key in keys[:-1]:
+        into = into.setdefault(key, {})
+    into[keys[-1]] = value
+
+
+def _set(text: str, assignments: list[Assignment], newline: str) -> str:
     if not text.strip():
-        text = "{}\n"
-    node = parse(text)
-    for i, key in enumerate(keypath):
-        member = node.member(key)
-        rest = keypath[i + 1 :]
-        if member is None:
-            return _insert(text, node, key, _nest(rest, value))
-        if not rest or member.node.kind != "object":
-            new = _nest(rest, value)
-            if _same(member.node.value(), new):
-                return text
-            rendered = _dumps(new, text, _line_indent(text, member.key_start))
-            return text[: member.node.start] + rendered + text[member.node.end :]
-        node = member.node
+        text = "{}" + newline
+    lazy = _Lazy(text)
+    root = lazy.root()
+    cuts: list[tuple[int, int, str]] = []
+    inserts: dict[int, tuple[Node, dict[str, Any]]] = {}  # object start -> (object, new members)
+    nulls: dict[int, tuple[Member, dict[str, Any]]] = {}  # a null on the way -> the object replacing it
+    unit = None
+    for keypath, value in assignments:
+        node = root
+        for i, key in enumerate(keypath):
+            member = lazy.member(node, key)
+            rest = keypath[i + 1 :]
+            if member is None:
+                _merge(inserts.setdefault(node.start, (node, {}))[1], (key, *rest), value)
+                break
+            if not rest:
+                if not _same(lazy.value(member.node), plain(value)):
+                    unit = unit or _indent_unit(text)
+                    rendered = _render(value, unit, _line_indent(text, member.key_start), newline)
+                    cuts.append((member.node.start, member.node.end, rendered))
+                break
+            if member.node.kind != "object":
+                if text[member.node.start : member.node.end] != "null":
+                    raise _wrong_type(lazy, member, keypath, i)
+                # null holds nothing to lose: it becomes the object the key needs
+                _merge(nulls.setdefault(member.node.start, (member, {}))[1], rest, value)
+                break
+            node = member.node
+    for member, new in nulls.values():
+        unit = unit or _indent_unit(text)
+        rendered = _render(new, unit, _line_indent(text, member.key_start), newline)
+        cuts.append((member.node.start, member.node.end, rendered))
+    for node, members in inserts.values():
+        unit = unit or _indent_unit(text)
+        cuts.append(_insert(lazy, node, members, unit, newline))
+    for start, end, replacement in sorted(cuts, reverse=True):
+        text = text[:start] + replacement + text[end:]
     return text
 
 
 def _remove(text: str, keypath: KeyPath) -> str:
     if not text.strip():
         return text
-    node = parse(text)
+    lazy = _Lazy(text)
+    node = lazy.root()
     for key in keypath[:-1]:
-        member = node.member(key)
+        member = lazy.member(node, key)
         if member is None or member.node.kind != "object":
             return text
         node = member.node
-    target = node.member(keypath[-1])
+    target = lazy.member(node, keypath[-1])
     if target is None:
         return text
-    index = node.members.index(target)
+    members = lazy.members(node)
+    index = members.index(target)
     cuts = []  # (start, end) spans to delete, applied right to left
     if target.comma is not None:
         end = target.comma + 1
     else:
         end = target.node.end
-        if index > 0 and node.members[index - 1].comma is not None:
-            prev_comma = node.members[index - 1].comma
+        if index > 0 and members[index - 1].comma is not None:
+            prev_comma = members[index - 1].comma
             cuts.append((prev_comma, prev_comma + 1))
     cuts.append(_whole_line(text, target.key_start, end))
     for start, stop in sorted(cuts, reverse=True):
         text = text[:start] + text[stop:]
-    if sum(m.key == target.key for m in node.members) > 1:  # a JSON reader sees the earlier copy now
+    if sum(m.key == target.key for m in members) > 1:  # a JSON reader sees the earlier copy now
         return _remove(text, keypath)
     return text
 
@@ -261,9 +456,14 @@ def _whole_line(text: str, start: int, end: int) -> tuple[int, int]:
     while rest < len(text) and text[rest] in " \t":
         rest += 1
     if text.startswith("//", rest):
-        rest = text.find("\n", rest) if "\n" in text[rest:] else len(text)
+        rest = text.find("\n", rest)
+        rest = len(text) if rest < 0 else rest
+        if text[rest - 1 : rest] == "\r":
+            rest -= 1
     if rest >= len(text):
         return line_start, rest
+    if text.startswith("\r\n", rest):
+        return line_start, rest + 2
     if text[rest] == "\n":
         return line_start, rest + 1
     return start, end
@@ -275,52 +475,81 @@ def _line_indent(text: str, pos: int) -> str:
     return line[: len(line) - len(line.lstrip(" \t"))]
 
 
+_SAMPLE_LINES = 2000  # enough lines to see the indentation step; a 50 MB file is not read twice for it
+
+
 def _indent_unit(text: str) -> str:
     """The file's indentation step: a tab, or the smallest run of leading spaces (2 if none)."""
     widths = []
-    for line in text.split("\n"):
+    for line in text.split("\n", _SAMPLE_LINES)[:_SAMPLE_LINES]:
         if line.startswith("\t"):
             return "\t"
         stripped = line.lstrip(" ")
         if stripped.startswith(("*", "/*", "//")):  # inside or of a comment: not the data's indentation
             continue
-        if stripped and len(stripped) < len(line):
+        if stripped.strip() and len(stripped) < len(line):
             widths.append(len(line) - len(stripped))
     return " " * min(widths) if widths else "  "
 
 
-def _dumps(value: Any, text: str, indent: str) -> str:
-    rendered = json.dumps(value, ensure_ascii=False, indent=_indent_unit(text))
-    return rendered.replace("\n", "\n" + indent)
+def _render(value: Any, unit: str, indent: str, newline: str, *, compact: bool = False) -> str:
+    """JSON text for a value, as json.dumps(indent=unit) would lay it out at `indent`; Verbatim as is."""
+    if isinstance(value, Verbatim):
+        return value.text
+    if isinstance(value, dict) and value:
+        if compact:
+            return (
+                "{"
+                + ", ".join(_key(k) + ": " + _render(v, unit, indent, newline, compact=True) for k, v in value.items())
+                + "}"
+            )
+        inner = indent + unit
+        items = [inner + _key(k) + ": " + _render(v, unit, inner, newline) for k, v in value.items()]
+        return "{" + newline + ("," + newline).join(items) + newline + indent + "}"
+    if isinstance(value, (list, tuple)) and value:
+        if compact:
+            return "[" + ", ".join(_render(v, unit, indent, newline, compact=True) for v in value) + "]"
+        inner = indent + unit
+        items = [inner + _render(v, unit, inner, newline) for v in value]
+        return "[" + newline + ("," + newline).join(items) + newline + indent + "]"
+    return json.dumps(value if not isinstance(value, tuple) else list(value), ensure_ascii=False)
 
 
-def _insert(text: str, obj: Node, key: str, value: Any) -> str:
+def _key(key: str) -> str:
+    return json.dumps(key, ensure_ascii=False)
+
+
+def _insert(lazy: _Lazy, obj: Node, new: dict[str, Any], unit: str, newline: str) -> tuple[int, int, str]:
+    """The splice that adds members `new` at the end of object `obj`."""
+    text = lazy.text
+    members = lazy.members(obj)
     obj_indent = _line_indent(text, obj.start)
-    if not obj.members:
-        child = obj_indent + _indent_unit(text)
-        member = json.dumps(key, ensure_ascii=False) + ": " + _dumps(value, text, child)
+    if not members:
+        child = obj_indent + unit
+        lines = [child + _key(k) + ": " + _render(v, unit, child, newline) for k, v in new.items()]
         inner = text[obj.start + 1 : obj.end - 1]
         if not inner.strip():
-            inner = "\n" + obj_indent
-        return text[: obj.start + 1] + "\n" + child + member + inner + text[obj.end - 1 :]
+            inner = newline + obj_indent
+        return obj.start + 1, obj.end - 1, newline + ("," + newline).join(lines) + inner
 
-    last = obj.members[-1]
+    last = members[-1]
     trailing = last.comma is not None
     anchor = last.comma + 1 if trailing else last.node.end
     if "\n" not in text[obj.start : last.key_start]:  # a one-line object stays on one line
-        member = json.dumps(key, ensure_ascii=False) + ": " + json.dumps(value, ensure_ascii=False)
-        insert = f" {member}," if trailing else f", {member}"
-        return text[:anchor] + insert + text[anchor:]
+        items = [_key(k) + ": " + _render(v, unit, "", newline, compact=True) for k, v in new.items()]
+        if trailing:
+            return anchor, anchor, "".join(f" {item}," for item in items)
+        return anchor, anchor, "".join(f", {item}" for item in items)
 
     indent = _line_indent(text, last.key_start)
     if text[text.rfind("\n", 0, last.key_start) + 1 : last.key_start].strip():
-        indent = obj_indent + _indent_unit(text)
-    member = json.dumps(key, ensure_ascii=False) + ": " + _dumps(value, text, indent)
+        indent = obj_indent + unit
+    lines = [indent + _key(k) + ": " + _render(v, unit, indent, newline) for k, v in new.items()]
     eol = _end_of_line(text, anchor)
-    insert = "\n" + indent + member + ("," if trailing else "")
+    insert = newline + ("," + newline).join(lines) + ("," if trailing else "")
     if trailing:
-        return text[:eol] + insert + text[eol:]
-    return text[:anchor] + "," + text[anchor:eol] + insert + text[eol:]
+        return eol, eol, insert
+    return anchor, eol, "," + text[anchor:eol] + insert
 
 
 def _end_of_line(text: str, pos: int) -> int:
@@ -331,13 +560,14 @@ def _end_of_line(text: str, pos: int) -> int:
             i += 1
         elif text.startswith("//", i):
             end = text.find("\n", i)
-            return len(text) if end < 0 else end
+            end = len(text) if end < 0 else end
+            return end - 1 if text[end - 1 : end] == "\r" else end
         elif text.startswith("/*", i):
             end = text.find("*/", i + 2)
             if end < 0 or "\n" in text[i:end]:
                 return pos
             i = end + 2
-        elif text[i] == "\n":
+        elif text[i] == "\n" or text.startswith("\r\n", i):
             return i
         else:
             return pos

@@ -260,7 +260,7 @@ def test_insert_into_an_empty_nested_object():
     assert out == '{\n  "mcp": {\n    "s": {\n      "type": "local"\n    }\n  },\n  "x": 1\n}\n'
 
 
-def test_a_scalar_in_the_way_of_a_nested_key_is_replaced_by_an_object():
+def test_a_null_in_the_way_of_a_nested_key_is_replaced_by_an_object():
     out = edit.apply("json", '{\n  "env": null,\n  "x": 1\n}\n', [(("env", "A"), "1")])
     assert edit.load("json", out) == {"env": {"A": "1"}, "x": 1}
 

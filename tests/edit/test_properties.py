@@ -350,3 +350,117 @@ def test_toml_existing_owned_keys_are_updated(doc, old, other_providers, mine):
     expected["model_providers"]["agentcfg-local"].pop("env_key", None)
     assert tomllib.loads(out) == expected
     assert edit.apply("toml", out, TOML_ASSIGNMENTS) is out
+
+
+# --- TOML: the providers in every layout the format allows ---------------------------------------------
+
+TOML_PROVIDER = ("model_providers", "agentcfg-local")
+HELPER_ASSIGNMENTS = [
+    *TOML_ASSIGNMENTS[:3],
+    ((*TOML_PROVIDER, "name"), "agentcfg: local"),
+    ((*TOML_PROVIDER, "base_url"), "http://127.0.0.1:8000/v1"),
+    ((*TOML_PROVIDER, "wire_api"), "responses"),
+    ((*TOML_PROVIDER, "auth", "command"), "agentcfg"),
+    ((*TOML_PROVIDER, "auth", "args"), ["key", "get", "local"]),
+]
+provider_names = st.text(string.ascii_lowercase + "-_", min_size=1, max_size=8).filter(lambda k: k != "agentcfg-local")
+provider_tables = st.dictionaries(
+    provider_names, st.dictionaries(toml_keys, toml_scalars, min_size=1, max_size=3), max_size=3
+)
+LAYOUTS = ["headers", "dotted inline", "dotted leaves", "one inline table", "super table"]
+
+
+def _toml(value) -> str:
+    if isinstance(value, dict):  # inline, as a hand-written file would have it
+        return "{ " + ", ".join(f"{_bare(k)} = {_toml(v)}" for k, v in value.items()) + " }"
+    return tomlkit.item(value).as_string()
+
+
+def _bare(key: str) -> str:
+    return tomlkit.key(key).as_string()
+
+
+def _providers_text(providers: dict, layout: str) -> tuple[str, str]:
+    """(text for the top level, text for after the tables) writing `providers` in `layout`."""
+    if not providers:
+        return "", ""
+    if layout == "headers":
+        return "", "".join(
+            f"\n[model_providers.{_bare(name)}]\n" + "".join(f"{_bare(k)} = {_toml(v)}\n" for k, v in table.items())
+            for name, table in providers.items()
+        )
+    if layout == "dotted inline":
+        return "".join(f"model_providers.{_bare(n)} = {_toml(t)}\n" for n, t in providers.items()), ""
+    if layout == "dotted leaves":
+        lines = [
+            f"model_providers.{_bare(n)}.{_bare(k)} = {_toml(v)}\n" for n, t in providers.items() for k, v in t.items()
+        ]
+        return "".join(lines), ""
+    if layout == "one inline table":
+        return f"model_providers = {_toml(providers)}\n", ""
+    lines = [f"{_bare(n)}.{_bare(k)} = {_toml(v)}\n" for n, t in providers.items() for k, v in t.items()]
+    return "", "\n[model_providers]\n" + "".join(lines)
+
+
+@SETTINGS
+@given(doc=toml_docs, providers=provider_tables, layout=st.sampled_from(LAYOUTS), crlf=st.booleans())
+def test_toml_every_provider_layout_switches_and_undoes(doc, providers, layout, crlf):
+    top, tail = _providers_text(providers, layout)
+    body = _dump(doc)
+    text = top + body + tail
+    assume(tomllib.loads(text) == {**doc, **({"model_providers": providers} if providers else {})})
+    if crlf:
+        text = text.replace("\n", "\r\n")
+    out = edit.apply("toml", text, HELPER_ASSIGNMENTS)
+    data = tomllib.loads(out)
+    assert data["model_providers"]["agentcfg-local"]["auth"] == {"command": "agentcfg", "args": ["key", "get", "local"]}
+    assert {k: v for k, v in data["model_providers"].items() if k != "agentcfg-local"} == providers
+    assert {k: v for k, v in data.items() if not k.startswith("model")} == doc
+    assert edit.apply("toml", out, HELPER_ASSIGNMENTS) is out
+    if crlf and "\n" in text:
+        assert "\n" not in out.replace("\r\n", "")
+    back = edit.apply("toml", out, [(k, REMOVE) for k, _ in HELPER_ASSIGNMENTS])
+    assert back == text or (not text.endswith("\n") and back == text + ("\r\n" if crlf else "\n"))
+
+
+toml_literals = st.sampled_from(
+    [
+        "1_000",
+        "0x1F",
+        "0o17",
+        "0b101",
+        "+3",
+        "1e3",
+        "6.02E+23",
+        "-inf",
+        "nan",
+        "'lit'",
+        '"esc\\t\\u00e9"',
+        '"""\nml\n"""',
+        "'''\nraw\\n'''",
+        "1979-05-27",
+        "07:32:00",
+        "[1, 2, ]",
+        "{ a = 1 }",
+        "true",
+    ]
+)
+
+
+@SETTINGS
+@given(literal=toml_literals, where=st.sampled_from(["top", "table", "inline", "dotted"]), comment=st.booleans())
+def test_toml_raw_then_verbatim_restores_the_literal(literal, where, comment):
+    tail = "  # note" if comment else ""
+    text = {
+        "top": f"k = {literal}{tail}\nz = 1\n",
+        "table": f"[t]\nk = {literal}{tail}\n\n[u]\nx = 1\n",
+        "inline": f"t = {{ k = {literal}, y = 2 }}{tail}\n",
+        "dotted": f"t.k = {literal}{tail}\n",
+    }[where]
+    key = ("k",) if where == "top" else ("t", "k")
+    original = edit.get("toml", text, key)
+    raw = edit.raw("toml", text, key)
+    assert raw == literal
+    changed = edit.apply("toml", text, [(key, "changed")])
+    assume(original == original)  # nan is never equal: nothing to compare against
+    assert edit.apply("toml", changed, [(key, edit.Verbatim(original, raw))]) == text

@@ -394,7 +394,6 @@ def test_error_at_end_of_document_names_a_line():
 # --- comments stay with what they describe ---------------------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: new top-level keys go between the first table and the comment above it")
 def test_a_comment_above_the_first_table_stays_above_it():
     text = 'approval_policy = "never"\n\n# my MCP servers\n[mcp_servers.docs]\ncommand = "npx"\n'
     out = edit.apply("toml", text, [(("model",), "qwen3")])
