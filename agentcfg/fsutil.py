@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from agentcfg.errors import AgentcfgError
@@ -35,36 +36,119 @@ def read_text(path: Path, shown: str) -> str | None:
         ) from None
 
 
+# fsync of a directory is not possible everywhere (Windows, some network file systems): those
+# errors mean "not supported" and are ignored; these mean the data may not be on disk.
+_DURABILITY_ERRORS = frozenset({errno.EIO, errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)})
+
+
 def fsync_dir(directory: Path) -> None:
-    with contextlib.suppress(OSError):  # not possible on every platform / file system
+    try:
         fd = os.open(directory, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError as exc:
+        if exc.errno in _DURABILITY_ERRORS:
+            raise
+    finally:
+        os.close(fd)
 
 
-def atomic_write(target: Path, data: bytes, mode: int, owner: tuple[int, int] | None = None) -> None:
-    """Write `data` to a temp file beside `target`, fsync, rename over it: readers see old or new."""
+def _write_all(fd: int, data: bytes) -> None:
+    """os.write until every byte is out (a short write is not an error; ENOSPC is)."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+class ChangedMeanwhile(Exception):
+    """The target was changed by someone else between agentcfg's last check and its rename."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(str(path))
+        self.path = path
+
+
+Fingerprint = tuple[int, int, int, int]  # st_dev, st_ino, st_size, st_mtime_ns
+
+
+def fingerprint(path: Path) -> Fingerprint | None:
+    """Identity and version of a file, None when it does not exist (0 where the platform gives none)."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+def read_with_fingerprint(path: Path) -> tuple[bytes | None, Fingerprint | None]:
+    """A file's bytes and the fingerprint of the very file they were read from (one open)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except FileNotFoundError:
+        return None, None
+    try:
+        st = os.fstat(fd)
+        chunks = []
+        while chunk := os.read(fd, 1 << 20):
+            chunks.append(chunk)
+    finally:
+        os.close(fd)
+    return b"".join(chunks), (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+def atomic_write(
+    target: Path,
+    data: bytes,
+    mode: int,
+    owner: tuple[int, int] | None = None,
+    check: Callable[[], None] | None = None,
+) -> None:
+    """Write `data` to a temp file beside `target`, fsync, rename over it: readers see old or new.
+
+    `check` runs after the new bytes are durable, immediately before the rename: the last moment
+    to refuse (raise) because someone else changed the target."""
     tmp = target.with_name(f".{target.name}.{os.getpid()}{TMP_SUFFIX}")
     with contextlib.suppress(FileNotFoundError):
         tmp.unlink()
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
+        try:
+            _write_all(fd, data)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
         os.chmod(tmp, mode)
         if owner and hasattr(os, "chown"):
             with contextlib.suppress(OSError):
                 os.chown(tmp, *owner)
+        if check is not None:
+            check()
         os.replace(tmp, target)
     except BaseException:
         with contextlib.suppress(OSError):
             tmp.unlink()
         raise
     fsync_dir(target.parent)
+
+
+def write_new(path: Path, data: bytes) -> None:
+    """Create `path` (0600, must not exist) with `data`, fsynced. For files in a staging directory,
+    which becomes visible only by a rename once all of it is written: no temp file needed."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        _write_all(fd, data)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def space_hint(exc: OSError, near: Path) -> str:
+    """What to do about a failed write: free space (full disk, quota), else check the file system."""
+    if exc.errno in (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)):
+        return f"Free some space on the file system that holds {near} (see `df -h {near}`), then run again."
+    return f"Check that {near} is writable and its file system healthy (dmesg), then run again."
 
 
 def remove_stale_temps(target: Path) -> None:
