@@ -115,6 +115,14 @@ class Entry:
         return data
 
 
+def _grouped(failed: list[tuple[str, OSError, Path]]) -> str:
+    """`a, b (No space left on device), c (Permission denied)`: each reason said once."""
+    by_reason: dict[str, list[str]] = {}
+    for shown, error, _ in failed:
+        by_reason.setdefault(str(error.strerror or error), []).append(shown)
+    return ", ".join(f"{', '.join(names)} ({reason})" for reason, names in by_reason.items())
+
+
 def _target(path: Path) -> Path:
     """Where the bytes go: a symlinked config (dotfile managers) stays a link; its target changes."""
     return Path(os.path.realpath(path)) if path.is_symlink() else path
@@ -205,13 +213,17 @@ class Journal:
     def _shown(self, path: Path | str) -> str:
         return env.display(Path(path), self.environ)
 
-    def _disk_error(self, exc: OSError, message: str, path: Path) -> AgentcfgError:
-        """A failed write as the user should see it: which file, why, what to free or check."""
+    def _near(self, path: Path) -> str:
+        """The closest existing directory holding `path`, as shown: where `df` tells what is free."""
         near = path if path.is_dir() else path.parent
         while not near.exists() and near != near.parent:
             near = near.parent
+        return self._shown(near)
+
+    def _disk_error(self, exc: OSError, message: str, path: Path) -> AgentcfgError:
+        """A failed write as the user should see it: which file, why, what to free or check."""
         return AgentcfgError(
-            f"{message} ({exc.strerror or exc})", where=self._shown(path), hint=fsutil.space_hint(exc, near)
+            f"{message} ({exc.strerror or exc})", where=self._shown(path), hint=fsutil.space_hint(exc, self._near(path))
         )
 
     # -- reading ---------------------------------------------------------------------------------
@@ -420,26 +432,27 @@ class Journal:
         known = {index: _encode(change.before) for index, change in enumerate(attempted)}
         try:
             kept, failed = self._restore(entry, upto=len(attempted), known=known, after="agentcfg wrote it")
-            unrestored = [f"{shown} ({error.strerror or error})" for shown, error in failed]
+            unrestored = _grouped(failed)
         except AgentcfgError as problem:  # a backup it needed is damaged: the entry stays, pending
-            kept, unrestored = [], [str(problem)]
+            kept, unrestored = [], str(problem)
         if not unrestored:
             self._drop(entry)
-        if not isinstance(exc, Exception):
-            return exc  # KeyboardInterrupt, SystemExit: the files are back; let it through
         if isinstance(exc, fsutil.ChangedMeanwhile):
             what = "was changed by another program while agentcfg was writing"
             where, hint = exc.path, "Run the command again (if a program keeps rewriting it, close it first)."
         elif isinstance(exc, OSError):
-            what, where = f"could not write it ({exc.strerror or exc})", doing
-            hint = fsutil.space_hint(exc, doing.parent)
+            step = (
+                "could not record the change as done in the journal" if doing.name == MANIFEST else "could not write it"
+            )
+            what, where = f"{step} ({exc.strerror or exc})", doing
+            hint = fsutil.space_hint(exc, self._near(doing))
         else:
-            return exc
+            return exc  # KeyboardInterrupt, SystemExit, a bug: the files are back (or the entry says not)
         if unrestored:
             what += (
-                f"; agentcfg could not put back {', '.join(unrestored)} either. The journal keeps this change "
-                f"as interrupted (entry {entry.id}): once that is fixed, any `agentcfg switch` or "
-                "`agentcfg rollback` restores every file first"
+                f"; agentcfg could not put back {unrestored} either. The journal keeps this change as "
+                f"interrupted (entry {entry.id}): once that is fixed, any `agentcfg switch` or `agentcfg rollback` "
+                "restores every file first"
             )
         else:
             what += "; every file was restored to what it was"
@@ -454,7 +467,7 @@ class Journal:
         upto: int | None = None,
         known: dict[int, bytes | None] | None = None,
         after: str = "",
-    ) -> tuple[list[str], list[tuple[str, OSError]]]:
+    ) -> tuple[list[str], list[tuple[str, OSError, Path]]]:
         """Put every file of an entry (its first `upto`) back as it was before the entry's change.
 
         Three cases per file: it already holds the old bytes (nothing to do); it holds what agentcfg
@@ -484,7 +497,7 @@ class Journal:
                 backup = known[index] if index in known else entry.backup(item)
             plan.append((index, item, action, backup))
         kept: list[str] = []
-        failed: list[tuple[str, OSError]] = []
+        failed: list[tuple[str, OSError, Path]] = []
         for index, item, action, backup in plan:
             target = Path(item["target"])
             shown = self._shown(item["path"])
@@ -498,7 +511,7 @@ class Journal:
                 elif action == "keep":
                     kept.append(self._keep(entry, index, item, backup, after))
             except OSError as exc:
-                failed.append((shown, exc))
+                failed.append((shown, exc, target))
                 continue
             for directory in reversed(item["created_dirs"]):
                 with contextlib.suppress(OSError):
@@ -552,19 +565,18 @@ class Journal:
                 label = f"{entry.manifest['kind']} ({entry.manifest.get('label') or entry.id})"
                 kept, failed = self._restore(entry, after=f"the interrupted {label}")
                 if failed:
-                    shown, error = failed[0]
+                    shown, error, target = failed[0]
                     raise AgentcfgError(
-                        f"could not finish an interrupted {label}: could not put back "
-                        + ", ".join(f"{s} ({e.strerror or e})" for s, e in failed)
-                        + "; the journal keeps the entry, so the next command tries again",
+                        f"could not finish an interrupted {label}: could not put back {_grouped(failed)}; "
+                        "the journal keeps the entry, so the next command tries again",
                         where=shown,
-                        hint=fsutil.space_hint(error, Path(entry.files[0]["target"]).parent),
+                        hint=fsutil.space_hint(error, self._near(target)),
                     )
                 others = "its other files were" if kept else "its files were"
                 notes.append(f"recovered an interrupted {label}: {others} restored")
                 notes.extend(kept)
-            else:  # a committed rollback whose clean-up was cut short
-                self._forget(self._load(self.root / entry.manifest["undoes"]))
+            elif not self._forget(self._load(self.root / entry.manifest["undoes"])):
+                continue  # a committed rollback whose clean-up was cut short, and still is: keep its record
             self._drop(entry)
         return notes
 
@@ -608,16 +620,17 @@ class Journal:
     def rollback(self, entry: Entry, changes: list[FileChange]) -> None:
         """Apply a rollback plan as its own transaction, then drop both entries."""
         done = self.commit(changes, {"kind": "rollback", "undoes": entry.id, "label": f"rollback of {entry.id}"})
-        self._forget(entry)
-        if done:
+        # The rollback's own entry goes only once the entry it undid is gone: while both are there,
+        # the next command knows the rollback committed and finishes the clean-up.
+        if self._forget(entry) and done:
             self._drop(done)
 
-    def _forget(self, entry: Entry | None) -> None:
+    def _forget(self, entry: Entry | None) -> bool:
         """Drop an undone entry, and the directories its switch created once they are empty."""
         if entry is None:
-            return
+            return True
         for item in entry.files:
             for directory in reversed(item["created_dirs"]):
                 with contextlib.suppress(OSError):
                     os.rmdir(directory)
-        self._drop(entry)
+        return self._drop(entry)

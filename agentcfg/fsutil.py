@@ -144,7 +144,7 @@ def write_new(path: Path, data: bytes) -> None:
         os.close(fd)
 
 
-def space_hint(exc: OSError, near: Path) -> str:
+def space_hint(exc: OSError, near: str) -> str:
     """What to do about a failed write: free space (full disk, quota), else check the file system."""
     if exc.errno in (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)):
         return f"Free some space on the file system that holds {near} (see `df -h {near}`), then run again."
