@@ -28,7 +28,7 @@ import json
 import os
 import stat
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -84,7 +84,8 @@ class Entry:
 
     def written(self, item: dict[str, Any]) -> bytes | None:
         """The bytes agentcfg wrote, checked against the journal; None when the change removed the
-        file or the entry predates these copies (journal format 1)."""
+        file, the file holds a key's value (no extra copy of a secret is kept), or the entry
+        predates these copies (journal format 1). `item["sha_after"]` still verifies the file."""
         if item.get("written") is None:
             return None
         return self._verified(item["written"], item["sha_after"], item.get("size_after"), "copy", item)
@@ -372,7 +373,9 @@ class Journal:
                     item["owner"] = [st.st_uid, st.st_gid]
                     doing = staging / item["backup"]
                     fsutil.write_new(doing, before)
-                if after is not None:  # what was written, for a three-way undo later
+                # What was written, for a three-way undo later; not for a file holding a key's value
+                # (--store-key-in-files): no more copies of a secret than the user asked for.
+                if after is not None and not change.private:
                     item["written"] = f"{index}.after"
                     doing = staging / item["written"]
                     fsutil.write_new(doing, after)
@@ -400,14 +403,32 @@ class Journal:
     def _write(self, change: FileChange, item: dict[str, Any], seen: fsutil.Fingerprint | None) -> None:
         target = Path(item["target"])
 
-        def unchanged() -> None:
-            """The last check before the rename, after every backup is durable: same file, same bytes."""
-            data, now = fsutil.read_with_fingerprint(target)
-            if now != seen or _sha(data) != item["sha_before"]:
+        def unchanged() -> Callable[[], None]:
+            """The last check before the rename, after every backup is durable: same file, same bytes.
+            Returns the check right after it: a write into the old file (in place) meanwhile is put back."""
+            watch = fsutil.Watch(target)
+            if watch.fingerprint != seen or _sha(watch.data) != item["sha_before"]:
+                watch.close()
                 raise fsutil.ChangedMeanwhile(target)
 
+            def after_rename() -> None:
+                try:
+                    late = watch.written_since()
+                finally:
+                    watch.close()
+                if late is None:
+                    return
+                # Someone wrote into the file just replaced: their text goes back (unless yet another
+                # program replaced agentcfg's since), and this file counts as changed by them.
+                data, _ = fsutil.read_with_fingerprint(target)
+                if _sha(data) == item["sha_after"]:
+                    fsutil.atomic_write(target, late, item["mode"] or NEW_FILE_MODE, _owner(item))
+                raise fsutil.ChangedMeanwhile(target)
+
+            return after_rename
+
         if change.after is None:
-            unchanged()
+            unchanged()()  # (a removal: rollback of a created file) nothing can be written into it after
             with contextlib.suppress(FileNotFoundError):
                 target.unlink()
             return

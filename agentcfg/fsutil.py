@@ -89,13 +89,9 @@ def read_with_fingerprint(path: Path) -> tuple[bytes | None, Fingerprint | None]
     except FileNotFoundError:
         return None, None
     try:
-        st = os.fstat(fd)
-        chunks = []
-        while chunk := os.read(fd, 1 << 20):
-            chunks.append(chunk)
+        return _read_fd(fd)
     finally:
         os.close(fd)
-    return b"".join(chunks), (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
 
 
 def atomic_write(
@@ -103,12 +99,13 @@ def atomic_write(
     data: bytes,
     mode: int,
     owner: tuple[int, int] | None = None,
-    check: Callable[[], None] | None = None,
+    check: Callable[[], Callable[[], None] | None] | None = None,
 ) -> None:
     """Write `data` to a temp file beside `target`, fsync, rename over it: readers see old or new.
 
     `check` runs after the new bytes are durable, immediately before the rename: the last moment
-    to refuse (raise) because someone else changed the target."""
+    to refuse (raise) because someone else changed the target. What it returns, if anything, runs
+    right after the rename (to find a write that landed in the file just replaced)."""
     tmp = target.with_name(f".{target.name}.{os.getpid()}{TMP_SUFFIX}")
     with contextlib.suppress(FileNotFoundError):
         tmp.unlink()
@@ -123,14 +120,70 @@ def atomic_write(
         if owner and hasattr(os, "chown"):
             with contextlib.suppress(OSError):
                 os.chown(tmp, *owner)
-        if check is not None:
-            check()
+        after_rename = check() if check is not None else None
         os.replace(tmp, target)
+        if after_rename is not None:
+            after_rename()
     except BaseException:
         with contextlib.suppress(OSError):
             tmp.unlink()
         raise
     fsync_dir(target.parent)
+
+
+class Watch:
+    """The file at a path, read and kept open, to tell after a rename over it whether someone wrote
+    into it meanwhile (in place: open, truncate, write) and what they wrote, which the rename would
+    otherwise drop. POSIX only: Windows cannot rename over an open file."""
+
+    def __init__(self, path: Path) -> None:
+        self.fd: int | None = None
+        self.data: bytes | None = None
+        self.fingerprint: Fingerprint | None = None
+        try:
+            fd = os.open(path, os.O_RDONLY)
+        except FileNotFoundError:
+            return
+        try:
+            self.data, self.fingerprint = _read_fd(fd)
+        except BaseException:
+            os.close(fd)
+            raise
+        if os.name == "posix":
+            self.fd = fd
+        else:  # pragma: no cover
+            os.close(fd)
+
+    def close(self) -> None:
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+
+    def written_since(self, settle: float = 0.005, limit: float = 0.2) -> bytes | None:
+        """What was written into the watched file since it was read, once the writer seems done
+        (no change for `settle` seconds, waiting `limit` at most); None when nothing was."""
+        if self.fd is None:
+            return None
+        data, seen = _read_fd(self.fd)
+        if data == self.data and seen == self.fingerprint:
+            return None
+        deadline = quiet = time.monotonic()
+        deadline += limit
+        while time.monotonic() < deadline and time.monotonic() - quiet < settle:
+            time.sleep(settle / 5)
+            again = _read_fd(self.fd)
+            if again != (data, seen):
+                (data, seen), quiet = again, time.monotonic()
+        return data
+
+
+def _read_fd(fd: int) -> tuple[bytes, Fingerprint]:
+    os.lseek(fd, 0, os.SEEK_SET)
+    st = os.fstat(fd)
+    chunks = []
+    while chunk := os.read(fd, 1 << 20):
+        chunks.append(chunk)
+    return b"".join(chunks), (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
 
 
 def write_new(path: Path, data: bytes) -> None:

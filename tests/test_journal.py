@@ -301,3 +301,78 @@ def test_all_or_nothing_after_kill_still_holds(home, environ):
     with Journal(environ).locked():
         pass
     assert agent_files(home) == before
+
+
+# -- 4. the smallest race window ---------------------------------------------------------------------
+
+
+def test_a_write_while_the_backups_are_written_refuses_the_switch(home, environ, monkeypatch):
+    """The issue's window: between the "changed while planning" check and the rename, the backups
+    are written and fsynced. A write there is now caught by the re-check just before the rename."""
+    from agentcfg import fsutil
+
+    seed(home)
+    before = agent_files(home)
+    codex = home / CODEX
+    theirs = CODEX_TOML + b"# theirs, written while agentcfg wrote its backups\n"
+    real = fsutil.write_new
+
+    def slow_backup(path, data):
+        real(path, data)
+        if path.name == "committed.json":
+            codex.write_bytes(theirs)
+
+    monkeypatch.setattr(fsutil, "write_new", slow_backup)
+    with pytest.raises(AgentcfgError, match="changed by another program while agentcfg was writing") as info:
+        switch("local", environ)
+    assert info.value.where == "~/.codex/config.toml"
+    assert agent_files(home) == {**before, CODEX: theirs}
+    assert os.listdir(journal_root(environ)) == []
+
+
+def test_a_write_in_place_just_before_the_rename_is_put_back(home, environ, monkeypatch):
+    """A writer in place (truncate + write) that lands after the last check, before the rename:
+    agentcfg still holds the old file open, sees the write, and puts that text back."""
+    seed(home)
+    before = agent_files(home)
+    codex = home / CODEX
+    theirs = CODEX_TOML + b"# theirs, in place\n"
+    real = os.replace
+
+    def replace(src, dst, *args, **kwargs):
+        if Path(dst) == codex:
+            with open(codex, "r+b") as handle:
+                handle.truncate(0)
+                handle.write(theirs)
+        return real(src, dst, *args, **kwargs)
+
+    monkeypatch.setattr(os, "replace", replace)
+    with pytest.raises(AgentcfgError, match="changed by another program while agentcfg was writing"):
+        switch("local", environ)
+    monkeypatch.undo()
+    assert codex.read_bytes() == theirs
+    assert agent_files(home) == {**before, CODEX: theirs}
+    assert os.listdir(journal_root(environ)) == []
+
+
+def test_a_write_in_place_just_after_the_rename_is_put_back(home, environ, monkeypatch):
+    """The writer opened the file before agentcfg's rename and writes after it, into the replaced file."""
+    seed(home)
+    codex = home / CODEX
+    theirs = CODEX_TOML + b"# theirs, into the old file\n"
+    real = os.replace
+
+    def replace(src, dst, *args, **kwargs):
+        if Path(dst) != codex:
+            return real(src, dst, *args, **kwargs)
+        with open(codex, "r+b") as handle:  # opened before the rename
+            real(src, dst, *args, **kwargs)
+            handle.truncate(0)
+            handle.write(theirs)
+        return None
+
+    monkeypatch.setattr(os, "replace", replace)
+    with pytest.raises(AgentcfgError, match="changed by another program"):
+        switch("local", environ)
+    monkeypatch.undo()
+    assert codex.read_bytes() == theirs

@@ -34,6 +34,11 @@ from agentcfg.switch import plan_switch
 from tests.bare_home import make_environ, write
 
 SWITCHES = 20
+# Lost writes tolerated. A renaming writer loses only a write landing between agentcfg's last check
+# and its rename: 0 in every run measured. A writer in place that opened the file before agentcfg's
+# rename and writes after it writes into the replaced, unnamed file, whatever agentcfg does (see
+# docs/switch.md): 0 in quiet runs, 1 now and then on a loaded machine; today's main: 8-20 per run.
+ALLOWED = {"rename": 0, "inplace": 2}
 DEADLINE = 3.0  # seconds per variant, writer included; the writer stops by itself after DEADLINE + 2
 
 WRITER = r"""
@@ -151,15 +156,15 @@ def test_writer_every_2ms_loses_no_write(tmp_path, mode):
     assert result["writes"] > 100, result  # the writer really ran, all along
     assert result["seconds"] < DEADLINE + 3, result
     assert set(result["outcomes"]) <= {"committed", "unchanged", "refused-before-backup", "refused-before-rename"}
-    assert result["lost"] == [], result
+    assert len(result["lost"]) <= ALLOWED[mode], result
 
 
 @pytest.mark.parametrize("mode", ["rename", "inplace"])
 def test_writer_in_bursts_loses_no_write_while_switches_get_through(tmp_path, mode):
-    """Bursts of 20 writes 2 ms apart, then 150 ms of quiet: switches commit between bursts, and
+    """Bursts of 20 writes 2 ms apart, then 60 ms of quiet: switches commit between bursts, and
     the ones that straddle a burst's start are refused, not lossy."""
-    result = stress(tmp_path, mode, burst=20, pause=0.15)
-    assert result["writes"] >= 40, result  # two bursts at least
+    result = stress(tmp_path, mode, burst=20, pause=0.06)
+    assert result["writes"] >= 100, result  # five bursts at least, switches in between
     assert result["outcomes"].get("committed", 0) >= 3, result  # agentcfg really replaced the file, often
     assert result["seconds"] < DEADLINE + 3, result
-    assert result["lost"] == [], result
+    assert len(result["lost"]) <= ALLOWED[mode], result
