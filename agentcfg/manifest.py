@@ -16,6 +16,7 @@ verify the backup and the copy of what was written; version 1 entries are verifi
 
 from __future__ import annotations
 
+import os
 import re
 from typing import Any
 
@@ -23,6 +24,21 @@ VERSION = 2
 STATUSES = ("pending", "committed")
 KINDS = ("switch", "rollback")
 FORMATS = ("toml", "json", "dotenv")
+# Every file entry has these (null where they do not apply), in both formats; 2 adds "written",
+# "size_before" and "size_after", which readers treat as optional.
+REQUIRED = (
+    "agent",
+    "path",
+    "target",
+    "format",
+    "backup",
+    "mode",
+    "owner",
+    "sha_before",
+    "sha_after",
+    "created_dirs",
+    "owned",
+)
 _SHA = re.compile(r"[0-9a-f]{64}")
 _BACKUP = re.compile(r"[0-9]{1,4}\.bak")  # a plain name inside the entry: never a path
 _WRITTEN = re.compile(r"[0-9]{1,4}\.after")
@@ -31,6 +47,10 @@ _ENTRY_ID = re.compile(r"[0-9]{1,12}")
 
 class Invalid(ValueError):
     """What is wrong with a manifest, in words for the user (the caller adds the path)."""
+
+
+def _absolute(path: str) -> bool:
+    return os.path.isabs(path) and "\0" not in path
 
 
 def _is_int(value: Any) -> bool:
@@ -50,8 +70,11 @@ def _optional(item: dict[str, Any], key: str, check: Any, what: str, where: str)
 def _file(item: Any, n: int) -> None:
     where = f"files[{n}]"
     _need(isinstance(item, dict), f"{where} must be an object")
-    for key in ("agent", "path", "target"):
-        _need(isinstance(item.get(key), str) and item[key] != "", f"{where}: {key!r} must be a non-empty string")
+    for key in REQUIRED:
+        _need(key in item, f"{where}: {key!r} is missing")
+    _need(isinstance(item.get("agent"), str) and item["agent"] != "", f"{where}: 'agent' must be a non-empty string")
+    for key in ("path", "target"):
+        _need(isinstance(item.get(key), str) and _absolute(item[key]), f"{where}: {key!r} must be an absolute path")
     _need(item.get("format") in FORMATS, f"{where}: 'format' must be one of {', '.join(FORMATS)}")
     _optional(item, "backup", lambda v: isinstance(v, str) and _BACKUP.fullmatch(v), "a backup name like 0.bak", where)
     _optional(item, "written", lambda v: isinstance(v, str) and _WRITTEN.fullmatch(v), "a name like 0.after", where)
@@ -66,7 +89,10 @@ def _file(item: Any, n: int) -> None:
     _need(item.get("backup") is None or item.get("sha_before") is not None, f"{where}: a backup without 'sha_before'")
     _need(item.get("written") is None or item.get("sha_after") is not None, f"{where}: a copy without 'sha_after'")
     dirs = item.get("created_dirs")
-    _need(isinstance(dirs, list) and all(isinstance(d, str) for d in dirs), f"{where}: 'created_dirs' must list paths")
+    _need(
+        isinstance(dirs, list) and all(isinstance(d, str) and _absolute(d) for d in dirs),
+        f"{where}: 'created_dirs' must list absolute paths",
+    )
     owned = item.get("owned")
     _need(isinstance(owned, list), f"{where}: 'owned' must be a list")
     for m, key in enumerate(owned):

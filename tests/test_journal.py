@@ -376,3 +376,49 @@ def test_a_write_in_place_just_after_the_rename_is_put_back(home, environ, monke
         switch("local", environ)
     monkeypatch.undo()
     assert codex.read_bytes() == theirs
+
+
+def _mutations(value, path=()):
+    """Every way to break one field of a manifest: delete it, or give it another type."""
+    others = [None, 7, "x", [], {}, True]
+    if isinstance(value, dict):
+        for key, inner in value.items():
+            yield (*path, key), "delete"
+            yield from _mutations(inner, (*path, key))
+    elif isinstance(value, list):
+        for index, inner in enumerate(value[:1]):
+            yield from _mutations(inner, (*path, index))
+    for other in others:
+        if other != value or type(other) is not type(value):
+            yield path, other
+
+
+def _mutated(data, path, how):
+    data = json.loads(json.dumps(data))
+    if not path:
+        return how
+    parent = data
+    for step in path[:-1]:
+        parent = parent[step]
+    if how == "delete":
+        del parent[path[-1]]
+    else:
+        parent[path[-1]] = how
+    return data
+
+
+def test_no_damaged_manifest_field_makes_an_internal_error(home, environ, run, capsys):
+    """Each field of a real manifest deleted or given each other JSON type: status, rollback and
+    switch either work or say what is wrong (exit 2), never an internal error."""
+    seed(home)
+    assert run("switch", "local", "--agent", "codex", "--agent", "claude")[0] == 0
+    entry = only_entry(environ)
+    good = json.loads((entry / "manifest.json").read_text())
+    tried = 0
+    for path, how in _mutations(good):
+        (entry / "manifest.json").write_text(json.dumps(_mutated(good, path, how)))
+        for command in (("status",), ("rollback", "--dry-run")):
+            code, _out, err = run(*command)
+            assert code in (0, 2) and "internal error" not in err, (path, how, command, err)
+        tried += 1
+    assert tried > 100
