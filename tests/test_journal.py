@@ -407,15 +407,22 @@ def _mutated(data, path, how):
     return data
 
 
-def test_no_damaged_manifest_field_makes_an_internal_error(home, environ, run, capsys):
-    """Each field of a real manifest deleted or given each other JSON type: status, rollback and
-    switch either work or say what is wrong (exit 2), never an internal error."""
+@pytest.mark.parametrize("status", ["committed", "pending"])
+def test_no_damaged_manifest_field_makes_an_internal_error(home, environ, run, tmp_path, status):
+    """Each field of a real manifest deleted or given each other JSON type: status and rollback (for
+    a pending entry: recovery) either work or say what is wrong (exit 2), never an internal error."""
+    import shutil
+
     seed(home)
     assert run("switch", "local", "--agent", "codex", "--agent", "claude")[0] == 0
     entry = only_entry(environ)
-    good = json.loads((entry / "manifest.json").read_text())
+    good = {**json.loads((entry / "manifest.json").read_text()), "status": status}
+    template = tmp_path / "template"
+    shutil.copytree(entry, template)
     tried = 0
     for path, how in _mutations(good):
+        shutil.rmtree(entry, ignore_errors=True)
+        shutil.copytree(template, entry)
         (entry / "manifest.json").write_text(json.dumps(_mutated(good, path, how)))
         for command in (("status",), ("rollback", "--dry-run")):
             code, _out, err = run(*command)
