@@ -1,37 +1,59 @@
-"""The only writer of agent files: lock, journal with backups, atomic replace, all-or-nothing, rollback.
+"""The only writer of agent files: lock, self-verifying journal, atomic replace, all-or-nothing, rollback.
 
 A change is applied as one transaction:
-  1. under an exclusive lock, an entry appears in the journal (`journal/NNNNNN/`) holding a copy of
-     every file it will touch and a manifest marked "pending";
-  2. each file is replaced atomically (temp file beside it, fsync, rename);
-  3. the manifest is marked "committed".
-If a write fails, every file is restored from the entry. If the process is killed, the next command
-that takes the lock finds the pending entry and restores every file, so files are always all as
-before or all as after. `rollback` is itself a transaction that restores an entry's backups, then
-drops both entries; the journal keeps the last MAX_ENTRIES transactions.
+  1. under an exclusive lock, each target is checked to hold what was planned on; then an entry
+     appears in the journal (`journal/NNNNNN/`, staged and renamed into place, fsynced) holding a
+     copy of every file before (`N.bak`) and after (`N.after`), their sha256 and sizes, and a
+     manifest marked "pending" (see agentcfg/manifest.py);
+  2. each file is replaced atomically (temp file beside it, fsync, re-check that nobody changed the
+     target since, rename);
+  3. the entry is marked "committed" by renaming its ready-made committed manifest over the pending
+     one: a rename needs no free space, so a full disk cannot leave a switch done but unrecorded.
+If a write fails, every file written so far is put back. If the process is killed, the next
+command that takes the lock finds the pending entry and puts back every file that still holds what
+agentcfg wrote; a file changed since by someone else is kept as it is, and its backup is saved under
+`state/recovered/` and named (never restored over later work). `rollback` is itself a transaction
+that restores an entry's backups, then drops both entries; the journal keeps the last MAX_ENTRIES.
 
-State is private: directories 0700, files 0600, since backups copy files that can hold keys.
+Nothing read back from the journal is trusted: a manifest is checked for shape when loaded and a
+backup against its size and sha256 before it is restored; damage is reported by path and nothing
+is written. State is private: directories 0700, files 0600, since backups copy files that can hold keys.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import stat
 import time
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agentcfg import env, fsutil, undo
+from agentcfg import env, fsutil, manifest, undo
 from agentcfg.errors import AgentcfgError
 from agentcfg.plan import FileChange, digest, drifted, owned_to_json
 
 MAX_ENTRIES = 20
 NEW_FILE_MODE = 0o600  # agent config files have no reason to be readable by others
 NEW_DIR_MODE = 0o700
+MANIFEST = "manifest.json"
+COMMITTED = "committed.json"  # the manifest as it will read once committed, written with the backups
+
+
+def _encode(text: str | None) -> bytes | None:
+    return None if text is None else text.encode("utf-8")
+
+
+def _sha(data: bytes | None) -> str | None:
+    return None if data is None else hashlib.sha256(data).hexdigest()
+
+
+def _set_aside(directory: Path) -> str:
+    return f"`mv {directory} {directory}.broken`"
 
 
 @dataclass
@@ -40,6 +62,7 @@ class Entry:
 
     directory: Path
     manifest: dict[str, Any]
+    environ: env.Environ | None = field(default=None, repr=False, compare=False)
 
     @property
     def id(self) -> str:
@@ -49,8 +72,55 @@ class Entry:
     def files(self) -> list[dict[str, Any]]:
         return self.manifest["files"]
 
+    def _shown(self, path: Path | str) -> str:
+        return env.display(Path(path), self.environ) if self.environ is not None else str(path)
+
     def backup(self, item: dict[str, Any]) -> bytes | None:
-        return None if item["backup"] is None else (self.directory / item["backup"]).read_bytes()
+        """The file's bytes before the change (None: it did not exist), checked against the journal."""
+        if item["backup"] is None:
+            return None
+        return self._verified(item["backup"], item["sha_before"], item.get("size_before"), "backup", item)
+
+    def written(self, item: dict[str, Any]) -> bytes | None:
+        """The bytes agentcfg wrote, checked against the journal; None when the change removed the
+        file, the file holds a key's value (no extra copy of a secret is kept), or the entry
+        predates these copies (journal format 1). `item["sha_after"]` still verifies the file."""
+        if item.get("written") is None:
+            return None
+        return self._verified(item["written"], item["sha_after"], item.get("size_after"), "copy", item)
+
+    def _verified(self, name: str, sha: str, size: int | None, what: str, item: dict[str, Any]) -> bytes:
+        path = self.directory / name
+        about = f"the journal's {what} of {self._shown(item['path'])}"
+        hint = (
+            f"agentcfg changed nothing. Entry {self.id} cannot restore that file; set the entry aside with "
+            f"{_set_aside(self.directory)} and check the files it lists by hand."
+        )
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
+            raise AgentcfgError(f"{about} is missing", where=self._shown(path), hint=hint) from None
+        except OSError as exc:
+            raise AgentcfgError(f"cannot read {about}: {exc.strerror}", where=self._shown(path), hint=hint) from None
+        if size is not None and len(data) != size:
+            raise AgentcfgError(
+                f"{about} is truncated or damaged: {len(data)} bytes, the journal recorded {size}",
+                where=self._shown(path),
+                hint=hint,
+            )
+        if _sha(data) != sha:
+            raise AgentcfgError(
+                f"{about} is corrupt: its sha256 does not match the journal's", where=self._shown(path), hint=hint
+            )
+        return data
+
+
+def _grouped(failed: list[tuple[str, OSError, Path]]) -> str:
+    """`a, b (No space left on device), c (Permission denied)`: each reason said once."""
+    by_reason: dict[str, list[str]] = {}
+    for shown, error, _ in failed:
+        by_reason.setdefault(str(error.strerror or error), []).append(shown)
+    return ", ".join(f"{', '.join(names)} ({reason})" for reason, names in by_reason.items())
 
 
 def _target(path: Path) -> Path:
@@ -89,6 +159,16 @@ def _check_writable(change: FileChange, shown: str) -> None:
                 where=shown,
                 hint=f"Make it writable (chmod u+w {target}) or leave this agent out with --agent.",
             )
+        if st.st_nlink > 1:
+            # An atomic replace gives this name a new inode: the other names would keep the old text,
+            # silently. Writing in place instead would not be atomic (a reader or a crash could see half).
+            raise AgentcfgError(
+                f"has {st.st_nlink} hard links: replacing it atomically would leave the other names with the "
+                "old text, so agentcfg changed nothing",
+                where=shown,
+                hint=f"Replace the hard link with a symlink (`ln -sf OTHER_NAME {target}`), or leave this agent "
+                "out with --agent.",
+            )
     parent = target.parent
     while not parent.exists():
         parent = parent.parent
@@ -108,15 +188,14 @@ def _owned_edited(item: dict[str, Any], current: str, shown: str) -> bool:
         return True
 
 
-def _revert(entry: Entry, item: dict[str, Any], current: str, shown: str) -> undo.Reverted:
+def _revert(entry: Entry, item: dict[str, Any], before: str | None, current: str, shown: str) -> undo.Reverted:
     from agentcfg.agents import AGENTS
 
-    before = entry.backup(item)
-    written = entry.written(item) if hasattr(entry, "written") else None
+    written = entry.written(item)
     agent = AGENTS.get(item["agent"])
     return undo.revert(
         item["format"],
-        None if before is None else before.decode("utf-8"),
+        before,
         None if written is None else written.decode("utf-8"),
         current,
         [tuple(owned["key"]) for owned in item["owned"]],
@@ -130,13 +209,39 @@ class Journal:
         self.environ = environ
         self.state = env.state_dir(environ)
         self.root = self.state / "journal"
+        self.recovered = self.state / "recovered"  # backups a recovery did not apply, kept for the user
+
+    def _shown(self, path: Path | str) -> str:
+        return env.display(Path(path), self.environ)
+
+    def _near(self, path: Path) -> str:
+        """The closest existing directory holding `path`, as shown: where `df` tells what is free."""
+        near = path if path.is_dir() else path.parent
+        while not near.exists() and near != near.parent:
+            near = near.parent
+        return self._shown(near)
+
+    def _disk_error(self, exc: OSError, message: str, path: Path) -> AgentcfgError:
+        """A failed write as the user should see it: which file, why, what to free or check."""
+        return AgentcfgError(
+            f"{message} ({exc.strerror or exc})", where=self._shown(path), hint=fsutil.space_hint(exc, self._near(path))
+        )
 
     # -- reading ---------------------------------------------------------------------------------
 
     def _all(self) -> list[Entry]:
-        with contextlib.suppress(FileNotFoundError):
-            return [e for e in map(self._load, sorted(self.root.iterdir())) if e]
-        return []
+        """Every entry, oldest first. Only all-digit names are entries: `NNNNNN.broken` is set aside."""
+        try:
+            names = sorted(p for p in self.root.iterdir() if p.name.isdigit())
+        except FileNotFoundError:
+            return []
+        except OSError as exc:
+            raise AgentcfgError(
+                f"cannot read agentcfg's journal: {exc.strerror}",
+                where=self._shown(self.root),
+                hint="Check that it is a directory you can read (ls -ld), then run again.",
+            ) from None
+        return [e for e in map(self._load, names) if e]
 
     def entries(self) -> list[Entry]:
         """Committed switch entries, oldest first."""
@@ -146,24 +251,48 @@ class Journal:
         """Entries a killed run left unfinished: a pending transaction, or a rollback not yet cleaned up."""
         return [e for e in self._all() if e.manifest["status"] == "pending" or e.manifest["kind"] == "rollback"]
 
-    @staticmethod
-    def _load(directory: Path) -> Entry | None:
-        if directory.name.startswith("."):
-            return None
+    def _load(self, directory: Path) -> Entry | None:
+        """The entry in `directory`, its manifest checked for shape; None when it is gone (dropped
+        meanwhile by another agentcfg: entries leave by rename, so never half)."""
+        path = directory / MANIFEST
+        hint = (
+            f"agentcfg changed nothing. Set the damaged entry aside with {_set_aside(directory)} and run "
+            "again; if it was an interrupted switch, check the agent files by hand (`agentcfg status`)."
+        )
         try:
-            manifest = json.loads((directory / "manifest.json").read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return None
-        return Entry(directory, manifest)
+            raw = path.read_bytes()
+        except FileNotFoundError:
+            if not directory.is_dir():
+                return None
+            raise AgentcfgError(
+                f"journal entry {directory.name} has no {MANIFEST}", where=self._shown(directory), hint=hint
+            ) from None
+        except OSError as exc:
+            problem = f"cannot read this journal manifest: {exc.strerror}"
+            raise AgentcfgError(problem, where=self._shown(path), hint=hint) from None
+        try:
+            data = manifest.check(json.loads(raw.decode("utf-8")))
+        except UnicodeDecodeError:
+            raise AgentcfgError("damaged journal manifest: not UTF-8", where=self._shown(path), hint=hint) from None
+        except ValueError as exc:  # json.JSONDecodeError and manifest.Invalid
+            raise AgentcfgError(f"damaged journal manifest: {exc}", where=self._shown(path), hint=hint) from None
+        return Entry(directory, data, self.environ)
 
     # -- the transaction -------------------------------------------------------------------------
 
     @contextlib.contextmanager
     def locked(self) -> Iterator[list[str]]:
-        """Hold the lock; first finish whatever a killed run left. Yields what was recovered."""
-        fsutil.private_dir(self.state)
-        fsutil.private_dir(self.root)
-        with fsutil.exclusive_lock(self.state / "lock"):
+        """Hold the lock; first finish whatever a killed run left. Yields notes on what was recovered."""
+        with contextlib.ExitStack() as stack:
+            step = self.state
+            try:
+                fsutil.private_dir(self.state)
+                step = self.root
+                fsutil.private_dir(self.root)
+                step = self.state / "lock"
+                stack.enter_context(fsutil.exclusive_lock(step))
+            except OSError as exc:
+                raise self._disk_error(exc, "could not set up agentcfg's state, so it changed nothing", step) from None
             yield self.recover()
 
     def commit(self, changes: list[FileChange], meta: dict[str, Any]) -> Entry | None:
@@ -171,71 +300,135 @@ class Journal:
         changes = [c for c in changes if c.action != "unchanged"]
         if not changes:
             return None
+        seen = []
         for change in changes:
             shown = env.display(change.path, self.environ)
-            current = fsutil.read_text(_target(change.path), shown)
-            if current != change.before:
-                raise AgentcfgError(
-                    "changed while agentcfg was planning its edit; nothing was written",
-                    where=shown,
-                    hint="Run the command again.",
-                )
+            seen.append(self._unchanged_since_planning(change, shown))
             _check_writable(change, shown)
         entry = self._begin(changes, meta)
+        attempted, doing = 0, entry.directory / MANIFEST
         try:
-            for change, item in zip(changes, entry.files, strict=True):
-                self._write(change, item)
+            for change, item, fingerprint in zip(changes, entry.files, seen, strict=True):
+                attempted, doing = attempted + 1, Path(item["target"])
+                self._write(change, item, fingerprint)
+            doing = entry.directory / MANIFEST
+            self._mark_committed(entry)
         except BaseException as exc:
-            self._restore(entry)
-            self._drop(entry)
-            if isinstance(exc, OSError):
-                raise AgentcfgError(
-                    f"could not write it ({exc.strerror or exc}); every file was restored to what it was",
-                    where=str(exc.filename or ""),
-                ) from None
-            raise
-        entry.manifest["status"] = "committed"
-        self._save(entry)
+            if isinstance(exc, fsutil.ChangedMeanwhile):
+                attempted -= 1  # its rename never happened: the other program's text stays, untouched
+            raise self._failed(entry, changes[:attempted], exc, doing) from None
         self._prune()
         return entry
+
+    def _unchanged_since_planning(self, change: FileChange, shown: str) -> fsutil.Fingerprint | None:
+        """The target still holds what the plan was computed from; its fingerprint, for the re-check
+        just before the rename."""
+        target = _target(change.path)
+        try:
+            data, seen = fsutil.read_with_fingerprint(target)
+        except IsADirectoryError:
+            data, seen = b"", None
+        except OSError as exc:
+            raise AgentcfgError(f"cannot read it: {exc.strerror}", where=shown, hint="Check its permissions.") from None
+        if data != _encode(change.before) or (data is None) != (seen is None):
+            raise AgentcfgError(
+                "changed while agentcfg was planning its edit; nothing was written",
+                where=shown,
+                hint="Run the command again.",
+            )
+        return seen
 
     def _begin(self, changes: list[FileChange], meta: dict[str, Any]) -> Entry:
         existing = [int(p.name) for p in self.root.iterdir() if p.name.isdigit()]
         number = max(existing, default=0) + 1
-        staging = fsutil.private_dir(self.root / f".new-{number:06d}-{os.getpid()}")
-        files = []
-        for index, change in enumerate(changes):
-            target = _target(change.path)
-            item: dict[str, Any] = {
-                "agent": change.agent,
-                "path": str(change.path),
-                "target": str(target),
-                "format": change.file.format,
-                "backup": None,
-                "mode": None,
-                "owner": None,
-                "sha_before": digest(change.before),
-                "sha_after": digest(change.after),
-                "created_dirs": [str(d) for d in _missing_dirs(target.parent)],
-                "owned": owned_to_json(change.owned),
-            }
-            if change.before is not None:
-                st = target.stat()
-                item["backup"] = f"{index}.bak"
-                item["mode"] = stat.S_IMODE(st.st_mode)
-                item["owner"] = [st.st_uid, st.st_gid]
-                fsutil.write_private(staging / item["backup"], change.before)
-            files.append(item)
-        manifest = {"status": "pending", "time": time.time(), "files": files, **meta}
-        fsutil.write_private(staging / "manifest.json", json.dumps(manifest, indent=1))
+        staging = self.root / f".new-{number:06d}-{os.getpid()}"
         final = self.root / f"{number:06d}"
-        os.replace(staging, final)
-        fsutil.fsync_dir(self.root)
-        return Entry(final, manifest)
+        doing = staging
+        try:
+            fsutil.private_dir(staging)
+            files = []
+            for index, change in enumerate(changes):
+                target = _target(change.path)
+                before, after = _encode(change.before), _encode(change.after)
+                item: dict[str, Any] = {
+                    "agent": change.agent,
+                    "path": str(change.path),
+                    "target": str(target),
+                    "format": change.file.format,
+                    "backup": None,
+                    "written": None,
+                    "mode": None,
+                    "owner": None,
+                    "sha_before": _sha(before),
+                    "sha_after": _sha(after),
+                    "size_before": None if before is None else len(before),
+                    "size_after": None if after is None else len(after),
+                    "created_dirs": [str(d) for d in _missing_dirs(target.parent)],
+                    "owned": owned_to_json(change.owned),
+                }
+                if before is not None:
+                    st = target.stat()
+                    item["backup"] = f"{index}.bak"
+                    item["mode"] = stat.S_IMODE(st.st_mode)
+                    item["owner"] = [st.st_uid, st.st_gid]
+                    doing = staging / item["backup"]
+                    fsutil.write_new(doing, before)
+                # What was written, for a three-way undo later; not for a file holding a key's value
+                # (--store-key-in-files): no more copies of a secret than the user asked for.
+                if after is not None and not change.private:
+                    item["written"] = f"{index}.after"
+                    doing = staging / item["written"]
+                    fsutil.write_new(doing, after)
+                files.append(item)
+            record = {"version": manifest.VERSION, "status": "pending", "time": time.time(), "files": files, **meta}
+            doing = staging / MANIFEST
+            fsutil.write_new(doing, json.dumps(record, indent=1).encode("utf-8"))
+            doing = staging / COMMITTED
+            fsutil.write_new(doing, json.dumps({**record, "status": "committed"}, indent=1).encode("utf-8"))
+            doing = staging
+            fsutil.fsync_dir(staging)
+            doing = final
+            os.replace(staging, final)
+        except OSError as exc:
+            _rmtree(staging)
+            raise self._disk_error(exc, "could not write agentcfg's journal, so it changed nothing", doing) from None
+        entry = Entry(final, record, self.environ)
+        try:
+            fsutil.fsync_dir(self.root)
+        except OSError as exc:
+            self._drop(entry)
+            raise self._disk_error(exc, "could not write agentcfg's journal, so it changed nothing", final) from None
+        return entry
 
-    def _write(self, change: FileChange, item: dict[str, Any]) -> None:
+    def _write(self, change: FileChange, item: dict[str, Any], seen: fsutil.Fingerprint | None) -> None:
         target = Path(item["target"])
+
+        def unchanged() -> Callable[[], None]:
+            """The last check before the rename, after every backup is durable: same file, same bytes.
+            Returns the check right after it: a write into the old file (in place) meanwhile is put back."""
+            watch = fsutil.Watch(target)
+            if watch.fingerprint != seen or _sha(watch.data) != item["sha_before"]:
+                watch.close()
+                raise fsutil.ChangedMeanwhile(target)
+
+            def after_rename() -> None:
+                try:
+                    late = watch.written_since()
+                finally:
+                    watch.close()
+                if late is None:
+                    return
+                # Someone wrote into the file just replaced: their text goes back (unless yet another
+                # program replaced agentcfg's since), and this file counts as changed by them.
+                data, _ = fsutil.read_with_fingerprint(target)
+                if _sha(data) == item["sha_after"]:
+                    fsutil.atomic_write(target, late, item["mode"] or NEW_FILE_MODE, _owner(item))
+                raise fsutil.ChangedMeanwhile(target)
+
+            return after_rename
+
         if change.after is None:
+            unchanged()()  # (a removal: rollback of a created file) nothing can be written into it after
             with contextlib.suppress(FileNotFoundError):
                 target.unlink()
             return
@@ -245,57 +438,168 @@ class Journal:
         mode = item["mode"] or NEW_FILE_MODE
         if change.private:
             mode &= ~0o077
-        fsutil.atomic_write(target, change.after.encode("utf-8"), mode, _owner(item))
+        fsutil.atomic_write(target, change.after.encode("utf-8"), mode, _owner(item), check=unchanged)
 
-    def _restore(self, entry: Entry) -> None:
-        """Put every file of an entry back as it was before the entry's change."""
-        for item in entry.files:
+    def _mark_committed(self, entry: Entry) -> None:
+        os.replace(entry.directory / COMMITTED, entry.directory / MANIFEST)
+        entry.manifest["status"] = "committed"
+        # Not durable yet is still true: after a power loss the entry reads "pending" again and
+        # recovery puts the old files back, all of them. So a failed fsync here fails nothing.
+        with contextlib.suppress(OSError):
+            fsutil.fsync_dir(entry.directory)
+
+    def _failed(self, entry: Entry, attempted: list[FileChange], exc: BaseException, doing: Path) -> BaseException:
+        """Put back what this transaction wrote; the error to raise, saying what happened to the files."""
+        known = {index: _encode(change.before) for index, change in enumerate(attempted)}
+        try:
+            kept, failed = self._restore(entry, upto=len(attempted), known=known, after="agentcfg wrote it")
+            unrestored = _grouped(failed)
+        except AgentcfgError as problem:  # a backup it needed is damaged: the entry stays, pending
+            kept, unrestored = [], str(problem)
+        if not unrestored:
+            self._drop(entry)
+        if isinstance(exc, fsutil.ChangedMeanwhile):
+            what = "was changed by another program while agentcfg was writing"
+            where, hint = exc.path, "Run the command again (if a program keeps rewriting it, close it first)."
+        elif isinstance(exc, OSError):
+            step = (
+                "could not record the change as done in the journal" if doing.name == MANIFEST else "could not write it"
+            )
+            what, where = f"{step} ({exc.strerror or exc})", doing
+            hint = fsutil.space_hint(exc, self._near(doing))
+        else:
+            return exc  # KeyboardInterrupt, SystemExit, a bug: the files are back (or the entry says not)
+        if unrestored:
+            what += (
+                f"; agentcfg could not put back {unrestored} either. The journal keeps this change as "
+                f"interrupted (entry {entry.id}): once that is fixed, any `agentcfg switch` or `agentcfg rollback` "
+                "restores every file first"
+            )
+        else:
+            what += "; every file was restored to what it was"
+        if kept:
+            hint = "\n  ".join([*kept, hint])
+        return AgentcfgError(what, where=self._shown(where), hint=hint)
+
+    def _restore(
+        self,
+        entry: Entry,
+        *,
+        upto: int | None = None,
+        known: dict[int, bytes | None] | None = None,
+        after: str = "",
+    ) -> tuple[list[str], list[tuple[str, OSError, Path]]]:
+        """Put every file of an entry (its first `upto`) back as it was before the entry's change.
+
+        Three cases per file: it already holds the old bytes (nothing to do); it holds what agentcfg
+        wrote (restore the backup, or remove a file the change created); anything else means someone
+        changed it after `after`, and their work wins: it is kept and the unapplied backup saved.
+        Every backup needed is read and verified before anything is written. Returns notes on the
+        files kept, and the files it could not put back (a full disk)."""
+        known = known or {}
+        plan = []
+        for index, item in enumerate(entry.files[:upto]):
             target = Path(item["target"])
-            fsutil.remove_stale_temps(target)
-            before = entry.backup(item)
             try:
                 current: bytes | None = target.read_bytes()
             except FileNotFoundError:
                 current = None
-            if before is not None:
-                if current != before:
-                    fsutil.atomic_write(target, before, item["mode"] or NEW_FILE_MODE, _owner(item))
-            elif current is not None and digest(current.decode("utf-8", "replace")) == item["sha_after"]:
-                target.unlink()
+            except OSError:
+                current = b""  # unreadable now: certainly not what agentcfg wrote; keep it
+            now = _sha(current)
+            if now == item["sha_before"]:
+                action = "none"
+            elif now == item["sha_after"]:
+                action = "restore"
+            else:
+                action = "keep"
+            backup = None
+            if action != "none":
+                backup = known[index] if index in known else entry.backup(item)
+            plan.append((index, item, action, backup))
+        kept: list[str] = []
+        failed: list[tuple[str, OSError, Path]] = []
+        for index, item, action, backup in plan:
+            target = Path(item["target"])
+            shown = self._shown(item["path"])
+            try:
+                fsutil.remove_stale_temps(target)
+                if action == "restore" and backup is None:
+                    with contextlib.suppress(FileNotFoundError):
+                        target.unlink()
+                elif action == "restore":
+                    fsutil.atomic_write(target, backup, item["mode"] or NEW_FILE_MODE, _owner(item))
+                elif action == "keep":
+                    kept.append(self._keep(entry, index, item, backup, after))
+            except OSError as exc:
+                failed.append((shown, exc, target))
+                continue
             for directory in reversed(item["created_dirs"]):
                 with contextlib.suppress(OSError):
                     os.rmdir(directory)  # only when empty
+        return kept, failed
 
-    def _save(self, entry: Entry) -> None:
-        fsutil.write_private(entry.directory / "manifest.json", json.dumps(entry.manifest, indent=1))
+    def _keep(self, entry: Entry, index: int, item: dict[str, Any], backup: bytes | None, after: str) -> str:
+        """Leave a file someone changed as it is; save the backup that was not applied, and say where."""
+        shown = self._shown(item["path"])
+        note = f"{shown} changed after {after}: kept as it is now, not restored"
+        if backup is None:
+            return note + " (agentcfg had created it)"
+        fsutil.private_dir(self.recovered)
+        # entry numbers are reused once an entry is dropped: the time keeps the names apart
+        stem = f"{time.strftime('%Y%m%d-%H%M%S')}-{entry.id}-{index}-{Path(item['path']).name}"
+        saved = self.recovered / stem
+        for n in range(1, 1000):
+            if not saved.exists():
+                break
+            saved = self.recovered / f"{stem}.{n}"
+        fsutil.write_private(saved, backup)
+        return note + f"; the backup agentcfg did not apply is {self._shown(saved)} (copy it over the file to go back)"
 
-    def _drop(self, entry: Entry) -> None:
-        """Delete an entry: renamed out of the journal first, so a kill mid-delete leaves no half entry."""
+    def _drop(self, entry: Entry) -> bool:
+        """Delete an entry: renamed out of the journal first, so a kill mid-delete leaves no half entry.
+        False when it could not be renamed (it stays, and tells the truth: the next command sees it)."""
         doomed = entry.directory.with_name(f".drop-{entry.id}-{os.getpid()}")
         try:
             os.replace(entry.directory, doomed)
         except FileNotFoundError:
-            return
+            return True
+        except OSError:
+            return False
         _rmtree(doomed)
+        return True
 
     def _prune(self) -> None:
+        """Keep the last MAX_ENTRIES. Best effort: the switch is committed; what is left is pruned next time."""
         for entry in self.entries()[:-MAX_ENTRIES]:
             self._drop(entry)
 
     def recover(self) -> list[str]:
-        """Finish what a killed run left: restore a pending entry; complete a committed rollback."""
-        recovered = []
+        """Finish what a killed run left: restore a pending entry; complete a committed rollback.
+        Returns what the user should be told."""
+        notes: list[str] = []
         with contextlib.suppress(FileNotFoundError):
             for stale in [*self.root.glob(".new-*"), *self.root.glob(".drop-*")]:
                 _rmtree(stale)
         for entry in self.pending():
             if entry.manifest["status"] == "pending":
-                self._restore(entry)
-                recovered.append(f"an interrupted {entry.manifest['kind']} ({entry.manifest.get('label', '')})")
-            else:  # a committed rollback whose clean-up was cut short
-                self._forget(self._load(self.root / entry.manifest["undoes"]))
+                label = f"{entry.manifest['kind']} ({entry.manifest.get('label') or entry.id})"
+                kept, failed = self._restore(entry, after=f"the interrupted {label}")
+                if failed:
+                    shown, error, target = failed[0]
+                    raise AgentcfgError(
+                        f"could not finish an interrupted {label}: could not put back {_grouped(failed)}; "
+                        "the journal keeps the entry, so the next command tries again",
+                        where=shown,
+                        hint=fsutil.space_hint(error, self._near(target)),
+                    )
+                others = "its other files were" if kept else "its files were"
+                notes.append(f"recovered an interrupted {label}: {others} restored")
+                notes.extend(kept)
+            elif not self._forget(self._load(self.root / entry.manifest["undoes"])):
+                continue  # a committed rollback whose clean-up was cut short, and still is: keep its record
             self._drop(entry)
-        return recovered
+        return notes
 
     # -- rollback --------------------------------------------------------------------------------
 
@@ -303,10 +607,10 @@ class Journal:
         """The changes that restore the latest switch, and the files whose edits since it are kept.
         Call inside `locked()`.
 
-        A file edited since the switch only outside the keys agentcfg owns (qwen-code stamps
-        `$version` into settings.json on its first run) gets those keys restored in place, keeping
-        the other edits; a file whose owned keys were edited, or that no longer parses, needs
-        --force, which restores the backup byte for byte."""
+        A file edited since the switch only outside the keys agentcfg owns (Codex appends trusted
+        projects, qwen-code stamps `$version`) gets agentcfg's change undone and keeps the other edits
+        (agentcfg.undo says how); a file whose owned keys were edited, or that no longer parses,
+        needs --force, which restores the backup byte for byte."""
         from agentcfg.agents.base import AgentFile
 
         entries = self.entries()
@@ -324,7 +628,7 @@ class Journal:
                 if current is None or _owned_edited(item, current, shown):
                     edited.append(shown)
                 else:
-                    reverted = _revert(entry, item, current, shown)
+                    reverted = _revert(entry, item, after, current, shown)
                     after = reverted.text
                     kept.append((shown, reverted.how))
             changes.append(FileChange(item["agent"], AgentFile(path, item["format"]), current, after))
@@ -338,16 +642,17 @@ class Journal:
     def rollback(self, entry: Entry, changes: list[FileChange]) -> None:
         """Apply a rollback plan as its own transaction, then drop both entries."""
         done = self.commit(changes, {"kind": "rollback", "undoes": entry.id, "label": f"rollback of {entry.id}"})
-        self._forget(entry)
-        if done:
+        # The rollback's own entry goes only once the entry it undid is gone: while both are there,
+        # the next command knows the rollback committed and finishes the clean-up.
+        if self._forget(entry) and done:
             self._drop(done)
 
-    def _forget(self, entry: Entry | None) -> None:
+    def _forget(self, entry: Entry | None) -> bool:
         """Drop an undone entry, and the directories its switch created once they are empty."""
         if entry is None:
-            return
+            return True
         for item in entry.files:
             for directory in reversed(item["created_dirs"]):
                 with contextlib.suppress(OSError):
                     os.rmdir(directory)
-        self._drop(entry)
+        return self._drop(entry)

@@ -100,7 +100,7 @@ def switch(
             )
             entry_id = entry.id if entry else None
     plan.skipped = {**skipped, **plan.skipped}
-    plan.notes = [f"recovered {r}: its files were restored" for r in recovered] + plan.notes + key_notes
+    plan.notes = list(recovered) + plan.notes + key_notes
     if as_json:
         click.echo(report.dumps(report.plan_dict(plan, environ, dry_run=dry_run, entry=entry_id)))
         return
@@ -143,10 +143,14 @@ def rollback(force: bool, dry_run: bool, as_json: bool) -> None:
     environ = _environ()
     journal = Journal(environ)
     with journal.locked() as recovered:
+        if recovered and not journal.entries():
+            # Recovery just undid an interrupted switch: that was the rollback asked for.
+            _rolled_back_by_recovery(recovered, environ, as_json)
+            return
         entry, changes, kept = journal.rollback_plan(force)
         if not dry_run:
             journal.rollback(entry, changes)
-    notes = [f"recovered {r}: its files were restored" for r in recovered]
+    notes = list(recovered)
     notes += [_KEPT[how].format(shown) for shown, how in kept]
     plan = Plan(None, changes, notes=notes)
     undone = entry.manifest.get("profile")
@@ -161,6 +165,19 @@ def rollback(force: bool, dry_run: bool, as_json: bool) -> None:
     _emit_notes(plan.notes)
 
 
+def _rolled_back_by_recovery(recovered: list[str], environ: dict[str, str], as_json: bool) -> None:
+    from agentcfg import report
+    from agentcfg.plan import Plan
+
+    if as_json:
+        data = report.plan_dict(Plan(None, notes=recovered), environ, dry_run=False)
+        data["changed"], data["undone"] = True, None
+        click.echo(report.dumps(data))
+        return
+    click.echo("Rolled back the interrupted change; the journal holds no earlier switch to roll back")
+    _emit_notes(recovered)
+
+
 # -- status ------------------------------------------------------------------------------------------
 
 
@@ -168,7 +185,7 @@ def rollback(force: bool, dry_run: bool, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the status as JSON.")
 def status(as_json: bool) -> None:
     """What each agent points at now, and whether its agentcfg-owned keys were edited since."""
-    from agentcfg import profiles, report
+    from agentcfg import env, profiles, report
     from agentcfg.apply import Journal
     from agentcfg.switch import status as agent_status
 
@@ -181,8 +198,20 @@ def status(as_json: bool) -> None:
         click.echo(report.dumps(data))
         return
     click.echo(report.status_text(statuses, report.use_colour(environ)))
-    if pending:
-        _emit_notes(["a switch was interrupted; the next `agentcfg switch` or `rollback` restores its files"])
+    notes = [
+        f"a {e.manifest['kind']} was interrupted ({e.manifest.get('label') or e.id}); the next `agentcfg switch` "
+        "or `rollback` puts back every file that still holds what it wrote"
+        if e.manifest["status"] == "pending"
+        else f"a rollback ({e.manifest.get('label') or e.id}) did not finish its clean-up; the next command does"
+        for e in pending
+    ]
+    saved = sorted(p.name for p in journal.recovered.glob("*"))  # empty when the directory does not exist
+    if saved:
+        notes.append(
+            f"{env.display(journal.recovered, environ)} holds {len(saved)} backup(s) a recovery did not apply because "
+            f"the file had changed since ({', '.join(saved)}); delete them once you no longer need them"
+        )
+    _emit_notes(notes)
 
 
 # -- init ------------------------------------------------------------------------------------------
@@ -244,9 +273,10 @@ def init(profile_name: str | None, key_stdin: bool, yes: bool, agents: tuple[str
         )
     keys, key_notes = key_source(chosen, selected, environ)
     journal = Journal(environ)
-    with journal.locked():
+    with journal.locked() as recovered:
         plan = plan_switch(chosen, selected, environ, keys)
         entry = journal.commit(plan.changes, {"kind": "switch", "profile": chosen.name, "label": "init"})
+    _emit_notes(recovered)
     names = ", ".join(dict.fromkeys(c.agent for c in plan.pending)) or "nothing to change"
     undo = " (undo: agentcfg rollback" + (", again for each key moved" if imported.moved else "") + ")"
     click.echo(f"4. switched to {chosen.name}: {names}" + (undo if entry else ""))

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from agentcfg.errors import AgentcfgError
@@ -35,36 +36,172 @@ def read_text(path: Path, shown: str) -> str | None:
         ) from None
 
 
+# fsync of a directory is not possible everywhere (Windows, some network file systems): those
+# errors mean "not supported" and are ignored; these mean the data may not be on disk.
+_DURABILITY_ERRORS = frozenset({errno.EIO, errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)})
+
+
 def fsync_dir(directory: Path) -> None:
-    with contextlib.suppress(OSError):  # not possible on every platform / file system
+    try:
         fd = os.open(directory, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError as exc:
+        if exc.errno in _DURABILITY_ERRORS:
+            raise
+    finally:
+        os.close(fd)
 
 
-def atomic_write(target: Path, data: bytes, mode: int, owner: tuple[int, int] | None = None) -> None:
-    """Write `data` to a temp file beside `target`, fsync, rename over it: readers see old or new."""
+def _write_all(fd: int, data: bytes) -> None:
+    """os.write until every byte is out (a short write is not an error; ENOSPC is)."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+class ChangedMeanwhile(Exception):
+    """The target was changed by someone else between agentcfg's last check and its rename."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(str(path))
+        self.path = path
+
+
+Fingerprint = tuple[int, int, int, int]  # st_dev, st_ino, st_size, st_mtime_ns
+
+
+def fingerprint(path: Path) -> Fingerprint | None:
+    """Identity and version of a file, None when it does not exist (0 where the platform gives none)."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+def read_with_fingerprint(path: Path) -> tuple[bytes | None, Fingerprint | None]:
+    """A file's bytes and the fingerprint of the very file they were read from (one open)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except FileNotFoundError:
+        return None, None
+    try:
+        return _read_fd(fd)
+    finally:
+        os.close(fd)
+
+
+def atomic_write(
+    target: Path,
+    data: bytes,
+    mode: int,
+    owner: tuple[int, int] | None = None,
+    check: Callable[[], Callable[[], None] | None] | None = None,
+) -> None:
+    """Write `data` to a temp file beside `target`, fsync, rename over it: readers see old or new.
+
+    `check` runs after the new bytes are durable, immediately before the rename: the last moment
+    to refuse (raise) because someone else changed the target. What it returns, if anything, runs
+    right after the rename (to find a write that landed in the file just replaced)."""
     tmp = target.with_name(f".{target.name}.{os.getpid()}{TMP_SUFFIX}")
     with contextlib.suppress(FileNotFoundError):
         tmp.unlink()
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
+        try:
+            _write_all(fd, data)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
         os.chmod(tmp, mode)
         if owner and hasattr(os, "chown"):
             with contextlib.suppress(OSError):
                 os.chown(tmp, *owner)
+        after_rename = check() if check is not None else None
         os.replace(tmp, target)
+        if after_rename is not None:
+            after_rename()
     except BaseException:
         with contextlib.suppress(OSError):
             tmp.unlink()
         raise
     fsync_dir(target.parent)
+
+
+class Watch:
+    """The file at a path, read and kept open, to tell after a rename over it whether someone wrote
+    into it meanwhile (in place: open, truncate, write) and what they wrote, which the rename would
+    otherwise drop. POSIX only: Windows cannot rename over an open file."""
+
+    def __init__(self, path: Path) -> None:
+        self.fd: int | None = None
+        self.data: bytes | None = None
+        self.fingerprint: Fingerprint | None = None
+        try:
+            fd = os.open(path, os.O_RDONLY)
+        except FileNotFoundError:
+            return
+        try:
+            self.data, self.fingerprint = _read_fd(fd)
+        except BaseException:
+            os.close(fd)
+            raise
+        if os.name == "posix":
+            self.fd = fd
+        else:  # pragma: no cover
+            os.close(fd)
+
+    def close(self) -> None:
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+
+    def written_since(self, settle: float = 0.005, limit: float = 0.2) -> bytes | None:
+        """What was written into the watched file since it was read, once the writer seems done
+        (no change for `settle` seconds, waiting `limit` at most); None when nothing was."""
+        if self.fd is None:
+            return None
+        data, seen = _read_fd(self.fd)
+        if data == self.data and seen == self.fingerprint:
+            return None
+        deadline = quiet = time.monotonic()
+        deadline += limit
+        while time.monotonic() < deadline and time.monotonic() - quiet < settle:
+            time.sleep(settle / 5)
+            again = _read_fd(self.fd)
+            if again != (data, seen):
+                (data, seen), quiet = again, time.monotonic()
+        return data
+
+
+def _read_fd(fd: int) -> tuple[bytes, Fingerprint]:
+    os.lseek(fd, 0, os.SEEK_SET)
+    st = os.fstat(fd)
+    chunks = []
+    while chunk := os.read(fd, 1 << 20):
+        chunks.append(chunk)
+    return b"".join(chunks), (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+def write_new(path: Path, data: bytes) -> None:
+    """Create `path` (0600, must not exist) with `data`, fsynced. For files in a staging directory,
+    which becomes visible only by a rename once all of it is written: no temp file needed."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        _write_all(fd, data)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def space_hint(exc: OSError, near: str) -> str:
+    """What to do about a failed write: free space (full disk, quota), else check the file system."""
+    if exc.errno in (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)):
+        return f"Free some space on the file system that holds {near} (see `df -h {near}`), then run again."
+    return f"Check that {near} is writable and its file system healthy (dmesg), then run again."
 
 
 def remove_stale_temps(target: Path) -> None:

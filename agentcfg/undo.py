@@ -105,7 +105,7 @@ def _structural(
         if value is MISSING:
             undo.append((key, REMOVE))
         else:
-            raw = edit.raw(fmt, before, key) if hasattr(edit, "raw") else None  # TODO(merge edit)
+            raw = edit.raw(fmt, before, key)
             undo.append((key, value if raw is None else edit.Verbatim(value, raw)))
     text = edit.apply(fmt, current, undo, path=shown)
     for prefix in created:  # deepest first, so a parent emptied by its child's removal goes too

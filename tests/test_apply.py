@@ -182,8 +182,8 @@ def test_state_is_private_and_agent_file_modes(home, environ):
         for f in files:
             assert mode(Path(root) / f) == 0o600, Path(root) / f
             checked_files += 1
-    # lock, validated-profiles cache, 2 manifests and 3 + 4 backups
-    assert checked_files == 2 + 2 + 3 + 4
+    # lock, validated-profiles cache, 2 manifests, 3 + 4 backups and 5 + 4 copies of what was written
+    assert checked_files == 2 + 2 + (3 + 4) + (5 + 4)
 
     assert mode(home / ".codex/config.toml") == 0o640  # kept
     assert mode(home / ".qwen/.env") == 0o600
@@ -222,12 +222,12 @@ def _fail_on_agent_write(monkeypatch, environ, n: int, exc: BaseException):
     real = fsutil.atomic_write
     calls: list[Path] = []
 
-    def flaky(target, data, mode, owner=None):
+    def flaky(target, data, mode, owner=None, check=None):
         if not os.path.realpath(target).startswith(state + os.sep):
             calls.append(Path(target))
             if len(calls) == n:
                 raise exc
-        return real(target, data, mode, owner)
+        return real(target, data, mode, owner, check)
 
     monkeypatch.setattr(fsutil, "atomic_write", flaky)
     assert apply_mod.fsutil is fsutil  # apply.py writes through fsutil.atomic_write

@@ -1,8 +1,8 @@
 """Kill -9 in the middle of a transaction: files are all as before or all as after, and the next run recovers.
 
-A child process patches `agentcfg.fsutil.atomic_write` (which apply.py calls as `fsutil.atomic_write`,
-and fsutil.write_private calls for the journal's own files) to SIGKILL itself at a chosen point, then
-runs the real CLI. The parent then inspects what was left, and recovers.
+A child process patches `agentcfg.fsutil.atomic_write` (agent files), `fsutil.write_new` (the journal's
+staged backups, copies and manifests) and `Journal._mark_committed` (the commit marker) to SIGKILL
+itself at a chosen point, then runs the real CLI. The parent then inspects what was left, and recovers.
 """
 
 from __future__ import annotations
@@ -74,6 +74,8 @@ argv = sys.argv[4:]
 state = os.path.realpath(env.state_dir(os.environ))
 journal = os.path.join(state, "journal")
 real = fsutil.atomic_write
+real_new = fsutil.write_new
+real_commit = agentcfg.apply.Journal._mark_committed
 counts = {}
 
 
@@ -87,28 +89,54 @@ def classify(target):
         return "agent"
     parent = os.path.dirname(path)
     if os.path.basename(parent).startswith(".new-"):
-        return "backup" if path.endswith(".bak") else "manifest"
-    if os.path.dirname(parent) == journal and os.path.basename(path) == "manifest.json":
-        return "commit"
+        if path.endswith(".bak"):
+            return "backup"
+        return "copy" if path.endswith(".after") else "manifest"
     return "other"
 
 
-def patched(target, data, mode, owner=None):
-    what = classify(target)
+def hit(what):
     counts[what] = counts.get(what, 0) + 1
-    hit = what == kind and counts[what] == n
-    if hit and when == "before":
+    return what == kind and counts[what] == n
+
+
+def patched(target, data, mode, owner=None, check=None):
+    now = hit(classify(target))
+    if now and when == "before":
         die()
-    if hit and when == "tmp":  # the temp file is half written, the rename never happens
+    if now and when == "tmp":  # the temp file is half written, the rename never happens
         tmp = Path(target).with_name(f".{Path(target).name}.{os.getpid()}{fsutil.TMP_SUFFIX}")
         tmp.write_bytes(data[: len(data) // 2])
         die()
-    real(target, data, mode, owner)
-    if hit and when == "after":
+    real(target, data, mode, owner, check)
+    if now and when == "after":
+        die()
+
+
+def patched_new(path, data):  # the journal's staged files: backups, copies, manifests
+    now = hit(classify(path))
+    if now and when == "before":
+        die()
+    if now and when == "tmp":  # half written: the staging directory is never renamed into place
+        Path(path).write_bytes(data[: len(data) // 2])
+        die()
+    real_new(path, data)
+    if now and when == "after":
+        die()
+
+
+def patched_commit(self, entry):  # the commit marker: a rename of the committed manifest
+    now = hit("commit")
+    if now and when == "before":
+        die()
+    real_commit(self, entry)
+    if now and when == "after":
         die()
 
 
 fsutil.atomic_write = patched
+fsutil.write_new = patched_new
+agentcfg.apply.Journal._mark_committed = patched_commit
 if kind == "drop":  # shutil.rmtree of a journal entry, killed after the backups went, before manifest.json
     import shutil
 
@@ -235,6 +263,8 @@ def temps(home: Path) -> list[str]:
 CASES = {
     "backup-1-after": (("backup", 1, "after"), 0, False),
     "backup-2-before": (("backup", 2, "before"), 0, False),
+    "committed-staged-before": (("manifest", 2, "before"), 0, False),
+    "copy-4-after": (("copy", 4, "after"), 0, False),
     "manifest-staged-after": (("manifest", 1, "after"), 0, False),  # before the rename into place
     "agent-1-before": (("agent", 1, "before"), 0, True),
     "agent-1-after": (("agent", 1, "after"), 1, True),
@@ -336,12 +366,14 @@ def test_next_switch_recovers_first(home, environ, tmp_path):
 
 
 def test_rollback_after_a_kill_restores_files_even_with_empty_journal(home, environ, run):
+    """Recovery undid the interrupted switch: that is the rollback asked for, and it says so."""
     seed(home)
     before_tree = snapshot(home)
     kill_run(environ, "agent", 3, "after", "switch", "local", "--all")
-    code, _out, err = run("rollback")
-    assert code == 2
-    assert "nothing to roll back" in err
+    code, out, err = run("rollback")
+    assert code == 0, err
+    assert "Rolled back the interrupted change" in out
+    assert "recovered an interrupted switch (switch local): its files were restored" in err
     assert snapshot(home) == before_tree
     assert os.listdir(journal_root(environ)) == []
 
@@ -363,7 +395,7 @@ def test_kill_during_rollback_restores_the_switched_state(home, environ, run, in
     assert interrupted() is True
     journal = Journal(environ)
     with journal.locked() as recovered:
-        assert recovered == ["an interrupted rollback (rollback of 000001)"]
+        assert recovered == ["recovered an interrupted rollback (rollback of 000001): its files were restored"]
     assert snapshot(home) == switched_tree
     assert [e.id for e in journal.entries()] == ["000001"]
     assert sorted(os.listdir(journal_root(environ))) == ["000001"]
