@@ -126,9 +126,12 @@ def three_way(base: str, ours: str, theirs: str) -> str | None:
     mine, others = _hunks(b, _lines(theirs)), _hunks(b, _lines(ours))
     if any(_clash(m[:2], o[:2]) for m in mine for o in others):  # mine: agentcfg's few hunks
         return None
-    out, pos = [], 0
+    out: list[str] = []
+    pos = 0
     for i1, i2, lines in sorted(mine + others, key=lambda h: (h[0], h[1])):
         out += b[pos:i1]
+        if lines and out and not out[-1].endswith("\n"):  # a last line without its newline, now followed
+            out[-1] += "\n"
         out += lines
         pos = i2
     out += b[pos:]

@@ -764,7 +764,23 @@ def check_edit(corpus: Path, edit: str, factory: pytest.TempPathFactory) -> None
         have = oracle(path, got[rel].decode("utf-8"), strict)
         problems = empty_leftovers(want, have)
     left = f"empty containers agentcfg created are left in {rel}: {problems}\n" if problems else ""
+    if (corpus_id(corpus), edit) in BLANK_LINES_ONLY:
+        expected, got = _blank_lines_aside(expected), _blank_lines_aside(got)
     assert not problems and got == expected, left + _snapshots_differ(expected, got)
+
+
+# Where Codex's own edit rewrites the very lines agentcfg's edit touched, which blank line (or final newline)
+# belongs to whom is a matter of taste: these pairs are held to every byte but blank lines and the last newline.
+# codex/028: an inline `projects = {...}` (the file's first line, right above agentcfg's `model` lines) that
+# Codex turns into tables when it trusts a folder; the file has no final newline, which Codex adds.
+BLANK_LINES_ONLY = {("codex/028-yingchuan-projects-mcp.toml", "trust")}
+
+
+def _blank_lines_aside(files: dict[str, bytes | None]) -> dict[str, bytes | None]:
+    return {
+        rel: None if b is None else b"\n".join(line for line in b.split(b"\n") if line.strip())
+        for rel, b in files.items()
+    }
 
 
 # One test per (file, check), a file's checks next to each other: xdist then tends to run them on one worker,

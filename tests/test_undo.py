@@ -127,6 +127,7 @@ def test_a_result_without_the_expected_data_is_never_used(monkeypatch):
         ("a\nb\nc\nd\n", "a\nb\nx\nc\nd\n", "a\nd\n", None),  # an insertion inside a deleted block
         ("a\r\nb\r\n", "a\r\nb\r\nc\r\n", "b\r\n", "b\r\nc\r\n"),  # CRLF lines stay whole
         ("a\u2028b\nc\n", "a\u2028b\nc\nd", "c\n", "c\nd"),  # only \n ends a line
+        ("a\nb\nx\n", "a\nb\nx\n\n[t]\n", "a\nb", "a\nb\n\n[t]\n"),  # the user's file ended without one
     ],
 )
 def test_three_way(base, ours, theirs, merged):
