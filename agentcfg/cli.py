@@ -1,6 +1,6 @@
 """The command line: each command parses its options, calls one function, renders the result.
 
-Heavy modules (httpx, keyring, jsonschema, tomlkit) are imported where they are used, so that
+Heavy modules (httpx, keyring, jsonschema) are imported where they are used, so that
 `agentcfg switch` does not pay for the network stack.
 """
 
