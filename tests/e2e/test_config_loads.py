@@ -287,11 +287,24 @@ def _insert(text: str, path: tuple[str, ...], bracket: str, item: str) -> str | 
 
 
 def codex_edit(text: str, home: Path) -> str:
-    """Codex trusting a folder: a `[projects."<dir>"]` table at the end (toml_edit appends it)."""
-    if text and not text.endswith(("\n", "\r\n")):
-        text += "\r\n" if "\r\n" in text else "\n"
+    """Codex trusting a folder: toml_edit appends a `[projects."<dir>"]` table. Where `projects` is an
+    inline table or dotted keys (Codex would rewrite it into tables), a user's new `[mcp_servers.x]`
+    table at the end instead: appending a `[projects.…]` table there would not be TOML."""
     nl = "\r\n" if "\r\n" in text else "\n"
-    return text + (nl if text.strip() else "") + f'[projects."{home}"]{nl}trust_level = "trusted"{nl}'
+    if text and not text.endswith("\n"):
+        text += nl
+    gap = nl if text.strip() else ""
+    tables = (
+        f'[projects."{home}"]{nl}trust_level = "trusted"{nl}',
+        f'[mcp_servers.agentcfg-e2e]{nl}command = "true"{nl}enabled = false{nl}',
+    )
+    for table in tables:
+        try:
+            tomlkit.parse(text + gap + table)
+        except tomlkit.exceptions.TOMLKitError:
+            continue
+        return text + gap + table
+    raise AssertionError(f"neither edit fits this file:\n{text}")
 
 
 MCP = '"e2e-notes": {"type": "local", "command": ["true"], "enabled": false}'
@@ -368,7 +381,7 @@ def load(agent: str, home: Home, timeout: float = 60) -> Load:
         r = run("codex", "mcp", "list")
         return Load(r.returncode == 0, "ok" if r.returncode == 0 else _first_error(r.output), [r])
     if agent == "opencode":
-        r = run("opencode", "debug", "config")  # prints the merged config as JSON
+        r = run("opencode", "debug", "config", "--pure")  # prints the merged config as JSON
         if r.returncode != 0:
             return Load(False, _first_error(r.output), [r])
         try:
