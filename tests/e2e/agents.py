@@ -137,8 +137,8 @@ def run(argv: list[str], env: dict[str, str], cwd: Path, timeout: float, agent: 
 
 def run_tty(argv: list[str], env: dict[str, str], cwd: Path, timeout: float, until: str, agent: str = "") -> Run:
     """Run on a pseudo-terminal (for a screen only an interactive command draws, e.g. `claude doctor`)
-    until its output matches `until` or `timeout` passes, then kill its process group. The screen's
-    text comes back as stdout with terminal escapes removed (cursor moves become spaces)."""
+    until its output matches `until` or `timeout` passes, then kill its process group (returncode
+    None unless it exited first). The screen comes back as stdout, as plain text (`screen_text`)."""
     import pty
     import struct
     import termios
@@ -148,7 +148,7 @@ def run_tty(argv: list[str], env: dict[str, str], cwd: Path, timeout: float, unt
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 60, 200, 0, 0))
     proc = subprocess.Popen(argv, env=env, cwd=cwd, stdin=slave, stdout=slave, stderr=slave, start_new_session=True)
     os.close(slave)
-    raw, text, code = b"", "", None
+    raw = b""
     try:
         while time.monotonic() - started < timeout:
             ready, _, _ = select.select([master], [], [], 0.2)
@@ -160,8 +160,7 @@ def run_tty(argv: list[str], env: dict[str, str], cwd: Path, timeout: float, unt
                 if not data:
                     break
                 raw += data
-                text = screen_text(raw)
-                if re.search(until, text):
+                if re.search(until, screen_text(raw)):
                     break
             elif proc.poll() is not None:
                 break

@@ -6,13 +6,13 @@ Each agent is asked with the cheapest command that loads and validates its confi
 when the file is invalid (what each prints for the broken shapes: docs/testing.md):
 
     codex     `codex mcp list`                      exit 1, "Error: failed to load ... configuration"
-    opencode  `opencode debug config`               exit 1, "Error: Configuration is invalid at ..."
+    opencode  `opencode debug config --pure`        exit 1, "Error: Configuration is invalid at ..."
     qwen      `qwen` with no prompt (headless)      "Error in <file>: ..." / "An unexpected critical
               loads settings, models and auth,      error occurred"; a file that is not JSON is renamed
               then stops: "No input provided"       to settings.json.corrupted.<ms> and ignored
     claude    `claude doctor` on a terminal         an "Invalid settings" section naming the file and
-              (`claude -p` ignores invalid settings   each bad field
-              silently), plus `claude auth status`
+              (`claude -p` ignores an invalid       each bad field
+              file silently), + `claude auth status`
 
 None of these calls a model or starts an MCP server, so each runs in a network namespace of its own
 (agents.offline): files from the wild name MCP servers, plugins and hosts that must not be reached.
