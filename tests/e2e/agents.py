@@ -6,10 +6,14 @@ tests run without network)."""
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
+import functools
 import hashlib
 import os
 import re
+import select
+import shutil
 import subprocess
 import sys
 import time
@@ -129,6 +133,94 @@ def run(argv: list[str], env: dict[str, str], cwd: Path, timeout: float, agent: 
         out, err = proc.communicate()
         code = None
     return Run(agent or Path(argv[0]).name, code, out, err, time.monotonic() - started)
+
+
+def run_tty(argv: list[str], env: dict[str, str], cwd: Path, timeout: float, until: str, agent: str = "") -> Run:
+    """Run on a pseudo-terminal (for a screen only an interactive command draws, e.g. `claude doctor`)
+    until its output matches `until` or `timeout` passes, then kill its process group (returncode
+    None unless it exited first). The screen comes back as stdout, as plain text (`screen_text`)."""
+    import pty
+    import struct
+    import termios
+
+    started = time.monotonic()
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 60, 200, 0, 0))
+    proc = subprocess.Popen(argv, env=env, cwd=cwd, stdin=slave, stdout=slave, stderr=slave, start_new_session=True)
+    os.close(slave)
+    raw = b""
+    try:
+        while time.monotonic() - started < timeout:
+            ready, _, _ = select.select([master], [], [], 0.2)
+            if ready:
+                try:
+                    data = os.read(master, 65536)
+                except OSError:  # EIO: the child closed the terminal
+                    data = b""
+                if not data:
+                    break
+                raw += data
+                if re.search(until, screen_text(raw)):
+                    break
+            elif proc.poll() is not None:
+                break
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, 9)
+        os.close(master)
+        code = proc.wait()
+    return Run(
+        agent or Path(argv[0]).name, None if code < 0 else code, screen_text(raw), "", time.monotonic() - started
+    )
+
+
+def screen_text(raw: bytes) -> str:
+    """A terminal program's output as plain lines: the cursor moves that place words on a line
+    (`ESC[nG` to column n, `ESC[nC` forward, `\\r`) are followed; colours and other escapes dropped."""
+    lines = []
+    for line in raw.decode("utf-8", "replace").split("\n"):
+        cells: list[str] = []
+        col = 0
+        for token in re.finditer(
+            r"\x1b\[([0-9;?<>=]*)([a-zA-Z])|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b.|\r|[^\x1b\r]", line
+        ):
+            text, (arg, command) = token.group(0), token.groups()[:2]
+            if command in ("G", "C"):
+                n = int(arg) if arg.isdigit() else 1
+                col = n - 1 if command == "G" else col + n
+            elif text == "\r":
+                col = 0
+            elif not text.startswith("\x1b") and text.isprintable():
+                cells.extend(" " * (col + 1 - len(cells)))
+                cells[col] = text
+                col += 1
+        lines.append("".join(cells).rstrip())
+    return "\n".join(lines)
+
+
+def _root_flag() -> list[str]:
+    return [] if os.geteuid() == 0 else ["--map-root-user"]  # a user namespace lets a non-root user unshare
+
+
+@functools.cache
+def _can_unshare() -> bool:
+    if shutil.which("unshare") is None:
+        return False
+    try:
+        return (
+            subprocess.run(["unshare", "--net", *_root_flag(), "true"], capture_output=True, timeout=10).returncode == 0
+        )
+    except (OSError, subprocess.SubprocessError):
+        return False
+
+
+def offline(argv: list[str]) -> list[str]:
+    """`argv` in a network namespace of its own with only loopback up, where one can be made
+    (`unshare --net`, as root or through a user namespace); else `argv` unchanged. For commands that
+    need no server at all: a config from the wild (MCP servers, plugins, update checks) reaches nothing."""
+    if not _can_unshare():
+        return argv
+    return ["unshare", "--net", *_root_flag(), "sh", "-c", 'ip link set lo up 2>/dev/null; exec "$@"', "sh", *argv]
 
 
 def version(agent: str, bin_dir: Path) -> str:

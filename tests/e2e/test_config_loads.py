@@ -1,0 +1,556 @@
+"""The real agents load their config files before a switch, after it, and after a rollback that
+follows the agent's own edit — and the rolled-back file is the original plus that edit.
+
+A unit test can only show that agentcfg writes what we believe an agent reads; this asks the agent.
+Each agent is asked with the cheapest command that loads and validates its config and fails visibly
+when the file is invalid (what each prints for the broken shapes: docs/testing.md):
+
+    codex     `codex mcp list`                      exit 1, "Error: failed to load ... configuration"
+    opencode  `opencode debug config --pure`        exit 1, "Error: Configuration is invalid at ..."
+    qwen      `qwen` with no prompt (headless)      "Error in <file>: ..." / "An unexpected critical
+              loads settings, models and auth,      error occurred"; a file that is not JSON is renamed
+              then stops: "No input provided"       to settings.json.corrupted.<ms> and ignored
+    claude    `claude doctor` on a terminal         an "Invalid settings" section naming the file and
+              (`claude -p` ignores an invalid       each bad field
+              file silently), + `claude auth status`
+
+None of these calls a model or starts an MCP server, so each runs in a network namespace of its own
+(agents.offline): files from the wild name MCP servers, plugins and hosts that must not be reached.
+
+The files: tests/corpus/<agent>/ (real files from public repositories) when it exists, a few of
+each agent's (AGENTCFG_E2E_CORPUS=all for every one), else the samples below; and always "no file".
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+import tomlkit
+
+from tests.conftest import REPO, Home, make_home
+from tests.e2e import agents
+from tests.fault_server import MODEL, dead_port
+
+pytestmark = pytest.mark.e2e
+
+CORPUS = REPO / "tests" / "corpus"
+FILES_PER_AGENT = 6
+QWEN_VERSION = 4  # the "$version" qwen-code 0.15 stamps into every settings.json it loads
+
+
+# -- where each agent reads its files -----------------------------------------------------------------
+
+
+def main_file(agent: str, name: str = "") -> str:
+    """The file (relative to HOME) a corpus or sample file of `agent` is placed at."""
+    if agent == "codex":
+        return ".codex/config.toml"
+    if agent == "opencode":
+        return ".config/opencode/opencode.jsonc" if name.endswith(".jsonc") else ".config/opencode/opencode.json"
+    if agent == "claude":
+        return ".claude/settings.json"
+    return ".qwen/.env" if name.endswith(".env") else ".qwen/settings.json"
+
+
+# -- samples, for when the corpus is not there ----------------------------------------------------------
+
+SAMPLES: dict[str, dict[str, str]] = {
+    "codex": {
+        "mcp-projects.toml": """\
+model = "gpt-5.1-codex"
+approval_policy = "on-request"
+sandbox_mode = "workspace-write"
+
+[mcp_servers.github]
+command = "npx"
+args = ["-y", "@modelcontextprotocol/server-github"]
+env = { GITHUB_PERSONAL_ACCESS_TOKEN = "ghp_corpus_fake_0001" }
+
+[projects."/home/dev/src/app"]
+trust_level = "trusted"
+
+[tui]
+notifications = true
+""",
+        "own-provider.toml": """\
+# my gateway
+model = "qwen3-coder"
+model_provider = "gateway"
+model_reasoning_effort = "medium"
+
+[model_providers.gateway]
+name = "Gateway"
+base_url = "https://gateway.example.invalid/v1"
+env_key = "GATEWAY_API_KEY"
+wire_api = "responses"
+
+[model_providers.ollama-box]
+name = "Ollama box"
+base_url = "http://box.invalid:11434/v1"
+""",
+        "crlf-dotted.toml": 'model = "o4-mini"\r\nmodel_providers.lab.name = "Lab"\r\n'
+        'model_providers.lab.base_url = "https://lab.invalid/v1"\r\n\r\n[features]\r\nweb_search_request = true\r\n',
+    },
+    "qwen": {
+        "v4-mcp.json": """\
+{
+  "$version": 4,
+  "ui": {
+    "theme": "GitHub"
+  },
+  "general": {
+    "vimMode": true
+  },
+  "mcpServers": {
+    "context7": {
+      "command": "npx",
+      "args": ["-y", "@upstash/context7-mcp"]
+    }
+  }
+}
+""",
+        "dashscope-provider.json": """\
+{
+  "$version": 4,
+  "security": {
+    "auth": {
+      "selectedType": "openai"
+    }
+  },
+  "model": {
+    "name": "qwen3-coder-plus"
+  },
+  "modelProviders": {
+    "openai": [
+      {
+        "id": "qwen3-coder-plus",
+        "name": "DashScope",
+        "baseUrl": "https://dashscope.example.invalid/compatible-mode/v1",
+        "envKey": "DASHSCOPE_API_KEY"
+      }
+    ]
+  }
+}
+""",
+        "no-version.json": '{\n  "ui": {\n    "hideTips": true\n  }\n}\n',
+        "dashscope.env": "OPENAI_API_KEY=sk-corpus-fake-0001\n"
+        "OPENAI_BASE_URL=https://dashscope.example.invalid/compatible-mode/v1\nOPENAI_MODEL=qwen3-coder-plus\n",
+    },
+    "opencode": {
+        "comments-mcp.jsonc": """\
+{
+  // keep in sync with the team's setup
+  "$schema": "https://opencode.ai/config.json",
+  "theme": "tokyonight",
+  "autoupdate": false,
+  "mcp": {
+    "context7": {"type": "remote", "url": "https://mcp.example.invalid/mcp", "enabled": true},
+  },
+  /* a local model */
+  "provider": {
+    "ollama": {
+      "npm": "@ai-sdk/openai-compatible",
+      "options": {"baseURL": "http://localhost:11434/v1"},
+      "models": {"qwen3:8b": {"limit": {"context": 32768, "output": 4096}}},
+    },
+  },
+}
+""",
+        "agents.json": """\
+{
+  "$schema": "https://opencode.ai/config.json",
+  "model": "anthropic/claude-sonnet-4-5",
+  "agent": {
+    "review": {
+      "description": "Reviews code",
+      "mode": "subagent",
+      "tools": {"write": false, "edit": false}
+    }
+  },
+  "permission": {"bash": "ask"}
+}
+""",
+    },
+    "claude": {
+        "hooks-permissions.json": """\
+{
+  "env": {
+    "DISABLE_TELEMETRY": "1"
+  },
+  "permissions": {
+    "allow": [
+      "Bash(git status:*)",
+      "Read(~/.zshrc)"
+    ],
+    "deny": ["Read(./.env)"]
+  },
+  "hooks": {
+    "PostToolUse": [
+      {"matcher": "Edit|Write", "hooks": [{"type": "command", "command": "npx prettier --write ."}]}
+    ]
+  }
+}
+""",
+        # tabs, no newline at the end
+        "statusline.json": '{\n\t"model": "sonnet",\n\t"statusLine": {"type": "command", "command": "~/s.sh"}\n}',
+    },
+}
+
+
+@dataclass(frozen=True)
+class Case:
+    agent: str
+    name: str  # the corpus or sample file's name; "no-file" for an agent without a config file
+    files: dict[str, str]  # relative to HOME -> the text placed there
+    ours: bool  # written by this test (an agent rejecting it is the test's bug), not found in the wild
+
+
+def _spread(names: list[str], count: int) -> list[str]:
+    """`count` names spread evenly over the sorted list: the corpus is numbered by kind of file."""
+    if len(names) <= count:
+        return names
+    return [names[round(i * (len(names) - 1) / (count - 1))] for i in range(count)]
+
+
+def cases() -> list:
+    chosen = []
+    for agent in agents.AGENTS:
+        corpus = CORPUS / agent
+        ours = not corpus.is_dir()
+        if ours:
+            found = SAMPLES[agent]
+        else:
+            found = {p.name: p.read_bytes().decode("utf-8") for p in sorted(corpus.iterdir()) if p.is_file()}
+        names = sorted(found)
+        if os.environ.get("AGENTCFG_E2E_CORPUS") != "all":
+            names = _spread(names, FILES_PER_AGENT)
+        chosen.append(Case(agent, "no-file", {}, ours=True))
+        chosen += [Case(agent, name, {main_file(agent, name): found[name]}, ours) for name in names]
+    return [pytest.param(case, id=f"{case.agent}-{case.name}") for case in chosen]
+
+
+# -- the agent's own edit --------------------------------------------------------------------------------
+
+
+def _scan(text: str) -> list[tuple[int, tuple[str, ...], str]]:
+    """Every `{` or `[` of a JSON(C) text outside strings and comments: (offset just past it, key path
+    of the value it opens, the character). Enough to insert text the way a person editing would."""
+    found: list[tuple[int, tuple[str, ...], str]] = []
+    stack: list[tuple[str, ...]] = []
+    key: str | None = None
+    last_string = None
+    i = 0
+    while i < len(text):
+        c = text[i]
+        if text.startswith("//", i):
+            i = text.find("\n", i) if "\n" in text[i:] else len(text)
+            continue
+        if text.startswith("/*", i):
+            i = text.index("*/", i) + 2
+            continue
+        if c == '"':
+            end = i + 1
+            while text[end] != '"':
+                end += 2 if text[end] == "\\" else 1
+            last_string = json.loads(text[i : end + 1])
+            i = end + 1
+            continue
+        if c == ":":
+            key = last_string
+        elif c in "{[":
+            path = (*stack[-1], key) if stack and key is not None else stack[-1] if stack else ()
+            found.append((i + 1, path, c))
+            stack.append(path)
+            key = None
+        elif c in "}]":
+            stack.pop()
+            key = None
+        elif c == ",":
+            key = None
+        i += 1
+    return found
+
+
+def _insert(text: str, path: tuple[str, ...], bracket: str, item: str) -> str | None:
+    """`item` as the first member of the object/array at `path`; None when there is none."""
+    for offset, at, c in _scan(text):
+        if at == path and c == bracket:
+            empty = text[offset:].lstrip().startswith("}]"[bracket == "["])
+            return text[:offset] + item + ("" if empty else ",") + text[offset:]
+    return None
+
+
+def codex_edit(text: str, home: Path) -> str:
+    """Codex trusting a folder: toml_edit appends a `[projects."<dir>"]` table. Where `projects` is an
+    inline table or dotted keys (Codex would rewrite it into tables), a user's new `[mcp_servers.x]`
+    table at the end instead: appending a `[projects.…]` table there would not be TOML."""
+    nl = "\r\n" if "\r\n" in text else "\n"
+    if text and not text.endswith("\n"):
+        text += nl
+    gap = nl if text.strip() else ""
+    tables = (
+        f'[projects."{home}"]{nl}trust_level = "trusted"{nl}',
+        f'[mcp_servers.agentcfg-e2e]{nl}command = "true"{nl}enabled = false{nl}',
+    )
+    for table in tables:
+        try:
+            tomlkit.parse(text + gap + table)
+        except tomlkit.exceptions.TOMLKitError:
+            continue
+        return text + gap + table
+    raise AssertionError(f"neither edit fits this file:\n{text}")
+
+
+MCP = '"e2e-notes": {"type": "local", "command": ["true"], "enabled": false}'
+
+
+def opencode_edit(text: str, home: Path) -> str:
+    """A person adding an MCP server to opencode's `mcp` block (making the block if there is none)."""
+    inserted = _insert(text, ("mcp",), "{", f"\n    {MCP}")
+    return inserted or _insert(text or "{}\n", (), "{", f'\n  "mcp": {{{MCP}}}') or text
+
+
+RULE = "Bash(agentcfg-e2e:*)"
+
+
+def claude_edit(text: str, home: Path) -> str:
+    """A person (or `/permissions`) allowing one more command."""
+    return (
+        _insert(text, ("permissions", "allow"), "[", f'"{RULE}"')
+        or _insert(text, ("permissions",), "{", f'"allow": ["{RULE}"]')
+        or _insert(text or "{}\n", (), "{", f'\n  "permissions": {{"allow": ["{RULE}"]}}')
+        or text
+    )
+
+
+def qwen_edit(text: str, home: Path) -> str:
+    """qwen stamps `"$version"` itself whenever it loads a file without one; this only fills in a
+    stamp it has not made (e.g. it found the file invalid)."""
+    if '"$version"' in text:
+        return text
+    return _insert(text or "{}\n", (), "{", f'\n  "$version": {QWEN_VERSION}') or text
+
+
+EDITS: dict[str, Callable[[str, Path], str]] = {
+    "codex": codex_edit,
+    "opencode": opencode_edit,
+    "claude": claude_edit,
+    "qwen": qwen_edit,
+}
+
+
+def edited_file(case: Case) -> str:
+    """The file the edit goes into: the case's own file, or where the agent would have it."""
+    if case.agent == "qwen":
+        return ".qwen/settings.json"
+    return next(iter(case.files), main_file(case.agent))
+
+
+# -- asking the agent --------------------------------------------------------------------------------
+
+
+@dataclass
+class Load:
+    """What an agent made of its config: `accepted` (no error about the file) and `outcome`, a short
+    summary of what it then reports (to compare a rolled-back file with the original)."""
+
+    accepted: bool
+    outcome: str
+    runs: list[agents.Run]
+
+    def __str__(self) -> str:
+        return f"accepted={self.accepted} outcome={self.outcome!r}\n" + "\n".join(map(str, self.runs))
+
+
+QWEN_ERRORS = r"Error in .*|An unexpected critical error occurred:?\s*.*|FatalConfigError.*"
+
+
+def load(agent: str, home: Home, timeout: float = 60) -> Load:
+    env = {**home.env, "QWEN_CODE_DISABLE_PRECONNECT": "1"}  # qwen's start-up HEAD to its base URL
+
+    def run(*argv: str) -> agents.Run:
+        return agents.run(agents.offline(list(argv)), env, home.root, timeout, agent)
+
+    if agent == "codex":
+        r = run("codex", "mcp", "list")
+        return Load(r.returncode == 0, "ok" if r.returncode == 0 else _first_error(r.output, home), [r])
+    if agent == "opencode":
+        r = run("opencode", "debug", "config", "--pure")  # prints the merged config as JSON
+        if r.returncode != 0:
+            return Load(False, _first_error(r.output, home), [r])
+        try:
+            return Load(True, f"model={json.loads(r.stdout).get('model')}", [r])
+        except ValueError:
+            return Load(False, "opencode debug config printed no JSON", [r])
+    if agent == "qwen":
+        # No prompt: qwen loads the settings, its models and auth, then stops ("No input provided").
+        # --allowed-mcp-server-names keeps it from starting the file's MCP servers on the way.
+        r = run("qwen", "--allowed-mcp-server-names", "agentcfg-e2e-none")
+        corrupted = sorted(p.name for p in home.path(".qwen").glob("settings.json.corrupted.*"))
+        if corrupted:
+            return Load(False, f"qwen renamed an invalid settings.json to {corrupted[0]}", [r])
+        if error := re.search(QWEN_ERRORS, r.output):
+            return Load(False, " ".join(error.group(0).split()), [r])
+        if "No input provided via stdin" in r.output:
+            return Load(True, "ready", [r])
+        return Load(True, _first_error(r.output, home), [r])  # e.g. "No auth type is selected": loaded, no provider
+    # Claude Code: `claude -p` silently ignores a settings file that fails validation; `claude doctor`
+    # draws an "Invalid settings" section on a terminal. `auth status` shows whether the file's env
+    # block took effect (a file that fails validation is ignored whole).
+    doctor = agents.run_tty(
+        agents.offline(["claude", "doctor"]), {**env, "TERM": "xterm-256color"}, home.root, timeout, r"Updates", agent
+    )
+    status = run("claude", "auth", "status")
+    if "Updates" not in doctor.stdout:
+        return Load(False, "claude doctor drew no diagnostics", [doctor, status])
+    # "Invalid settings ✘": the file is ignored. "⚠": it loads, less what it names ("Invalid
+    # permission rule ... was skipped"), which must then be the same after a rollback.
+    invalid = re.search(r"Invalid settings (\S+)(.*?)(?=\n\s*\n|Updates)", doctor.stdout, re.S)
+    said = " ".join(invalid.group(0).replace(str(home.root), "~").split()) if invalid else ""
+    if invalid and invalid.group(1) != "⚠":
+        return Load(False, said, [doctor, status])
+    try:
+        logged_in = json.loads(status.stdout)["loggedIn"]
+    except (ValueError, KeyError):
+        return Load(False, "claude auth status printed no status", [doctor, status])
+    return Load(True, f"loggedIn={logged_in}" + (f"; {said}" if said else ""), [doctor, status])
+
+
+def _first_error(output: str, home: Home) -> str:
+    """The start of what an agent printed, on one line: HOME as ~, colours and Codex's PATH-alias
+    warning dropped."""
+    output = re.sub(r"\x1b\[[0-9;]*m", "", output).replace(str(home.root), "~")
+    lines = [line.strip() for line in output.splitlines() if line.strip() and "PATH aliases" not in line]
+    return " ".join(lines[:4])[:300] if lines else "(nothing)"
+
+
+# -- the test ----------------------------------------------------------------------------------------
+
+SWITCHED = {  # what each agent reports once `switch local` has pointed it at the test server
+    "codex": "ok",
+    "opencode": f"model=agentcfg-local/{MODEL}",
+    "qwen": "ready",
+    "claude": "loggedIn=True",
+}
+
+
+def _read(home: Home, relative: str) -> str | None:
+    path = home.path(relative)
+    return path.read_bytes().decode("utf-8") if path.exists() else None
+
+
+def _parsed(relative: str, text: str) -> object:
+    if relative.endswith(".toml"):
+        return tomlkit.parse(text).unwrap()
+    from agentcfg.edit import load as parse  # agentcfg's JSONC reader: opencode's files may have comments
+
+    return parse("json", text, path=relative)
+
+
+@pytest.mark.parametrize("case", cases())
+def test_the_agent_loads_its_file_after_switch_and_rollback(
+    case: Case, agent_home: Home, agents_bin: Path, tmp_path: Path
+) -> None:
+    agent, home, edit = case.agent, agent_home, EDITS[case.agent]
+    edited = edited_file(case)
+    paths = sorted({*case.files, edited})
+
+    # 1. The original, loaded in a HOME of its own: what the agent leaves there is the file as its
+    # user has it (qwen stamps "$version" into what it loads; the others leave it as it is).
+    (tmp_path / "probe").mkdir()
+    probe = make_home(tmp_path / "probe")
+    probe.env = agents.environment(probe.env, agents_bin)
+    for relative, text in case.files.items():
+        probe.write(relative, text)
+    first = load(agent, probe)
+    if not first.accepted:
+        if case.ours:
+            pytest.fail(f"{agent} rejects {case.name}, which the test wrote:\n{first}")
+        pytest.skip(f"{agent} rejects this file as found, before any switch: {first.outcome}")
+    base = {relative: _read(probe, relative) for relative in paths}
+
+    # 2. `agentcfg switch local`, pointed at a loopback port (no check calls a model, so no server
+    # needs to listen there): the agent loads what agentcfg wrote.
+    for relative, text in case.files.items():
+        home.write(relative, text)
+    root = f"http://127.0.0.1:{dead_port()}"
+    home.run(
+        "profile", "add", "local", "--force", "--base-url", f"{root}/v1", "--model", MODEL,
+        "--anthropic-base-url", root, "--context-window", "131072",
+    )  # fmt: skip
+    home.run("switch", "local", "--agent", agent)
+    switched = load(agent, home)
+    assert switched.accepted, f"{agent} rejects what `agentcfg switch local` wrote:\n{switched}"
+    assert switched.outcome.startswith(SWITCHED[agent]), f"{agent} does not see the profile:\n{switched}"
+
+    # 3. The agent's (or its user's) own edit, then `agentcfg rollback`: the agent loads the result,
+    # and treats it as it treated the original.
+    home.write(edited, edit(_read(home, edited) or "", home.root))
+    undone = home.run("rollback", check=None)
+    assert undone.returncode == 0, (undone.stdout, undone.stderr)
+    back = load(agent, home)
+    left = _read(home, edited)
+    assert back.accepted, f"{agent} rejects the file that the edit and `agentcfg rollback` left:\n{back}\n---\n{left}"
+    assert back.outcome == first.outcome, f"{agent} treats the rolled-back file unlike the original:\n{back}"
+
+    # 4. ... and it is the original plus the edit, byte for byte.
+    for relative in paths:
+        now = _read(home, relative)
+        if relative == edited and base[relative] is None:
+            # agentcfg created the file and the edit went into it: the edit alone must be left (for
+            # qwen, whose "edit" is its own stamp, no file at all is as good).
+            want = _parsed(relative, edit("", home.root))
+            got = _parsed(relative, now) if now is not None else None
+            if isinstance(got, dict):
+                got.pop("$schema", None)  # opencode's seed line, which agentcfg may keep
+            allowed = [want, None] if agent == "qwen" else [want]
+            assert got in allowed, f"{relative}: not just the edit after rollback; it holds\n{now}"
+        else:
+            want_text = edit(base[relative], home.root) if relative == edited else base[relative]
+            assert now == want_text, f"{relative} is not the original plus the edit:\n{now!r}\n  !=\n{want_text!r}"
+
+
+# -- each check can fail ------------------------------------------------------------------------------
+
+PROVIDER = '[model_providers.agentcfg-local]\nname = "x"\nbase_url = "http://127.0.0.1:9/v1"\nwire_api = "responses"\n'
+OPENCODE_LEFTOVER = '{"provider": {"agentcfg-local": {"options": {}, "models": {"M": {"limit": {}}}}}}'
+QWEN_LEFTOVER = '{"security": {"auth": {}}, "model": {}, "modelProviders": {}}'
+# (agent, what, the file, rejected?, what the agent says): the shapes a rollback that leaves agentcfg's
+# emptied containers behind produces today, and a control each agent must reject.
+BROKEN = [
+    ("codex", "empty provider table, selected", 'model_provider = "agentcfg-local"\n[model_providers.agentcfg-local]\n',
+     True, r"provider name must not be empty"),
+    ("codex", "empty provider table, not selected", "[model_providers.agentcfg-local]\n",
+     True, r"provider name must not be empty"),
+    ("codex", "empty auth table", f"{PROVIDER}[model_providers.agentcfg-local.auth]\n",
+     True, r"missing field `command`"),
+    ("opencode", "limit without context and output", OPENCODE_LEFTOVER, True, r"Missing key .*limit\.context"),
+    ("opencode", "empty provider and model", '{"provider": {"agentcfg-local": {"options": {}, "models": {"M": {}}}}}',
+     False, r"model=None"),
+    ("claude", "empty env block", '{"env": {}}', False, r"loggedIn=False"),
+    ("claude", "env that is not an object (control)", '{"env": "x"}',
+     True, r"env: ?Expected record, ?but received string"),
+    ("claude", "not JSON (control)", '{"env": }', True, r"Invalid or malformed JSON"),
+    ("qwen", "emptied auth, model and providers", QWEN_LEFTOVER, False, r"No auth type is selected"),
+    ("qwen", "a provider list that is not a list (control)", '{"modelProviders": {"openai": "x"}}',
+     True, r"missing required field: id"),
+    ("qwen", "not JSON (control)", '{"model": }',
+     True, r"renamed an invalid settings\.json to settings\.json\.corrupted\."),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("agent", "text", "rejected", "says"),
+    [pytest.param(agent, text, rejected, says, id=f"{agent}-{what}") for agent, what, text, rejected, says in BROKEN],
+)
+def test_the_check_tells_a_broken_file(agent: str, text: str, rejected: bool, says: str, agent_home: Home) -> None:
+    agent_home.write(main_file(agent), text)
+    seen = load(agent, agent_home)
+    assert seen.accepted is not rejected, seen
+    assert re.search(says, seen.outcome), seen
