@@ -200,6 +200,7 @@ def _revert(entry: Entry, item: dict[str, Any], before: str | None, current: str
         current,
         [tuple(owned["key"]) for owned in item["owned"]],
         stamps=agent.STAMPS if agent else (),
+        moves=agent.MOVES if agent else None,
         shown=shown,
     )
 

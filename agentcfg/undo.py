@@ -17,7 +17,7 @@ agentcfg's empty containers gone), or it is not used.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 from typing import Any
@@ -43,12 +43,16 @@ def revert(
     owned: Sequence[KeyPath],
     *,
     stamps: Iterable[KeyPath] = (),
+    moves: Mapping[KeyPath, KeyPath] | None = None,
     shown: str = "",
 ) -> Reverted:
     """`current` without the switch that turned `before` into `written`.
 
     `owned` are the keys the switch set; `stamps` are keys the agent writes into any file it reads
-    (a created file holding only those is still agentcfg's to remove). `written` may be None for a
+    (a created file holding only those is still agentcfg's to remove); `moves` are keys the agent
+    moves on its own when it migrates its format (old path -> new path): an owned key that was absent
+    before but whose old form the agent moved away gets the user's value back in its new place.
+    `written` may be None for a
     journal entry older than the copy of what was written: then only the structural undo is possible.
     Raises AgentcfgError when neither way gives the expected data (the caller offers --force)."""
     if current == written:
@@ -56,13 +60,14 @@ def revert(
     base = edit.load(fmt, before or "", path=shown)
     now = edit.load(fmt, current, path=shown)
     created = created_containers(base, owned)
-    expected = _expected(base, now, owned, created)
+    originals = _originals(base, now, owned, moves)
+    expected = _expected(now, originals, created)
     if before is None and _only(expected, stamps):
         return Reverted(None, REMOVED)
     candidates = []
     if written is not None:
         candidates.append(lambda: three_way(written, current, before or ""))
-    candidates.append(lambda: _structural(fmt, before or "", base, current, owned, created, shown))
+    candidates.append(lambda: _structural(fmt, before or "", current, originals, created, shown))
     for candidate in candidates:
         text = candidate()
         if text is not None and _same(edit.load(fmt, text, path=shown), expected):
@@ -85,11 +90,26 @@ def created_containers(base: Any, owned: Sequence[KeyPath]) -> list[KeyPath]:
     return sorted(found, key=len, reverse=True)
 
 
-def _expected(base: Any, now: Any, owned: Sequence[KeyPath], created: list[KeyPath]) -> Any:
-    """The data the undone file must hold: `now`, owned keys as in `base`, agentcfg's empty containers gone."""
-    data = _copy(now)
+def _originals(
+    base: Any, now: Any, owned: Sequence[KeyPath], moves: Mapping[KeyPath, KeyPath] | None
+) -> dict[KeyPath, Any]:
+    """Each owned key's value before the switch (MISSING: absent), and where that value's text was:
+    its own place, or the old place the agent moved it from since (qwen-code's settings migration)."""
+    originals: dict[KeyPath, Any] = {}
     for key in owned:
-        _put(data, key, edit.lookup(base, key))
+        value, place = edit.lookup(base, key), key
+        for old in (old for old, new in (moves or {}).items() if new == key):
+            if value is MISSING and edit.lookup(now, old) is MISSING:
+                value, place = edit.lookup(base, old), old
+        originals[key] = (value, place)
+    return originals
+
+
+def _expected(now: Any, originals: dict[KeyPath, Any], created: list[KeyPath]) -> Any:
+    """The data the undone file must hold: `now`, owned keys as before, agentcfg's empty containers gone."""
+    data = _copy(now)
+    for key, (value, _) in originals.items():
+        _put(data, key, value)
     for prefix in created:
         if edit.lookup(data, prefix) == {}:
             _put(data, prefix, MISSING)
@@ -97,15 +117,14 @@ def _expected(base: Any, now: Any, owned: Sequence[KeyPath], created: list[KeyPa
 
 
 def _structural(
-    fmt: str, before: str, base: Any, current: str, owned: Sequence[KeyPath], created: list[KeyPath], shown: str
+    fmt: str, before: str, current: str, originals: dict[KeyPath, Any], created: list[KeyPath], shown: str
 ) -> str | None:
     undo: list[Assignment] = []
-    for key in owned:
-        value = edit.lookup(base, key)
+    for key, (value, place) in originals.items():
         if value is MISSING:
             undo.append((key, REMOVE))
         else:
-            raw = edit.raw(fmt, before, key)
+            raw = edit.raw(fmt, before, place)
             undo.append((key, value if raw is None else edit.Verbatim(value, raw)))
     text = edit.apply(fmt, current, undo, path=shown)
     for prefix in created:  # deepest first, so a parent emptied by its child's removal goes too

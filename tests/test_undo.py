@@ -140,3 +140,21 @@ def test_created_containers_are_the_missing_parents_deepest_first():
         ("provider", "agentcfg-local", "options"),
         ("provider", "agentcfg-local"),
     ]
+
+
+def test_a_value_the_agent_moved_when_it_migrated_its_file_comes_back_in_its_new_place():
+    """qwen-code moves an old top-level `selectedAuthType` under security.auth (seen with 0.15)."""
+    before = '{\n  "selectedAuthType": "qwen-oauth",\n  "theme": "Dracula"\n}\n'
+    written, owned = switched(qwen, "json", before, index=1)
+    data = json.loads(written)
+    del data["selectedAuthType"]  # migrated: agentcfg's selectedType was already in the new place
+    migrated = json.dumps({"$version": 4, **data}, indent=2) + "\n"
+    result = undo.revert("json", before, written, migrated, owned, stamps=qwen.STAMPS, moves=qwen.MOVES)
+    assert json.loads(result.text) == {
+        "$version": 4,
+        "theme": "Dracula",
+        "security": {"auth": {"selectedType": "qwen-oauth"}},
+    }
+    # not migrated (the old key still there): the plain undo
+    result = undo.revert("json", before, written, written.replace("{", '{\n  "x": 1,', 1), owned, moves=qwen.MOVES)
+    assert json.loads(result.text) == {"x": 1, **json.loads(before)}

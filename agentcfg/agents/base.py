@@ -76,6 +76,7 @@ class Agent(Protocol):
     # Keys the agent writes into its own files when it runs (qwen's `$version`): a file agentcfg
     # created that holds only these is still agentcfg's to remove on rollback.
     STAMPS: tuple[tuple[str, ...], ...]
+    MOVES: dict[tuple[str, ...], tuple[str, ...]]  # old key -> where the agent moves it when it migrates a file
     # The first version that can run a key helper command itself: () any version, None never.
     KEY_HELPER_SINCE: tuple[int, ...] | None
 

@@ -16,6 +16,7 @@ NAME = "claude"
 BINARY = "claude"
 PROMPT_TOKENS = 32_000
 STAMPS: tuple[tuple[str, ...], ...] = ()  # keys the agent writes into its own files (see agentcfg.undo)
+MOVES: dict[tuple[str, ...], tuple[str, ...]] = {}  # keys the agent moves when it migrates its files
 KEY_HELPER_SINCE = ()  # apiKeyHelper: every version agentcfg supports
 TOKEN = "ANTHROPIC_AUTH_TOKEN"
 API_KEY = "ANTHROPIC_API_KEY"

@@ -14,6 +14,7 @@ NAME = "codex"
 BINARY = "codex"
 PROMPT_TOKENS = 13_000
 STAMPS: tuple[tuple[str, ...], ...] = ()  # keys the agent writes into its own files (see agentcfg.undo)
+MOVES: dict[tuple[str, ...], tuple[str, ...]] = {}  # keys the agent moves when it migrates its files
 # `[model_providers.X.auth] command` came with openai/codex#16288 (merged 2026-03-31); 0.119.0 is the
 # first release surely after it. Older versions ignore the table silently and send no key.
 KEY_HELPER_SINCE = (0, 119, 0)

@@ -17,6 +17,7 @@ NAME = "opencode"
 BINARY = "opencode"
 PROMPT_TOKENS = 10_000
 STAMPS: tuple[tuple[str, ...], ...] = ()  # keys the agent writes into its own files (see agentcfg.undo)
+MOVES: dict[tuple[str, ...], tuple[str, ...]] = {}  # keys the agent moves when it migrates its files
 KEY_HELPER_SINCE = None  # reads `{env:VAR}` or `{file:path}`; runs no command
 MERGE_ORDER = ("config.json", "opencode.json", "opencode.jsonc")
 SEED = '{\n  "$schema": "https://opencode.ai/config.json"\n}\n'

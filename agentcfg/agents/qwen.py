@@ -23,6 +23,9 @@ BINARY = "qwen"
 PROMPT_TOKENS = 22_000
 # qwen-code stamps its settings schema version into any settings.json it reads (seen with 0.15)
 STAMPS: tuple[tuple[str, ...], ...] = (("$version",),)
+# ... and migrates an old-layout file when it reads it: the top-level auth choice moves under security
+# (seen with 0.15: a rollback must give the user's "qwen-oauth" back in its new place, or it is lost)
+MOVES: dict[tuple[str, ...], tuple[str, ...]] = {("selectedAuthType",): ("security", "auth", "selectedType")}
 KEY_HELPER_SINCE = None  # reads the key from a variable (`envKey`); runs no command
 KEY = "OPENAI_API_KEY"
 PROVIDERS = ("modelProviders", "openai")
