@@ -513,6 +513,11 @@ def test_the_agent_loads_its_file_after_switch_and_rollback(
             assert got in allowed, f"{relative}: not just the edit after rollback; it holds\n{now}"
         else:
             want_text = edit(base[relative], home.root) if relative == edited else base[relative]
+            if agent == "qwen" and relative == edited and "$version" not in case.files.get(relative, "$version"):
+                # qwen migrated an old-layout file when it first read it, rewriting it whole: the keys it
+                # moved land in an order that depends on where agentcfg's keys were, so compare the data.
+                assert _parsed(relative, now) == _parsed(relative, want_text), f"{relative}:\n{now}\n  !=\n{want_text}"
+                continue
             assert now == want_text, f"{relative} is not the original plus the edit:\n{now!r}\n  !=\n{want_text!r}"
 
 
