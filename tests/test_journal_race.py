@@ -164,7 +164,8 @@ def test_writer_in_bursts_loses_no_write_while_switches_get_through(tmp_path, mo
     """Bursts of 20 writes 2 ms apart, then 60 ms of quiet: switches commit between bursts, and
     the ones that straddle a burst's start are refused, not lossy."""
     result = stress(tmp_path, mode, burst=20, pause=0.06)
-    assert result["writes"] >= 100, result  # five bursts at least, switches in between
+    # two bursts at least, switches in between (a quiet machine does the 20 switches in 3-4 bursts)
+    assert result["writes"] >= 40, result
     assert result["outcomes"].get("committed", 0) >= 3, result  # agentcfg really replaced the file, often
     assert result["seconds"] < DEADLINE + 3, result
     assert len(result["lost"]) <= ALLOWED[mode], result
