@@ -52,8 +52,8 @@ def revert(
     (a created file holding only those is still agentcfg's to remove); `moves` are keys the agent
     moves on its own when it migrates its format (old path -> new path): an owned key that was absent
     before but whose old form the agent moved away gets the user's value back in its new place.
-    `written` may be None for a
-    journal entry older than the copy of what was written: then only the structural undo is possible.
+    `written` may be None (a journal entry older than the copy of what was written, or a file holding
+    a key's value): then only the structural undo is possible.
     Raises AgentcfgError when neither way gives the expected data (the caller offers --force)."""
     if current == written:
         return Reverted(before, RESTORED if before is not None else REMOVED)
@@ -64,14 +64,14 @@ def revert(
     expected = _expected(now, originals, created)
     if before is None and _only(expected, stamps):
         return Reverted(None, REMOVED)
-    candidates = []
+    how = KEPT if before is None else MERGED
     if written is not None:
-        candidates.append(lambda: three_way(written, current, before or ""))
-    candidates.append(lambda: _structural(fmt, before or "", current, originals, created, shown))
-    for candidate in candidates:
-        text = candidate()
-        if text is not None and _same(edit.load(fmt, text, path=shown), expected):
-            return Reverted(text, KEPT if before is None else MERGED)
+        merged = three_way(written, current, before or "")
+        if merged is not None and _same(edit.load(fmt, merged, path=shown), expected):
+            return Reverted(merged, how)
+    undone = _structural(fmt, before or "", current, originals, created, shown)
+    if _same(edit.load(fmt, undone, path=shown), expected):
+        return Reverted(undone, how)
     raise AgentcfgError(
         "changed since the switch in a way agentcfg cannot separate from its own edit; nothing was written",
         where=shown,
@@ -90,12 +90,13 @@ def created_containers(base: Any, owned: Sequence[KeyPath]) -> list[KeyPath]:
     return sorted(found, key=len, reverse=True)
 
 
-def _originals(
-    base: Any, now: Any, owned: Sequence[KeyPath], moves: Mapping[KeyPath, KeyPath] | None
-) -> dict[KeyPath, Any]:
+Originals = dict[KeyPath, tuple[Any, KeyPath]]  # owned key -> (its value before, where its text was)
+
+
+def _originals(base: Any, now: Any, owned: Sequence[KeyPath], moves: Mapping[KeyPath, KeyPath] | None) -> Originals:
     """Each owned key's value before the switch (MISSING: absent), and where that value's text was:
     its own place, or the old place the agent moved it from since (qwen-code's settings migration)."""
-    originals: dict[KeyPath, Any] = {}
+    originals: Originals = {}
     for key in owned:
         value, place = edit.lookup(base, key), key
         for old in (old for old, new in (moves or {}).items() if new == key):
@@ -105,7 +106,7 @@ def _originals(
     return originals
 
 
-def _expected(now: Any, originals: dict[KeyPath, Any], created: list[KeyPath]) -> Any:
+def _expected(now: Any, originals: Originals, created: list[KeyPath]) -> Any:
     """The data the undone file must hold: `now`, owned keys as before, agentcfg's empty containers gone."""
     data = _copy(now)
     for key, (value, _) in originals.items():
@@ -116,9 +117,7 @@ def _expected(now: Any, originals: dict[KeyPath, Any], created: list[KeyPath]) -
     return data
 
 
-def _structural(
-    fmt: str, before: str, current: str, originals: dict[KeyPath, Any], created: list[KeyPath], shown: str
-) -> str | None:
+def _structural(fmt: str, before: str, current: str, originals: Originals, created: list[KeyPath], shown: str) -> str:
     undo: list[Assignment] = []
     for key, (value, place) in originals.items():
         if value is MISSING:
