@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import stat
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -14,18 +15,75 @@ from agentcfg.errors import AgentcfgError
 TMP_SUFFIX = ".agentcfg-tmp"
 
 
-def read_text(path: Path, shown: str) -> str | None:
-    """A file's text exactly as stored (CRLF kept), or None when it does not exist."""
+# The largest files agentcfg reads. An agent file (10 MB read in ~2-5 s: benchmarks/big_file.py) or a
+# profile beyond these is refused, so that a symlink to /dev/zero or a huge file cannot exhaust memory.
+AGENT_FILE_LIMIT = 64 << 20
+PROFILE_LIMIT = 1 << 20
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+def _kind(mode: int) -> str:
+    for test, name in ((stat.S_ISFIFO, "a named pipe (FIFO)"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket")):  # fmt: skip
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def read_limited(path: Path, shown: str, limit: int = AGENT_FILE_LIMIT) -> bytes | None:
+    """A regular file's bytes (None when it does not exist), never more than `limit`, never blocking.
+
+    A FIFO, device or socket (or a symlink to one) is refused before it is opened, and the open itself
+    is non-blocking, so a file swapped for a FIFO in between cannot hang a command that holds the lock.
+    """
     try:
-        data = path.read_bytes()
+        info = os.stat(path)
+        if stat.S_ISDIR(info.st_mode):
+            raise AgentcfgError("is a directory, not a file", where=shown, hint="Move it away and run again.")
+        if not stat.S_ISREG(info.st_mode):
+            raise AgentcfgError(
+                f"is {_kind(info.st_mode)}, not a regular file: agentcfg does not read it",
+                where=shown,
+                hint="Replace it with a regular file (or remove it) and run again.",
+            )
+        fd = os.open(path, os.O_RDONLY | _NONBLOCK)
     except FileNotFoundError:
         return None
-    except IsADirectoryError:
-        raise AgentcfgError("is a directory, not a file", where=shown, hint="Move it away and run again.") from None
     except OSError as exc:
         raise AgentcfgError(
             f"cannot read it: {exc.strerror}", where=shown, hint="Check its permissions (ls -l) and run again."
         ) from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):  # swapped since the stat above
+            raise AgentcfgError(f"is {_kind(info.st_mode)}, not a regular file: agentcfg does not read it", where=shown)
+        chunks, size = [], 0
+        while size <= limit:
+            chunk = os.read(fd, min(1 << 20, limit + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+    except BlockingIOError:
+        raise AgentcfgError("could not be read without waiting: agentcfg does not read it", where=shown) from None
+    except OSError as exc:
+        raise AgentcfgError(f"cannot read it: {exc.strerror}", where=shown) from None
+    finally:
+        os.close(fd)
+    if size > limit:
+        raise AgentcfgError(
+            f"is larger than {limit >> 20} MiB, the most agentcfg reads: it is not read",
+            where=shown,
+            hint="Check that it is the file you mean (a log or a data file at this path?).",
+        )
+    return b"".join(chunks)
+
+
+def read_text(path: Path, shown: str, limit: int = AGENT_FILE_LIMIT) -> str | None:
+    """A file's text exactly as stored (CRLF kept), or None when it does not exist."""
+    data = read_limited(path, shown, limit)
+    if data is None:
+        return None
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
