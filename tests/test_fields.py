@@ -187,6 +187,16 @@ def test_non_string_values_are_left_to_the_schema():
     assert not _schema_ok({**GOOD, "model": 5})
 
 
-def test_the_schema_is_valid_json_and_names_fields_check():
+def test_the_schema_uses_the_same_pattern_strings_as_fields():
     schema = json.loads(profiles.schema_text())
-    assert "fields.py" in json.dumps(schema)
+    end = "(?![\\s\\S])"  # the very end: never `$`, which passes a trailing newline
+    props = schema["properties"]
+    assert props["base_url"]["pattern"] == props["anthropic_base_url"]["pattern"] == f"^{fields.URL_PATTERN}{end}"
+    assert props["model"]["pattern"] == f"^{fields.MODEL_PATTERN}{end}"
+    assert props["key_env"]["pattern"] == f"^{fields.KEY_ENV_PATTERN}{end}"
+    assert props["description"]["maxLength"] == fields.DESCRIPTION_MAX
+    inert = [p["pattern"] for p in schema["$defs"]["inert"]["not"]["anyOf"]]
+    assert inert == [fields.CONTROL_CLASS, fields.TEMPLATE_PATTERN]
+    assert all(
+        props[f].get("$ref") == "#/$defs/inert" for f in ("description", "base_url", "anthropic_base_url", "model")
+    )
