@@ -35,7 +35,6 @@ schemas/profile.schema.json uses the same pattern strings (tests/test_fields.py 
 
 from __future__ import annotations
 
-import ipaddress
 import re
 from typing import Any
 
@@ -92,7 +91,7 @@ def _control(field: str, value: str, where: str) -> None:
         )
 
 
-def _template(field: str, value: str, where: str) -> None:
+def _template(field: str, value: str, where: str, name: str | None) -> None:
     found = _TEMPLATE.search(value)
     if not found:
         return
@@ -106,7 +105,7 @@ def _template(field: str, value: str, where: str) -> None:
         "so a profile could send a secret to its host",
         where=where,
         hint="Remove it: profile values are written literally. A key never goes in a profile: "
-        "name its variable with key_env and store it with `agentcfg key set NAME`.",
+        f"name its variable with key_env and store it with `{_key_set_command(name)}`.",
     )
 
 
@@ -166,6 +165,8 @@ def _url(field: str, value: str, where: str) -> None:
 
 
 def _ipv6(text: str) -> bool:
+    import ipaddress  # only for a bracketed host: `agentcfg switch` stays quick to start
+
     try:
         ipaddress.IPv6Address(text)
     except ValueError:
@@ -185,7 +186,7 @@ def check(data: dict[str, Any], where: str, *, name: str | None = None) -> None:
         if field in URL_FIELDS:
             _credentials(field, value, where, name)
         _control(field, value, where)
-        _template(field, value, where)
+        _template(field, value, where, name)
         if field in URL_FIELDS:
             _url(field, value, where)
         elif field == "model" and not _MODEL.fullmatch(value):
