@@ -46,7 +46,7 @@ CONTROL_CLASS = r"[\u0000-\u001f\u007f-\u009f\u061c\u200b-\u200f\u2028-\u202e\u2
 # What opencode ({env:, {file:) and qwen-code / Claude Code ($NAME, ${...}) expand; see the table above.
 TEMPLATE_PATTERN = r"\{([Ee][Nn][Vv]|[Ff][Ii][Ll][Ee]):|\$[A-Za-z0-9_{]"
 _LABEL = r"[A-Za-z0-9_]([A-Za-z0-9_-]*[A-Za-z0-9_])?"
-HOST_PATTERN = rf"{_LABEL}(\.{_LABEL})*|\[[0-9A-Fa-f:.]+\]"
+HOST_PATTERN = rf"{_LABEL}(\.{_LABEL})*\.?|\[[0-9A-Fa-f:.]+\]"  # a fully qualified name may end in "."
 PORT_PATTERN = r"6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[1-9][0-9]{0,3}"
 URL_PATTERN = rf"https?://({HOST_PATTERN})(:({PORT_PATTERN}))?(/[^\s?#]*)?"
 MODEL_PATTERN = r"\S+"

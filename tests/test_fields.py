@@ -40,7 +40,13 @@ CASES: list[tuple[str, Any, bool]] = [
     ("base_url", "https://taotoken.net/api", True),
     ("base_url", "http://[::1]:8000/v1", True),
     ("base_url", "http://127.0.0.1:8000", True),
+    ("base_url", "https://gw.example./v1", True),
     ("base_url", "https://gw.example/v1\n", False),
+    # Node's URL parser reads a backslash as "/": host evil.example for an agent, good.example for urlsplit.
+    ("base_url", "https://evil.example\\@good.example/v1", False),
+    ("base_url", "https://good.example\\evil/v1", False),
+    ("base_url", "https://%65vil.example/v1", False),
+    ("base_url", "https://gw..example/v1", False),
     ("base_url", "https://gw.example/v1 ", False),
     ("base_url", "ftp://gw.example/v1", False),
     ("base_url", "file:///etc/passwd", False),
