@@ -798,7 +798,7 @@ def profile_add(
     `agentcfg profile export` writes it): validated, then saved as yours.
     """
     from agentcfg import detect as detection
-    from agentcfg import env, fsutil, profiles
+    from agentcfg import env, fields, fsutil, profiles
 
     environ = _environ()
     if source:
@@ -808,12 +808,16 @@ def profile_add(
         raise click.UsageError("give --base-url URL (with --model ID), or --from FILE|URL")
     if key_env and no_key:
         raise AgentcfgError("--key-env and --no-key contradict each other", hint="Give one of them.")
+    _check_new_name(name, force, environ)
+    given = {"description": description, "base_url": base_url, "anthropic_base_url": anthropic_base_url,
+             "model": model, "key_env": key_env}  # fmt: skip
+    # Before anything is shown or sent: a URL with a password must not reach a message, nor --detect's request.
+    fields.check({k: v for k, v in given.items() if v is not None}, f"profile {name}", name=name)
     if anthropic_base_url and anthropic_base_url.rstrip("/").endswith("/v1"):
         raise AgentcfgError(
             f"--anthropic-base-url {anthropic_base_url} ends in /v1, but Claude Code appends /v1/messages itself",
             hint=f"Use {anthropic_base_url.rstrip('/')[:-3]} instead.",
         )
-    _check_new_name(name, force, environ)
     draft = profiles.Profile(name=name, base_url=base_url, model=model or "?")
     if not key_env and not no_key and not draft.is_local:
         key_env = name.upper().replace("-", "_") + "_API_KEY"
@@ -836,6 +840,7 @@ def profile_add(
         "max_output_tokens": max_output_tokens,
     }
     new = profiles.Profile(name=name, **{k: v for k, v in data.items() if v is not None})
+    fields.check(new.fields(), f"profile {name}", name=name)  # again: --detect's model comes from the server
     profiles.validate(new.fields(), profiles.schema_text(), f"profile {name}")
     path = profiles.profiles_dir(environ) / f"{name}.toml"
     fsutil.private_dir(path.parent)
@@ -850,10 +855,12 @@ def profile_add(
 
 
 def _check_new_name(name: str, force: bool, environ: dict[str, str]) -> None:
-    from agentcfg import profiles
+    from agentcfg import fields, profiles
 
-    if not profiles.NAME_RE.match(name):
-        raise AgentcfgError(f"{name!r} is not a valid profile name", hint="Use lower-case letters, digits, '-', '_'.")
+    if not fields.valid_name(name):  # the whole name: `$'nn\n'` would otherwise become the file "nn\n.toml"
+        raise AgentcfgError(
+            f"{name!r} is not a valid profile name", hint="Use lower-case letters, digits, '-', '_' (at most 64)."
+        )
     existing = profiles.load_all(environ)
     if name in existing and not force:
         kind = "built-in profile" if existing[name].source == profiles.BUILT_IN else "profile"

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
-from agentcfg import edit, env, fsutil, profiles
+from agentcfg import edit, env, fields, fsutil, profiles
 from agentcfg.agents import AGENTS
 from agentcfg.agents.base import Binding
 from agentcfg.errors import AgentcfgError
@@ -43,11 +43,38 @@ def bindings(environ: env.Environ) -> tuple[dict[str, Binding], list[str]]:
     return found, notes
 
 
+def _found_where(candidate: Candidate, environ: env.Environ) -> str:
+    """The files (or "the environment") an endpoint was read from, for a note."""
+    shown = []
+    for where in candidate.found_in:
+        agent = AGENTS.get(where)
+        files = [env.display(f.path, environ) for f in agent.files(environ) if f.path.exists()] if agent else []
+        shown.append(f"{where} ({', '.join(files)})" if files else where)
+    return ", ".join(shown)
+
+
+def _safe(found: list[Candidate], environ: env.Environ, notes: list[str]) -> list[Candidate]:
+    """The endpoints that can become profiles: one whose URL holds credentials or whose model or URL
+    holds template syntax an agent expands is skipped with a note naming its files (fields.check)."""
+    kept = []
+    for candidate in found:
+        try:
+            fields.check(candidate.profile().fields(), candidate.name, name=candidate.name)
+        except AgentcfgError as problem:
+            notes.append(
+                f"not imported: the endpoint in {_found_where(candidate, environ)}: {problem.message}"
+                " (fix or remove it there; agentcfg did not change the file)"
+            )
+            continue
+        kept.append(candidate)
+    return kept
+
+
 def import_profiles(environ: env.Environ, *, move_keys: Callable[[Candidate], bool]) -> Imported:
     """Write a profile for every new endpoint; move each plaintext key the user agrees to move."""
     existing = profiles.load_all(environ)
     found, notes = bindings(environ)
-    result = Imported(candidates(found, environ, existing), notes=notes)
+    result = Imported(_safe(candidates(found, environ, existing), environ, notes), notes=notes)
     directory = profiles.profiles_dir(environ)
     for candidate in result.candidates:
         if candidate.known_as:

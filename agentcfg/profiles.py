@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from agentcfg import env
+from agentcfg import env, fields
 from agentcfg.errors import AgentcfgError
 from agentcfg.resources import data_dir
 
@@ -25,7 +25,8 @@ try:
 except ImportError:  # pragma: no cover
     import tomllib  # type: ignore[no-redef]
 
-NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
+# \A...\Z (not ^...$): `$` also matches before a trailing newline, and NAME_RE.match is used as a test.
+NAME_RE = re.compile(rf"\A{fields.NAME_PATTERN}\Z")
 BUILT_IN = "built-in"
 LOOPBACK_HOSTS = {"localhost", "127.0.0.1", "::1", "[::1]"}
 # Written where a keyless server still needs some key (qwen-code, Claude Code refuse to run without).
@@ -143,9 +144,13 @@ def validate(data: dict[str, Any], schema_text: str, where: str) -> None:
 
 
 def parse(name: str, text: str, source: str, cache: _ValidatedCache | None = None) -> Profile:
-    """Parse and validate one profile file's text."""
+    """Parse and validate one profile file's text.
+
+    fields.check runs on every parse, before the schema and whatever the cache knows: a text cached
+    by an agentcfg whose schema was weaker is still refused, and its message is the clearer one.
+    """
     where = source if source != BUILT_IN else f"built-in profile {name}"
-    if not NAME_RE.match(name):
+    if not fields.valid_name(name):
         raise AgentcfgError(
             f"{name!r} is not a valid profile name (lower-case letters, digits, '-' and '_')",
             where=where,
@@ -155,6 +160,7 @@ def parse(name: str, text: str, source: str, cache: _ValidatedCache | None = Non
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise AgentcfgError(f"does not parse as TOML: {exc}", where=where) from None
+    fields.check(data, where, name=name)
     digest = cache.digest(text) if cache else None
     if cache is None or digest not in cache.known:
         validate(data, cache.schema if cache else schema_text(), where)
@@ -250,24 +256,53 @@ def get(name: str, environ: env.Environ) -> Profile:
 
 
 def read_source(source: str, environ: env.Environ) -> str:
-    """A profile's TOML from a file or an http(s) URL (`profile add --from`)."""
-    if source.startswith(("http://", "https://")):
-        import httpx
+    """A profile's TOML from a file or an http(s) URL (`profile add --from`): UTF-8, at most
+    fsutil.PROFILE_LIMIT, and for a file a regular one (a FIFO never hangs, /dev/zero never fills memory)."""
+    from agentcfg import fsutil
 
+    if source.startswith(("http://", "https://")):
+        data = _fetch(source, fsutil.PROFILE_LIMIT)
         try:
-            response = httpx.get(source, timeout=10, follow_redirects=True)
-            response.raise_for_status()
-        except httpx.HTTPError as exc:
+            return data.decode("utf-8")
+        except UnicodeDecodeError as exc:
             raise AgentcfgError(
-                f"could not fetch {source}: {exc}", hint="Check the URL, or save the file and give its path."
+                f"{source} is not UTF-8 text (byte {exc.start})", hint="Serve the TOML as UTF-8."
             ) from None
-        return response.text
-    try:
-        return Path(source).expanduser().read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+    text = fsutil.read_text(Path(source).expanduser(), source, fsutil.PROFILE_LIMIT)
+    if text is None:
         raise AgentcfgError(
-            f"cannot read {source}: {exc}", hint="Give the path of a profile TOML file, or a URL."
-        ) from None
+            f"cannot read {source}: no such file", hint="Give the path of a profile TOML file, or a URL."
+        )
+    return text
+
+
+# `profile add --from URL`: give up on a server that trickles bytes (each read also times out at 10 s).
+FETCH_DEADLINE = 30.0
+
+
+def _fetch(url: str, limit: int) -> bytes:
+    """The body at an http(s) URL, streamed and abandoned past `limit` bytes or FETCH_DEADLINE seconds."""
+    import time
+
+    import httpx
+
+    hint = "Check the URL, or save the file and give its path."
+    started, chunks, size = time.monotonic(), [], 0
+    try:
+        with httpx.stream("GET", url, timeout=10, follow_redirects=True) as response:
+            response.raise_for_status()
+            for chunk in response.iter_bytes():
+                size += len(chunk)
+                if size > limit:
+                    raise AgentcfgError(
+                        f"{url} sends more than {limit >> 20} MiB, the most a profile may be: not read", hint=hint
+                    )
+                if time.monotonic() - started > FETCH_DEADLINE:
+                    raise AgentcfgError(f"{url} did not send the profile within {FETCH_DEADLINE:.0f} s", hint=hint)
+                chunks.append(chunk)
+    except (httpx.HTTPError, httpx.InvalidURL) as exc:
+        raise AgentcfgError(f"could not fetch {url}: {exc}", hint=hint) from None
+    return b"".join(chunks)
 
 
 def to_toml(profile: Profile) -> str:

@@ -1,0 +1,210 @@
+r"""Field checks for every profile source: nothing agentcfg writes can be expanded by an agent.
+
+A profile's strings end up verbatim in the agents' files (model, base URLs, description as the
+provider's display name). A profile can come from a cloned repository or a URL, so a value must
+never be something an agent turns into a secret on reading it. What each agent expands in the
+files agentcfg writes (read from the installed agents, 2026-12-01):
+
+agent, file       | what it expands, and where (installed agents: ~/.cache/agentcfg-ci/agents-1da400b248b5)
+------------------|---------------------------------------------------------------------------------------
+opencode 1.18.33  | `{env:NAME}` -> the variable ("" if unset), `{file:PATH}` -> the file's trimmed
+opencode.json(c)  | text (`~/` = HOME, else relative to the config file). Case-sensitive, applied
+                  | to the RAW TEXT before JSONC parsing (so a match may span several strings); `{file:`
+                  | on a line starting `//` is skipped. Source: ConfigVariable.substitute,
+                  | `text.replace(/\{env:([^}]+)\}/g, ...)`, `matchAll(/\{file:[^}]+\}/g)` (bin/opencode).
+qwen-code 0.15.10 | `$NAME` and `${NAME}` -> the variable (unset: left as is) in every string VALUE of
+and 0.24.4 (npm   | settings.json, user, workspace and system scopes (keys are not expanded). Source:
+latest)           | packages/cli/src/utils/envVarResolver.ts `/\$(?:(\w+)|{([^}]+)})/g` (cli.js:470504),
+                  | applied by loadSettings (cli.js:472397-472400); 0.24 leaves its internal secrets as is.
+qwen-code .env    | nothing: `dotenv.parse` only, no dotenv-expand (loadEnvironment, cli.js:472196-472240).
+Codex 0.171.0     | nothing: config.toml values are literal; `env_key` names a variable. openai/codex#2680
+config.toml       | ("Support environment variable expansion") is open; PR #10275 was closed.
+Claude Code       | settings.json `env` block: no expansion found. `${NAME}` / `${NAME:-default}` in MCP
+2.1.197           | server configs (command, args, env, url, headers) and plugins: `Jre()`
+                  | `/\$\{([A-Za-z_][A-Za-z0-9_]*(?::-[^}]*)?)\}/g`; `$NAME` / `${NAME}` in HTTP hook
+                  | headers (allow-listed variables only); `${file:/abs}` and `${NAME}` in its dev config.
+
+So every string field refuses `{env:` and `{file:` (any case), and `$` followed by a letter, digit,
+`_` or `{`: the union of what any agent expands. agentcfg's own `{env:KEY_ENV}` for opencode's
+apiKey is built from `key_env`, which is an identifier and so can hold no syntax at all.
+
+Every pattern is matched against the whole string (`re.fullmatch`, or `(?![\s\S])` in the JSON
+schema): `$` also matches before a trailing newline, which is how `model = "m\n"` used to pass.
+schemas/profile.schema.json uses the same pattern strings (tests/test_fields.py checks both agree).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from agentcfg.errors import AgentcfgError
+
+# C0 (tab and newlines included), DEL, C1, the line/paragraph separators, bidi marks, embeddings,
+# overrides and isolates (they reorder what a terminal shows), and zero-width characters.
+CONTROL_CLASS = r"[\u0000-\u001f\u007f-\u009f\u061c\u200b-\u200f\u2028-\u202e\u2060\u2066-\u2069\ufeff]"
+# What opencode ({env:, {file:) and qwen-code / Claude Code ($NAME, ${...}) expand; see the table above.
+TEMPLATE_PATTERN = r"\{([Ee][Nn][Vv]|[Ff][Ii][Ll][Ee]):|\$[A-Za-z0-9_{]"
+_LABEL = r"[A-Za-z0-9_]([A-Za-z0-9_-]*[A-Za-z0-9_])?"
+HOST_PATTERN = rf"{_LABEL}(\.{_LABEL})*\.?|\[[0-9A-Fa-f:.]+\]"  # a fully qualified name may end in "."
+PORT_PATTERN = r"6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[1-9][0-9]{0,3}"
+URL_PATTERN = rf"https?://({HOST_PATTERN})(:({PORT_PATTERN}))?(/[^\s?#]*)?"
+MODEL_PATTERN = r"\S+"
+KEY_ENV_PATTERN = r"[A-Za-z_][A-Za-z0-9_]*"
+NAME_PATTERN = r"[a-z0-9][a-z0-9_-]{0,63}"
+DESCRIPTION_MAX = 200
+
+_CONTROL = re.compile(CONTROL_CLASS)
+_TEMPLATE = re.compile(TEMPLATE_PATTERN)
+_URL = re.compile(URL_PATTERN)
+_HOST = re.compile(HOST_PATTERN)
+_MODEL = re.compile(MODEL_PATTERN)
+_KEY_ENV = re.compile(KEY_ENV_PATTERN)
+_NAME = re.compile(NAME_PATTERN)
+URL_FIELDS = ("base_url", "anthropic_base_url")
+
+_EXPANDED_BY = {
+    "{env:": "opencode replaces {env:NAME} in opencode.json with that variable's value",
+    "{file:": "opencode replaces {file:PATH} in opencode.json with that file's content",
+    "$": "qwen-code replaces $NAME and ${NAME} in settings.json with that variable's value "
+    "(Claude Code does the same with ${NAME} in its MCP and hook settings)",
+}
+
+
+def valid_name(name: str) -> bool:
+    """A profile name: lower-case letters, digits, '-' and '_', at most 64, the whole string."""
+    return _NAME.fullmatch(name) is not None
+
+
+def _key_set_command(name: str | None) -> str:
+    return f"agentcfg key set {name}" if name else "agentcfg key set NAME"
+
+
+def _control(field: str, value: str, where: str) -> None:
+    found = _CONTROL.search(value)
+    if found:
+        char = found.group()
+        raise AgentcfgError(
+            f"field {field!r} contains the control character U+{ord(char):04X} at position {found.start()}",
+            where=where,
+            hint="Remove it (a trailing newline too): agentcfg never writes a control character into an agent's file.",
+        )
+
+
+def _template(field: str, value: str, where: str, name: str | None) -> None:
+    found = _TEMPLATE.search(value)
+    if not found:
+        return
+    start = found.start()
+    if found.group().startswith("$"):  # $NAME, or ${...} up to its brace (at most 40 characters shown)
+        kind, snippet = "$", "$" + _first(r"\{[^}]{0,40}\}?|\w{0,40}", value[start + 1 :])
+    else:
+        kind, snippet = found.group().lower(), _first(r"[^}]{0,40}\}?", value[start:])
+    raise AgentcfgError(
+        f"field {field!r} contains {snippet!r}, template syntax an agent expands: {_EXPANDED_BY[kind]}, "
+        "so a profile could send a secret to its host",
+        where=where,
+        hint="Remove it: profile values are written literally. A key never goes in a profile: "
+        f"name its variable with key_env and store it with `{_key_set_command(name)}`.",
+    )
+
+
+def _first(pattern: str, text: str) -> str:
+    found = re.match(pattern, text)
+    return found.group() if found else ""
+
+
+def _credentials(field: str, value: str, where: str, name: str | None) -> None:
+    """`user:pass@` or `user@` in a URL's authority. Checked before anything else that could quote the
+    value, so no message shows a password."""
+    scheme, sep, rest = value.partition("://")
+    authority = re.split(r"[/?#]", rest if sep else value, maxsplit=1)[0]
+    if "@" in authority:
+        host = authority.rsplit("@", 1)[1]
+        shown = _CONTROL.sub("?", f"{scheme if sep else 'https'}://***@{host[:60]}")
+        raise AgentcfgError(
+            f"field {field!r} has credentials in its URL ({shown}): they would be shown, logged, "
+            "and sent as a Basic header instead of the profile's key",
+            where=where,
+            hint=f"Remove them from the URL and store the key with `{_key_set_command(name)}`.",
+        )
+
+
+def _url(field: str, value: str, where: str) -> None:
+    scheme, sep, rest = value.partition("://")
+    authority = re.split(r"[/?#]", rest, maxsplit=1)[0]
+    if not sep or scheme not in ("http", "https"):
+        raise AgentcfgError(
+            f"field {field!r} must be an http:// or https:// URL (lower-case scheme), not {value[:60]!r}",
+            where=where,
+            hint="For example https://gateway.example/v1 or http://localhost:8000/v1.",
+        )
+    if re.search(r"\s", value):
+        raise AgentcfgError(f"field {field!r} contains whitespace", where=where, hint="Remove it.")
+    if "?" in rest or "#" in rest:
+        raise AgentcfgError(
+            f"field {field!r} has a query or fragment (after '?' or '#'; not shown, it may hold a key)",
+            where=where,
+            hint="Give the base URL only, up to and including the version segment (e.g. /v1).",
+        )
+    host, colon, port = authority.rpartition(":") if not authority.endswith("]") else (authority, "", "")
+    if not colon:
+        host, port = authority, None
+    if not _HOST.fullmatch(host) or (host.startswith("[") and not _ipv6(host[1:-1])):
+        raise AgentcfgError(
+            f"field {field!r} has no valid host ({host[:60]!r})",
+            where=where,
+            hint="Use a host name of letters, digits, '-', '.' (an IDN in its xn-- form), an IPv4 address, or [IPv6].",
+        )
+    if port is not None and not re.fullmatch(PORT_PATTERN, port):
+        raise AgentcfgError(
+            f"field {field!r} has an invalid port {port[:10]!r}", where=where, hint="A port is 1 to 65535."
+        )
+    if not _URL.fullmatch(value):  # the shape the schema requires; reached only by what the above misses
+        raise AgentcfgError(f"field {field!r} is not a valid base URL ({value[:80]!r})", where=where)
+
+
+def _ipv6(text: str) -> bool:
+    import ipaddress  # only for a bracketed host: `agentcfg switch` stays quick to start
+
+    try:
+        ipaddress.IPv6Address(text)
+    except ValueError:
+        return False
+    return True
+
+
+def check(data: dict[str, Any], where: str, *, name: str | None = None) -> None:
+    """Refuse (AgentcfgError, exit 2) any string field an agent could expand or a terminal misshow.
+
+    Pure; runs on every parse of every profile source. Types, required and unknown fields are the
+    schema's to report: non-string values are skipped here. `name` (the profile's) goes in hints.
+    """
+    for field, value in data.items():
+        if not isinstance(value, str):
+            continue
+        if field in URL_FIELDS:
+            _credentials(field, value, where, name)
+        _control(field, value, where)
+        _template(field, value, where, name)
+        if field in URL_FIELDS:
+            _url(field, value, where)
+        elif field == "model" and not _MODEL.fullmatch(value):
+            raise AgentcfgError(
+                f"field 'model' must be one model id without whitespace, not {value[:80]!r}",
+                where=where,
+                hint="Give the id as the server lists it in GET /v1/models.",
+            )
+        elif field == "key_env" and not _KEY_ENV.fullmatch(value):
+            raise AgentcfgError(
+                f"field 'key_env' must be a variable name (ASCII letters, digits, '_'; not starting with a digit), "
+                f"not {value[:80]!r}",
+                where=where,
+                hint="For example MYGATEWAY_API_KEY.",
+            )
+        elif field == "description" and len(value) > DESCRIPTION_MAX:
+            raise AgentcfgError(
+                f"field 'description' is {len(value)} characters; at most {DESCRIPTION_MAX}",
+                where=where,
+                hint="Shorten it: it is a label shown in agent UIs.",
+            )
