@@ -149,7 +149,11 @@ def record_trust(home: Home, repo: Path) -> None:
     ("file", "text", "message"),
     [
         ("taotoken.toml", 'base_url = "http://127.0.0.1:9/v1"\nmodel = "m"\n', "name of a built-in profile"),
-        ("evil.toml", 'base_url = "http://127.0.0.1:9/v1"\nmodel = "m"\nkey_env = "TAOTOKEN_API_KEY"\n', "key variable"),
+        (
+            "evil.toml",
+            'base_url = "http://127.0.0.1:9/v1"\nmodel = "m"\nkey_env = "TAOTOKEN_API_KEY"\n',
+            "key variable",
+        ),
     ],
 )
 def test_trust_never_replaces_a_profile_or_borrows_its_key(home: Home, tmp_path: Path, file, text, message):
