@@ -1022,11 +1022,13 @@ def trust_command(directory: str | None, listing: bool, revoke: bool, as_json: b
             from pathlib import Path
 
             root = Path(directory).expanduser().resolve()  # a project since removed can still be revoked
-        records = trust.load_store(environ)
-        if str(root) not in records:
-            raise AgentcfgError(f"{root} is not trusted", hint="`agentcfg trust --list` shows the trusted projects.")
-        del records[str(root)]
-        trust.save_store(environ, records)
+
+        def forget(records: dict[str, trust.Record]) -> None:
+            if str(root) not in records:
+                raise AgentcfgError(f"{root} is not trusted", hint="`agentcfg trust --list` shows trusted projects.")
+            del records[str(root)]
+
+        trust.update_store(environ, forget)
         if as_json:
             click.echo(report.dumps({"project": str(root), "revoked": True}))
         else:
@@ -1043,9 +1045,7 @@ def trust_command(directory: str | None, listing: bool, revoke: bool, as_json: b
             click.echo(f"  {r['name']!s:<{width}}  {r['base_url']} ({r['host']})  model {r['model']}  {key}")
         for warning in warnings:
             click.echo(f"warning: {warning}", err=True)
-    records = trust.load_store(environ)
-    records[str(root)] = trust.Record(files=files, trusted_at=trust.now())
-    trust.save_store(environ, records)
+    trust.update_store(environ, lambda records: records.update({str(root): trust.Record(files, trust.now())}))
     if as_json:
         document = {"project": str(root), "profiles_dir": str(directory_found), "profiles": rows}
         click.echo(report.dumps({**document, "warnings": warnings, "trusted": True}))

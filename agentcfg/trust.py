@@ -16,7 +16,7 @@ import hashlib
 import json
 import re
 import shlex
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -192,6 +192,18 @@ def save_store(environ: env.Environ, records: Mapping[str, Record]) -> None:
             where=str(path),
             hint=fsutil.space_hint(exc, str(path.parent)),
         ) from None
+
+
+def update_store(environ: env.Environ, change: Callable[[dict[str, Record]], None]) -> None:
+    """Read, change and write the store under a lock, so two `agentcfg trust` at once both count."""
+    from agentcfg import fsutil
+
+    path = store_path(environ)
+    fsutil.private_dir(path.parent)
+    with fsutil.exclusive_lock(path.with_name(STORE + ".lock")):
+        records = load_store(environ)
+        change(records)
+        save_store(environ, records)
 
 
 def record_for(root: Path, environ: env.Environ) -> Record | None:

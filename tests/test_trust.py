@@ -76,7 +76,7 @@ def test_an_untrusted_project_profile_sends_nothing(home: Home, tmp_path: Path, 
         _secret_never_left(server, home, result.stdout, result.stderr)
     assert f"agentcfg trust {repo}" in result.stderr, result.stderr
     assert "not trusted" in result.stderr and "Traceback" not in result.stderr
-    assert result.stderr.count("note:") <= 1  # the project note once, however often profiles are read
+    assert result.stderr.count("note:") == 1  # the project note once, however often profiles are read
     assert not home.path(".codex/config.toml").exists()
 
 
@@ -236,6 +236,21 @@ def test_state_of_a_set_against_its_record():
     assert trust.compare(record, {"a.toml": "1"}).removed == ["b.toml"]
     assert trust.compare(record, {"a.toml": "1", "b.toml": None}).changed == ["b.toml"]  # unreadable now
     assert trust.compare(None, {"a.toml": "1"}).state == "untrusted"
+
+
+def test_a_project_set_is_all_or_nothing(tmp_path: Path):
+    directory = tmp_path / "repo" / ".agentcfg" / "profiles"
+    data = {"a.toml": b'base_url = "http://127.0.0.1:9/v1"\nmodel = "m"\n'}
+    files = ["a.toml"]
+    untrusted = profiles.project_set(directory, files, None, {}, {}, {}, None)
+    assert untrusted.profiles == {} and len(untrusted.notices) == 1 and "not trusted" in untrusted.notices[0]
+    assert set(untrusted.ignored) == {"a"} and "agentcfg trust" in untrusted.ignored["a"][1]
+    record = trust.Record(files={"a.toml": trust.digest(data["a.toml"])}, trusted_at="2026-01-01T00:00:00Z")
+    trusted = profiles.project_set(directory, files, record, data, {}, {}, None)
+    assert list(trusted.profiles) == ["a"] and trusted.notices == [] and trusted.ignored == {}
+    assert trusted.profiles["a"].source == profiles.PROJECT + str(directory / "a.toml")
+    fifo = profiles.project_set(directory, [*files, "b.toml"], record, data, {"b.toml": "is a FIFO"}, {}, None)
+    assert fifo.profiles == {} and "added: b.toml" in fifo.notices[0] and "b.toml: is a FIFO" in fifo.notices[0]
 
 
 def test_general_secret_variables():
