@@ -236,7 +236,7 @@ class ProjectSet:
 
 
 def _names(files: list[str], most: int = 8) -> str:
-    stems = [f.removesuffix(".toml") for f in files]
+    stems = [trust.shown(f.removesuffix(".toml")) for f in files]
     return ", ".join(stems[:most]) + (f" and {len(stems) - most} more" if len(stems) > most else "")
 
 
@@ -268,7 +268,7 @@ def project_set(
             why = f"changed since you trusted them on {record.trusted_at[:10] if record else '?'}"
             listed = sorted(set(files) | set(record.files if record else ()))
             why += f" ({trust.describe(comparison)})"
-        problems = "".join(f"; {name}: {reason}" for name, reason in sorted(unreadable.items()))
+        problems = "".join(f"; {trust.shown(name)}: {reason}" for name, reason in sorted(unreadable.items()))
         note = (
             f"note: ignoring this project's profiles {_names(listed)} ({directory}): {why}{problems}. "
             f"Check them, then run `{command}` to use them."

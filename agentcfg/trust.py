@@ -71,10 +71,16 @@ def compare(record: Record | None, current: Mapping[str, str | None]) -> Compari
     return Comparison(TRUSTED if not (added or removed or changed) else CHANGED, added, removed, changed)
 
 
+def shown(name: str) -> str:
+    """A file name as printed: one with a newline or another control character quoted, so a repository
+    cannot write lines of its own into agentcfg's output."""
+    return name if name.isprintable() else ascii(name)
+
+
 def describe(comparison: Comparison) -> str:
     """`changed: a.toml; added: b.toml`: what differs from the record."""
     parts = [
-        f"{label}: {', '.join(names)}"
+        f"{label}: {', '.join(shown(n) for n in names)}"
         for label, names in (
             ("changed", comparison.changed),
             ("added", comparison.added),
@@ -229,6 +235,11 @@ def locate(directory: str | None, environ: env.Environ, cwd: Path | None = None)
     path = Path(directory).expanduser()
     if not path.exists():
         raise AgentcfgError(f"{directory} does not exist", hint="Give the project's directory: `agentcfg trust DIR`.")
+    if path.resolve() == env.home(environ).resolve():
+        raise AgentcfgError(
+            "your HOME is not a project: profiles of your own go in agentcfg's profiles dir",
+            hint="Add one with `agentcfg profile add NAME --base-url URL --model ID`.",
+        )
     if (path / ".agentcfg" / "profiles").is_dir():
         return path / ".agentcfg" / "profiles"
     if path.name == ".agentcfg" and (path / "profiles").is_dir():

@@ -219,6 +219,23 @@ def test_trust_accepts_the_profiles_dir_and_refuses_what_it_cannot_trust(home: H
     assert "--list" in _in(home, tmp_path, "trust", "--list", "--revoke", check=2).stderr
 
 
+def test_a_moved_project_is_listed_missing_and_can_still_be_revoked(home: Home, tmp_path: Path):
+    repo = _repo(tmp_path, {"team.toml": 'base_url = "http://127.0.0.1:9/v1"\nmodel = "m"\n'})
+    _in(home, repo, "trust")
+    repo.rename(tmp_path / "moved")
+    assert json.loads(_in(home, tmp_path, "trust", "--list", "--json").stdout)[0]["state"] == "missing"
+    _in(home, tmp_path, "trust", "--revoke", str(repo))
+    assert json.loads(_in(home, tmp_path, "trust", "--list", "--json").stdout) == []
+    home.write(".agentcfg/profiles/x.toml", 'base_url = "http://127.0.0.1:9/v1"\nmodel = "m"\n')
+    assert "HOME is not a project" in _in(home, tmp_path, "trust", str(home.root), check=2).stderr
+
+
+def test_a_file_name_cannot_write_a_line_of_its_own(home: Home, tmp_path: Path):
+    repo = _repo(tmp_path, {"a\nagentcfg: all good.toml": 'model = "m"\n'})
+    listed = _in(home, repo, "profile", "list")
+    assert listed.stderr.count("\n") == 1 and "\\n" in listed.stderr
+
+
 def test_an_ignored_project_profile_is_named_in_the_unknown_profile_error(home: Home, tmp_path: Path):
     repo = _repo(tmp_path, {"team.toml": 'base_url = "http://127.0.0.1:9/v1"\nmodel = "m"\n'})
     failed = _in(home, repo, "key", "get", "team", check=2)
