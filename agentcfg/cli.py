@@ -553,10 +553,13 @@ def key_get(name: str) -> None:
 
     The keyring's entry wins; without one, a value already exported in the profile's variable.
     """
-    from agentcfg import keystore
+    from agentcfg import keystore, profiles
 
     environ = _environ()
-    resolved = keystore.resolve(_key_profile(name, environ), environ)
+    found = profiles.find(name, environ)  # yours or a built-in: no project file is read
+    if not found.key_env:
+        raise keystore.not_keyed(found)
+    resolved = keystore.resolve(found, environ)
     assert resolved is not None
     _print_secret(resolved.value + "\n")
 
@@ -979,7 +982,95 @@ def profile_rm(name: str) -> None:
         click.echo(f"The built-in profile {name} applies again.")
 
 
+# -- trust -------------------------------------------------------------------------------------------
+
+
+@cli.command("trust")
+@click.argument("directory", required=False, metavar="[DIR]")
+@click.option("--list", "listing", is_flag=True, help="List the trusted projects: trusted, changed or missing.")
+@click.option("--revoke", is_flag=True, help="Stop using the profiles of DIR (default: the project here).")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+def trust_command(directory: str | None, listing: bool, revoke: bool, as_json: bool) -> None:
+    """Use the profiles in a project's .agentcfg/profiles/ (a cloned repository's are ignored until then).
+
+    \b
+    agentcfg trust               the project here (the nearest .agentcfg/profiles/ from here up)
+    agentcfg trust ~/src/team    that project (its directory, or its .agentcfg/profiles)
+    agentcfg trust --list        trusted projects, and whether their files changed since
+    agentcfg trust --revoke      stop using this project's profiles
+
+    A project profile decides where your prompts and a key go, so check what is shown. Trust covers
+    exactly these files, by content: once one is added, removed or changed, the project's profiles are
+    ignored again until you trust them again. Even trusted, a project profile never replaces one of
+    yours, nor reads another profile's key variable.
+    """
+    from agentcfg import report, trust
+
+    environ = _environ()
+    if listing:
+        if directory or revoke:
+            raise AgentcfgError("--list takes no DIR and no --revoke", hint="Run `agentcfg trust --list` alone.")
+        rows = trust.states(environ)
+        if as_json:
+            click.echo(report.dumps(rows))
+        elif not rows:
+            click.echo("No trusted projects. `agentcfg trust DIR` trusts one.")
+        for row in rows if not as_json else []:
+            files = ", ".join(row["files"])  # type: ignore[arg-type]
+            extra = f" ({row['differences']})" if row.get("differences") else ""
+            click.echo(f"{row['project']}  {row['state']}{extra}  since {row['trusted_at']}  files: {files}")
+        return
+    if revoke:
+        try:
+            root = trust.project_root(trust.locate(directory, environ))
+        except AgentcfgError:
+            if directory is None:
+                raise
+            from pathlib import Path
+
+            root = Path(directory).expanduser().resolve()  # a project since removed can still be revoked
+
+        def forget(records: dict[str, trust.Record]) -> None:
+            if str(root) not in records:
+                raise AgentcfgError(f"{root} is not trusted", hint="`agentcfg trust --list` shows trusted projects.")
+            del records[str(root)]
+
+        trust.update_store(environ, forget)
+        if as_json:
+            click.echo(report.dumps({"project": str(root), "revoked": True}))
+        else:
+            click.echo(f"Revoked trust in {root}: its profiles are ignored from now on.")
+        return
+    directory_found = trust.locate(directory, environ)
+    root = trust.project_root(directory_found)
+    rows, warnings, files = trust.review(directory_found, environ)
+    if not as_json:
+        click.echo(f"Trusting {root} ({directory_found}):")
+        width = max(len(str(r["name"])) for r in rows)
+        for r in rows:
+            key = f"key {r['key_env']}" if r["key_env"] else "no key"
+            click.echo(f"  {r['name']!s:<{width}}  {r['base_url']} ({r['host']})  model {r['model']}  {key}")
+        for warning in warnings:
+            click.echo(f"warning: {warning}", err=True)
+    trust.update_store(environ, lambda records: records.update({str(root): trust.Record(files, trust.now())}))
+    if as_json:
+        document = {"project": str(root), "profiles_dir": str(directory_found), "profiles": rows}
+        click.echo(report.dumps({**document, "warnings": warnings, "trusted": True}))
+        return
+    click.echo(
+        f"Trusted {len(files)} profile files of {root}. If one changes they are ignored again; "
+        f"`agentcfg trust --revoke {root}` stops using them."
+    )
+
+
 # -- entry point -------------------------------------------------------------------------------------
+
+
+def _emit_profile_notices() -> None:
+    """What reading profiles had to say (an ignored project, a skipped file), once per command."""
+    if "agentcfg.profiles" in sys.modules:  # a command that read no profile has nothing to say
+        for line in sys.modules["agentcfg.profiles"].notices():
+            click.echo(line, err=True)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -992,7 +1083,11 @@ def main(argv: list[str] | None = None) -> None:
         sys.stdout = redact.RedactingStream(sys.stdout)  # type: ignore[assignment]
         sys.stderr = redact.RedactingStream(sys.stderr)  # type: ignore[assignment]
     try:
-        cli.main(args=argv, prog_name="agentcfg", standalone_mode=False)
+        try:
+            cli.main(args=argv, prog_name="agentcfg", standalone_mode=False)
+        finally:
+            if not completing:
+                _emit_profile_notices()  # before any error: an ignored project is often its cause
     except click.exceptions.Abort:
         click.echo("Aborted.", err=True)
         sys.exit(130)

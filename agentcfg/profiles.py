@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from agentcfg import env, fields
+from agentcfg import env, fields, trust
 from agentcfg.errors import AgentcfgError
 from agentcfg.resources import data_dir
 
@@ -169,6 +169,17 @@ def parse(name: str, text: str, source: str, cache: _ValidatedCache | None = Non
     return Profile(name=name, source=source, **data)
 
 
+def _read_file(path: Path) -> str | None:
+    """A user or built-in profile file's text (None when it does not exist): bounded, regular files only."""
+    from agentcfg import fsutil
+
+    data = fsutil.read_limited(path, str(path), fsutil.PROFILE_LIMIT)
+    try:
+        return None if data is None else data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise AgentcfgError(f"cannot read profile: {exc}", where=str(path)) from None
+
+
 def _read_dir(directory: Path, source_of, cache: _ValidatedCache) -> dict[str, Profile]:
     found: dict[str, Profile] = {}
     try:
@@ -176,20 +187,40 @@ def _read_dir(directory: Path, source_of, cache: _ValidatedCache) -> dict[str, P
     except OSError:
         return found
     for path in paths:
-        try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise AgentcfgError(f"cannot read profile: {exc}", where=str(path)) from None
-        found[path.stem] = parse(path.stem, text, source_of(path), cache)
+        text = _read_file(path)
+        if text is not None:
+            found[path.stem] = parse(path.stem, text, source_of(path), cache)
     return found
 
 
 PROJECT = "project:"  # the source prefix of a profile from a project's .agentcfg/profiles/
 
+# What loading profiles had to say (an ignored project, a skipped file), for the CLI to print once per
+# command however many times the profiles are read: lines starting "note: " or "warning: ".
+_notices: list[str] = []
+_said: set[str] = set()
+
+
+def notices() -> list[str]:
+    """The lines not yet printed (and forget them: each is said once per process)."""
+    drained = list(_notices)
+    _notices.clear()
+    return drained
+
+
+def _say(lines: list[str]) -> None:
+    for line in lines:
+        if line not in _said:
+            _said.add(line)
+            _notices.append(line)
+
 
 def project_profiles_dir(environ: env.Environ, cwd: Path | None = None) -> Path | None:
     """The nearest `.agentcfg/profiles/` from the working directory up (HOME itself is not a project)."""
-    start = (cwd or Path.cwd()).resolve()
+    try:
+        start = (cwd or Path.cwd()).resolve()
+    except OSError:  # the working directory was removed
+        return None
     home = env.home(environ).resolve()
     for directory in (start, *start.parents):
         if directory == home:
@@ -200,50 +231,134 @@ def project_profiles_dir(environ: env.Environ, cwd: Path | None = None) -> Path 
     return None
 
 
-def _add_project(profiles: dict[str, Profile], project: dict[str, Profile]) -> None:
-    """Project profiles add names; they never replace yours, nor borrow another profile's key variable
-    (a cloned repository must not be able to send your gateway key to a host of its choosing)."""
-    variables = {p.key_env: p.name for p in profiles.values() if p.key_env}
-    for name, profile in project.items():
-        where = profile.source.removeprefix(PROJECT)
-        if name in profiles:
-            kind = "built-in" if profiles[name].source == BUILT_IN else "user"
-            raise AgentcfgError(
-                f"this project's profile {name!r} has the name of a {kind} profile",
-                where=where,
-                hint="A project profile never replaces one of yours: rename the file.",
-            )
-        if profile.key_env in variables:
-            raise AgentcfgError(
-                f"this project's profile {name!r} reads the key variable {profile.key_env} of profile "
-                f"{variables[profile.key_env]!r}",
-                where=where,
-                hint="A project profile must use a key variable of its own, so your key never goes to its host.",
-            )
-        profiles[name] = profile
+@dataclass
+class ProjectSet:
+    """What a project contributes: the profiles used, the lines to print, and the names left out with why
+    (for the unknown-profile error)."""
+
+    profiles: dict[str, Profile]
+    notices: list[str]
+    ignored: dict[str, tuple[str, str]]  # name -> (why, what to do)
 
 
-def load_all(environ: env.Environ, cwd: Path | None = None) -> dict[str, Profile]:
-    """Built-ins, then the user's profiles (which override built-ins of the same name), then the
-    current project's (which only add names)."""
-    cache = _ValidatedCache(environ)
+def _names(files: list[str], most: int = 8) -> str:
+    stems = [trust.shown(f.removesuffix(".toml")) for f in files]
+    return ", ".join(stems[:most]) + (f" and {len(stems) - most} more" if len(stems) > most else "")
+
+
+def project_set(
+    directory: Path,
+    files: list[str],
+    record: trust.Record | None,
+    read: dict[str, bytes],
+    unreadable: dict[str, str],
+    known: dict[str, Profile],
+    cache: _ValidatedCache | None,
+) -> ProjectSet:
+    """A project's profiles, given its file names, its trust record and (when there is one) the files read.
+
+    The set is used only when it equals the record exactly; otherwise nothing of it is, with one note.
+    In a trusted set, a file that fails to parse, takes a user or built-in profile's name, or reads another
+    profile's key variable is skipped with one warning each: the others still work.
+    """
+    root = trust.project_root(directory)
+    command = trust.trust_command(root)
+    if not files:
+        return ProjectSet({}, [], {})
+    comparison = trust.compare(record, trust.digests(read, unreadable))
+    if comparison.state != trust.TRUSTED:
+        if comparison.state == trust.UNTRUSTED:
+            why = "not trusted"
+            listed = files
+        else:
+            why = f"changed since you trusted them on {record.trusted_at[:10] if record else '?'}"
+            listed = sorted(set(files) | set(record.files if record else ()))
+            why += f" ({trust.describe(comparison)})"
+        problems = "".join(f"; {trust.shown(name)}: {reason}" for name, reason in sorted(unreadable.items()))
+        note = (
+            f"note: ignoring this project's profiles {_names(listed)} ({directory}): {why}{problems}. "
+            f"Check them, then run `{command}` to use them."
+        )
+        hint = f"Check {directory}, then run `{command}` to use its profiles."
+        return ProjectSet({}, [note], {f.removesuffix(".toml"): (why, hint) for f in files})
+    used: dict[str, Profile] = {}
+    lines: list[str] = []
+    ignored: dict[str, tuple[str, str]] = {}
+    variables = {p.key_env: p.name for p in known.values() if p.key_env}
+    for filename in files:
+        name, where = filename.removesuffix(".toml"), str(directory / filename)
+        try:
+            profile = parse(name, read[filename].decode("utf-8"), PROJECT + where, cache)
+        except UnicodeDecodeError as exc:
+            problem = f"is not UTF-8 ({exc.reason})"
+        except AgentcfgError as exc:
+            problem = " ".join(exc.message.split())
+        else:
+            if name in known:
+                kind = "built-in" if known[name].source == BUILT_IN else "user"
+                problem = f"has the name of a {kind} profile (a project profile never replaces one of yours)"
+            elif profile.key_env in variables:
+                problem = (
+                    f"reads the key variable {profile.key_env} of profile {variables[profile.key_env]!r} "
+                    "(a project profile must use a key variable of its own)"
+                )
+            else:
+                used[name] = profile
+                continue
+        lines.append(f"warning: {where}: this project's profile {name!r} is skipped: it {problem}")
+        ignored.setdefault(name, (f"skipped: it {problem}", f"Fix or rename {where} (it is the project's file)."))
+    return ProjectSet(used, lines, ignored)
+
+
+def _own(environ: env.Environ, cache: _ValidatedCache) -> dict[str, Profile]:
     profiles = _read_dir(data_dir("profiles"), lambda _p: BUILT_IN, cache)
     profiles.update(_read_dir(profiles_dir(environ), str, cache))
-    if project := project_profiles_dir(environ, cwd):
-        _add_project(profiles, _read_dir(project, lambda p: PROJECT + str(p), cache))
+    return profiles
+
+
+def load_own(environ: env.Environ) -> dict[str, Profile]:
+    """The built-in and the user's profiles, without any project's."""
+    cache = _ValidatedCache(environ)
+    profiles = _own(environ, cache)
+    cache.save()
+    return profiles
+
+
+def _load(environ: env.Environ, cwd: Path | None = None) -> tuple[dict[str, Profile], dict[str, tuple[str, str]]]:
+    """Every profile that applies here, and the project's names that were left out (with why)."""
+    cache = _ValidatedCache(environ)
+    profiles = _own(environ, cache)
+    ignored: dict[str, tuple[str, str]] = {}
+    if (project := project_profiles_dir(environ, cwd)) and (files := trust.file_names(project)):
+        record = trust.record_for(trust.project_root(project), environ)
+        # Without a record nothing is read: an untrusted repository's files are only listed.
+        read, unreadable = trust.read_set(project) if record is not None else ({}, {})
+        found = project_set(project, files, record, read, unreadable, profiles, cache)
+        profiles.update(found.profiles)
+        ignored = found.ignored
+        _say(found.notices)
     cache.save()
     from agentcfg import redact
 
     for profile in profiles.values():
         if profile.key_env:
             redact.register(environ.get(profile.key_env))
-    return profiles
+    return profiles, ignored
+
+
+def load_all(environ: env.Environ, cwd: Path | None = None) -> dict[str, Profile]:
+    """Built-ins, then the user's profiles (which override built-ins of the same name), then the
+    current project's when it is trusted (which only add names)."""
+    return _load(environ, cwd)[0]
 
 
 def get(name: str, environ: env.Environ) -> Profile:
-    profiles = load_all(environ)
+    profiles, ignored = _load(environ)
     if name in profiles:
         return profiles[name]
+    if name in ignored:
+        why, hint = ignored[name]
+        raise AgentcfgError(f"{name!r} is a profile of this project that is not used: {why}", hint=hint)
     import difflib
 
     close = difflib.get_close_matches(name, profiles, n=1)
@@ -253,6 +368,29 @@ def get(name: str, environ: env.Environ) -> Profile:
         hint="List them with `agentcfg profile list`; "
         "add one with `agentcfg profile add NAME --base-url URL --model ID`.",
     )
+
+
+def find(name: str, environ: env.Environ) -> Profile:
+    """One profile by name, yours first, then the built-in, reading only that file: the project (and every
+    other profile file) is read only when neither has the name. `agentcfg key get` runs on every start of
+    Claude Code and Codex, inside any repository: it must not depend on (or wait for) a project's files."""
+    if NAME_RE.fullmatch(name):
+        for path, source in (
+            (profiles_dir(environ) / f"{name}.toml", None),
+            (data_dir("profiles") / f"{name}.toml", BUILT_IN),
+        ):
+            text = _read_file(path)
+            if text is None:
+                continue
+            cache = _ValidatedCache(environ)
+            found = parse(name, text, source or str(path), cache)
+            cache.save()
+            from agentcfg import redact
+
+            if found.key_env:
+                redact.register(environ.get(found.key_env))
+            return found
+    return get(name, environ)
 
 
 def read_source(source: str, environ: env.Environ) -> str:

@@ -79,6 +79,9 @@ def test_project_profiles_are_found_inside_the_project_and_shown_as_such(home: H
     (project / ".agentcfg" / "profiles" / "team.toml").write_text(
         'base_url = "http://127.0.0.1:8001/v1"\nmodel = "team-model"\nkey_env = "TEAM_KEY"\n'
     )
+    untrusted = _in(home, project / "src" / "deep", "profile", "list")
+    assert "team" not in untrusted.stdout and f"agentcfg trust {project}" in untrusted.stderr
+    _in(home, project / "src", "trust")
     listed = _in(home, project / "src" / "deep", "profile", "list").stdout
     assert "team" in listed and "project " in listed and "team.toml" in listed
     assert "team" not in home.run("profile", "list").stdout  # outside the project: not there
@@ -97,12 +100,15 @@ def test_project_profiles_are_found_inside_the_project_and_shown_as_such(home: H
     ],
 )
 def test_a_project_profile_cannot_take_over_a_name_or_a_key_variable(home: Home, tmp_path: Path, text, message):
+    """Even trusted, such a file is skipped with a warning; the rest (here: taotoken itself) still works."""
     profiles = tmp_path / "repo" / ".agentcfg" / "profiles"
     profiles.mkdir(parents=True)
     (profiles / ("taotoken.toml" if "built-in" in message else "evil.toml")).write_text(text)
-    failed = _in(home, tmp_path / "repo", "switch", "taotoken", "--agent", "codex", check=2)
-    assert message in failed.stderr and str(profiles) in failed.stderr
-    assert not home.path(".codex/config.toml").exists()
+    _in(home, tmp_path / "repo", "trust")
+    switched = _in(home, tmp_path / "repo", "switch", "taotoken", "--agent", "codex")
+    assert message in switched.stderr and str(profiles) in switched.stderr and "warning:" in switched.stderr
+    assert "evil.example" not in home.read(".codex/config.toml")
+    assert "taotoken.net" in home.read(".codex/config.toml")
 
 
 def test_agents_lists_installed_agents_with_versions_and_what_they_point_at(home: Home):

@@ -1,0 +1,335 @@
+"""Trusted projects: a repository's `.agentcfg/profiles/` is used only once you have trusted exactly its set
+of files, like `direnv allow` or `mise trust`.
+
+A cloned repository is untrusted input: a profile in it decides where requests (and a key) go. So the
+profiles of a project are used only while its files are byte for byte the set you trusted: a file added,
+removed or changed makes the whole set untrusted again until you look and run `agentcfg trust` once more.
+
+The store is one private JSON file in agentcfg's state dir:
+    {"version": 1, "projects": {"/real/path/of/repo": {"files": {"team.toml": "<sha256>"}, "trusted_at": "..."}}}
+Everything here but `load_store`, `save_store` and `read_set` is pure.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import shlex
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from agentcfg import env
+from agentcfg.errors import AgentcfgError
+
+STORE = "trusted-projects.json"
+VERSION = 1
+TRUSTED, CHANGED, UNTRUSTED, MISSING = "trusted", "changed", "untrusted", "missing"
+
+# Variables that hold a credential for something other than one team's LLM endpoint: a project profile
+# reading one of them would hand that secret to the project's host.
+_GENERAL_SECRETS = {
+    "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "GITHUB_TOKEN", "GH_TOKEN", "GITLAB_TOKEN",
+    "NPM_TOKEN", "PYPI_TOKEN", "HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "GEMINI_API_KEY", "GOOGLE_API_KEY",
+    "MISTRAL_API_KEY", "GROQ_API_KEY", "OPENROUTER_API_KEY", "DEEPSEEK_API_KEY", "DASHSCOPE_API_KEY",
+    "TOGETHER_API_KEY", "XAI_API_KEY", "CLOUDFLARE_API_TOKEN", "DIGITALOCEAN_TOKEN", "SLACK_TOKEN",
+    "DOCKER_PASSWORD", "VAULT_TOKEN", "CI_JOB_TOKEN", "SSH_AUTH_SOCK",
+}  # fmt: skip
+_GENERAL_PREFIXES = ("AWS_", "AZURE_", "GOOGLE_", "GCP_", "GCLOUD_", "ARM_", "GITHUB_", "GH_", "OPENAI_", "ANTHROPIC_")
+
+
+@dataclass(frozen=True)
+class Record:
+    """One trusted project: its profile files by name, each with the sha256 of its bytes."""
+
+    files: dict[str, str]
+    trusted_at: str
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """A project's files now against its record."""
+
+    state: str  # TRUSTED, CHANGED or UNTRUSTED (no record)
+    added: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    changed: list[str] = field(default_factory=list)  # different bytes, or unreadable now
+
+
+def digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def compare(record: Record | None, current: Mapping[str, str | None]) -> Comparison:
+    """`current`: each file's digest, None for one that could not be read (never equal to a record)."""
+    if record is None:
+        return Comparison(UNTRUSTED)
+    added = sorted(set(current) - set(record.files))
+    removed = sorted(set(record.files) - set(current))
+    changed = sorted(n for n in set(current) & set(record.files) if current[n] is None or current[n] != record.files[n])
+    return Comparison(TRUSTED if not (added or removed or changed) else CHANGED, added, removed, changed)
+
+
+def shown(name: str) -> str:
+    """A file name as printed: one with a newline or another control character quoted, so a repository
+    cannot write lines of its own into agentcfg's output."""
+    return name if name.isprintable() else ascii(name)
+
+
+def describe(comparison: Comparison) -> str:
+    """`changed: a.toml; added: b.toml`: what differs from the record."""
+    parts = [
+        f"{label}: {', '.join(shown(n) for n in names)}"
+        for label, names in (
+            ("changed", comparison.changed),
+            ("added", comparison.added),
+            ("removed", comparison.removed),
+        )
+        if names
+    ]
+    return "; ".join(parts)
+
+
+def general_secret(variable: str) -> bool:
+    """Does `variable` look like a credential for something else than a team's own endpoint?"""
+    upper = variable.upper()
+    return upper in _GENERAL_SECRETS or upper.startswith(_GENERAL_PREFIXES) or bool(re.search(r"PASSW(OR)?D", upper))
+
+
+def project_root(profiles_dir: Path) -> Path:
+    """The project a `.agentcfg/profiles/` belongs to: the real path of the directory holding `.agentcfg/`."""
+    return profiles_dir.parent.parent.resolve()
+
+
+def trust_command(root: Path) -> str:
+    return f"agentcfg trust {shlex.quote(str(root))}"
+
+
+def file_names(profiles_dir: Path) -> list[str]:
+    """The profile files of a project (names only: listing reads no file)."""
+    try:
+        return sorted(p.name for p in profiles_dir.glob("*.toml"))
+    except OSError:
+        return []
+
+
+def read_set(profiles_dir: Path) -> tuple[dict[str, bytes], dict[str, str]]:
+    """Each profile file's bytes, and for those that cannot be read (a FIFO, a device, too large, ...) why.
+
+    Bounded and non-blocking (fsutil.read_limited): a hostile file costs one skipped entry, never a hang.
+    """
+    from agentcfg import fsutil
+
+    read: dict[str, bytes] = {}
+    unreadable: dict[str, str] = {}
+    for name in file_names(profiles_dir):
+        try:
+            data = fsutil.read_limited(profiles_dir / name, name, fsutil.PROFILE_LIMIT)
+        except AgentcfgError as exc:
+            unreadable[name] = exc.message
+            continue
+        if data is None:  # removed since the listing
+            continue
+        read[name] = data
+    return read, unreadable
+
+
+def digests(read: Mapping[str, bytes], unreadable: Mapping[str, str]) -> dict[str, str | None]:
+    return {**{n: digest(d) for n, d in read.items()}, **dict.fromkeys(unreadable)}
+
+
+# -- the store (the one edge) ----------------------------------------------------------------------------
+
+
+def store_path(environ: env.Environ) -> Path:
+    return env.state_dir(environ) / STORE
+
+
+def parse_store(text: str) -> dict[str, Record]:
+    """The store's records; entries of the wrong shape are dropped (so they trust nothing)."""
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return {}
+    projects = data.get("projects") if isinstance(data, dict) else None
+    records: dict[str, Record] = {}
+    for root, entry in (projects or {}).items() if isinstance(projects, dict) else ():
+        files = entry.get("files") if isinstance(entry, dict) else None
+        if isinstance(files, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in files.items()):
+            records[root] = Record(files=dict(files), trusted_at=str(entry.get("trusted_at", "")))
+    return records
+
+
+def dump_store(records: Mapping[str, Record]) -> str:
+    projects = {
+        root: {"files": dict(sorted(r.files.items())), "trusted_at": r.trusted_at} for root, r in records.items()
+    }
+    return json.dumps({"version": VERSION, "projects": dict(sorted(projects.items()))}, indent=2) + "\n"
+
+
+def load_store(environ: env.Environ) -> dict[str, Record]:
+    """The trusted projects; none when the store is missing or unreadable (then nothing is trusted)."""
+    from agentcfg import fsutil
+
+    path = store_path(environ)
+    try:
+        data = fsutil.read_limited(path, str(path), fsutil.PROFILE_LIMIT)
+    except AgentcfgError:
+        return {}
+    if data is None:
+        return {}
+    try:
+        return parse_store(data.decode("utf-8"))
+    except UnicodeDecodeError:
+        return {}
+
+
+def save_store(environ: env.Environ, records: Mapping[str, Record]) -> None:
+    from agentcfg import fsutil
+
+    path = store_path(environ)
+    try:
+        fsutil.private_dir(path.parent)
+        fsutil.write_private(path, dump_store(records))
+    except OSError as exc:
+        raise AgentcfgError(
+            f"cannot write the trust store: {exc.strerror or exc}",
+            where=str(path),
+            hint=fsutil.space_hint(exc, str(path.parent)),
+        ) from None
+
+
+def update_store(environ: env.Environ, change: Callable[[dict[str, Record]], None]) -> None:
+    """Read, change and write the store under a lock, so two `agentcfg trust` at once both count."""
+    from agentcfg import fsutil
+
+    path = store_path(environ)
+    fsutil.private_dir(path.parent)
+    with fsutil.exclusive_lock(path.with_name(STORE + ".lock")):
+        records = load_store(environ)
+        change(records)
+        save_store(environ, records)
+
+
+def record_for(root: Path, environ: env.Environ) -> Record | None:
+    return load_store(environ).get(str(root))
+
+
+# -- `agentcfg trust` ------------------------------------------------------------------------------------
+
+
+def locate(directory: str | None, environ: env.Environ, cwd: Path | None = None) -> Path:
+    """The `.agentcfg/profiles/` that DIR names (the project root, its .agentcfg, or that dir itself), or
+    the nearest one from the working directory up."""
+    from agentcfg import profiles
+
+    if directory is None:
+        found = profiles.project_profiles_dir(environ, cwd)
+        if found is None:
+            raise AgentcfgError(
+                f"no project here: no .agentcfg/profiles/ in {cwd or Path.cwd()} or a directory above it (up to HOME)",
+                hint="Run it inside the project, or name it: `agentcfg trust DIR`.",
+            )
+        return found
+    path = Path(directory).expanduser()
+    if not path.exists():
+        raise AgentcfgError(f"{directory} does not exist", hint="Give the project's directory: `agentcfg trust DIR`.")
+    if path.resolve() == env.home(environ).resolve():
+        raise AgentcfgError(
+            "your HOME is not a project: profiles of your own go in agentcfg's profiles dir",
+            hint="Add one with `agentcfg profile add NAME --base-url URL --model ID`.",
+        )
+    if (path / ".agentcfg" / "profiles").is_dir():
+        return path / ".agentcfg" / "profiles"
+    if path.name == ".agentcfg" and (path / "profiles").is_dir():
+        return path / "profiles"
+    if path.name == "profiles" and path.parent.name == ".agentcfg" and path.is_dir():
+        return path
+    raise AgentcfgError(
+        f"no .agentcfg/profiles/ in {directory}: it is not a project with profiles",
+        hint="Give the directory that holds .agentcfg/ (or its .agentcfg/profiles).",
+    )
+
+
+def _host(url: str | None) -> str:
+    from urllib.parse import urlsplit
+
+    try:
+        return (urlsplit(url).hostname or "") if url else ""
+    except ValueError:
+        return ""
+
+
+def review(profiles_dir: Path, environ: env.Environ) -> tuple[list[dict[str, str | None]], list[str], dict[str, str]]:
+    """Validate every file of a project before it is trusted: its profiles (name, base_url, host, model,
+    key_env), the warnings to show, and the digests to record. A file that cannot be read or does not
+    validate raises, naming it: nothing is recorded then."""
+    from agentcfg import profiles
+
+    read, unreadable = read_set(profiles_dir)
+    for name, reason in sorted(unreadable.items()):
+        raise AgentcfgError(
+            f"cannot trust this project: {reason}",
+            where=str(profiles_dir / name),
+            hint="Replace it with a regular profile file (or remove it), then run `agentcfg trust` again.",
+        )
+    if not read:
+        raise AgentcfgError(f"no profile files (*.toml) in {profiles_dir}: nothing to trust")
+    known = profiles.load_own(environ)
+    variables = {p.key_env: p.name for p in known.values() if p.key_env}
+    rows: list[dict[str, str | None]] = []
+    warnings: list[str] = []
+    for filename, data in sorted(read.items()):
+        name, where = filename.removesuffix(".toml"), str(profiles_dir / filename)
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise AgentcfgError(f"is not UTF-8 text ({exc.reason})", where=where) from None
+        profile = profiles.parse(name, text, profiles.PROJECT + where)
+        host = _host(profile.base_url)
+        rows.append(
+            {"name": name, "file": filename, "base_url": profile.base_url, "host": host, "model": profile.model,
+             "key_env": profile.key_env, "anthropic_base_url": profile.anthropic_base_url}
+        )  # fmt: skip
+        if name in known:
+            kind = "built-in" if known[name].source == profiles.BUILT_IN else "user"
+            warnings.append(f"{filename}: has the name of a {kind} profile: it will be skipped (yours stays)")
+        elif profile.key_env and profile.key_env in variables:
+            warnings.append(
+                f"{filename}: reads the key variable {profile.key_env} of profile {variables[profile.key_env]!r}: "
+                "it will be skipped (a project profile must use a key variable of its own)"
+            )
+        elif profile.key_env and general_secret(profile.key_env):
+            exported = " (set in this shell)" if environ.get(profile.key_env) else ""
+            warnings.append(
+                f"{name} reads {profile.key_env}{exported}, which looks like a general secret rather than a key "
+                f"for this team's endpoint: it would be sent to {host or profile.base_url}"
+            )
+        for url in (profile.base_url, profile.anthropic_base_url):
+            if url and not profiles.is_loopback(_host(url)):
+                sent = f" and the key in {profile.key_env}" if profile.key_env else ""
+                warnings.append(f"{name} sends your prompts{sent} to {_host(url) or url}, off this machine")
+    return rows, warnings, {n: digest(d) for n, d in read.items()}
+
+
+def now() -> str:
+    from datetime import datetime, timezone
+
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def states(environ: env.Environ) -> list[dict[str, object]]:
+    """Each trusted project: its path, files, when trusted, and trusted / changed / missing now."""
+    rows: list[dict[str, object]] = []
+    for root, record in sorted(load_store(environ).items()):
+        directory = Path(root) / ".agentcfg" / "profiles"
+        row: dict[str, object] = {"project": root, "state": MISSING, "files": sorted(record.files)}
+        row["trusted_at"] = record.trusted_at
+        if directory.is_dir():
+            comparison = compare(record, digests(*read_set(directory)))
+            row["state"] = comparison.state
+            if comparison.state == CHANGED:
+                row["differences"] = describe(comparison)
+        rows.append(row)
+    return rows
