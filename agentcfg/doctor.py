@@ -134,6 +134,16 @@ def helper_profile(helper: str | None, profiles: dict[str, Profile]) -> Profile 
     return profiles.get(name)
 
 
+def _host(url: str) -> str:
+    """host[:port] of a URL, for messages (never its user:password@)."""
+    parts = urlsplit(url)
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    return (parts.hostname or url) + (f":{port}" if port else "")
+
+
 def _guard(target: Target, profiles: dict[str, Profile]) -> None:
     """One rule for every key doctor sends, whatever its source.
 
@@ -148,7 +158,7 @@ def _guard(target: Target, profiles: dict[str, Profile]) -> None:
 
     if not target.key or not target.base_url or is_placeholder(target.key):
         return
-    host = urlsplit(target.base_url).hostname or target.base_url
+    host = _host(target.base_url)
     owners = [profiles[name] for name in target.key_owners if name in profiles]
     where = f"endpoint {target.base_url}" + (f" from {target.endpoint_from}" if target.endpoint_from else "")
     if owners:
@@ -170,12 +180,13 @@ def _guard(target: Target, profiles: dict[str, Profile]) -> None:
             "key-wrong-host",
             FAIL,
             target.agent,
-            f"{target.agent} would send your key from {target.key_source} to {host}, an endpoint this project's "
+            f"{target.agent} would send your key from {target.key_source} to {host}, the endpoint that "
             f"{target.endpoint_from} sets: doctor withheld it",
             f"key from {target.key_source}; {where}",
             f"if you do not trust this project, remove ANTHROPIC_BASE_URL from {target.endpoint_from} "
-            "(Claude Code would send the key there); if you do, give it a profile of its own: "
-            "agentcfg profile add NAME --base-url ... --key-env VAR, agentcfg key set NAME",
+            f"({target.agent} sends the key there too); if you do, give the endpoint a profile and its own key: "
+            "agentcfg profile add NAME --base-url ... --anthropic-base-url URL --key-env VAR, "
+            "agentcfg key set NAME, agentcfg switch NAME",
         )
     else:
         return
@@ -282,19 +293,40 @@ def _resolve_key(
 
 
 def _header_findings(
-    target: Target, headers: tuple[Header, ...], profiles: dict[str, Profile], environ: env.Environ
+    target: Target,
+    headers: tuple[Header, ...],
+    profiles: dict[str, Profile],
+    environ: env.Environ,
+    *,
+    project: bool = False,
 ) -> list[Finding]:
     """A credential header of the user's that goes to an agentcfg profile's host: agentcfg did not set it,
-    so it is probably meant for another host (a gateway the agent pointed at before a switch)."""
+    so it is probably meant for another host (a gateway the agent pointed at before a switch). Also one
+    of yours that goes to an endpoint a project's file set (`project`: the headers are the project's own)."""
     from agentcfg.keystore import key_allowed
 
     if not target.base_url:
         return []
     hosts = [p for p in profiles.values() if key_allowed(p, target.base_url)]
     credentials = [h for h in headers if is_credential(h, environ)]
-    if not hosts or not credentials:
+    if not credentials:
         return []
-    host = urlsplit(target.base_url).hostname or target.base_url
+    host = _host(target.base_url)
+    if not hosts:
+        if not target.endpoint_project or project:
+            return []
+        return [
+            Finding(
+                "header-to-other-host",
+                WARN,
+                target.agent,
+                f"{target.agent} sends your header {header.name}, which looks like a credential, to {host}, "
+                f"the endpoint that {target.endpoint_from} sets",
+                f"{header.name} from {header.where}; endpoint {target.base_url} from {target.endpoint_from}",
+                f"if you do not trust this project, remove ANTHROPIC_BASE_URL from {target.endpoint_from}",
+            )
+            for header in credentials
+        ]
     return [
         Finding(
             "header-to-other-host",
@@ -350,7 +382,11 @@ def _claude_target(
     if layer := came_from.get(claude.CUSTOM_HEADERS):
         where = f"{claude.CUSTOM_HEADERS} in {layer.shown}"
         target.static += _header_findings(
-            target, claude.custom_headers(merged[claude.CUSTOM_HEADERS], where), profiles, environ
+            target,
+            claude.custom_headers(merged[claude.CUSTOM_HEADERS], where),
+            profiles,
+            environ,
+            project=layer.project,
         )
     if token and api_key:
         target.static.append(

@@ -322,3 +322,15 @@ def test_codex_env_http_headers_in_use_are_reported(home):
         report, output = run_doctor(home, "--agent", "codex", PORTKEY_API_KEY=SECRET)
     assert "X-Api-Key" in one(report, "codex", "header-to-other-host", "warn")["summary"]
     assert SECRET not in output and SECRET not in sent(server)
+
+
+def test_your_credential_header_to_a_project_endpoint_is_reported(home, tmp_path):
+    user = {"ANTHROPIC_AUTH_TOKEN": SECRET, "ANTHROPIC_CUSTOM_HEADERS": f"x-portkey-api-key: {PORTKEY_VALUE}"}
+    home.write(".claude/settings.json", json.dumps({"env": user}))
+    with serve(FaultServer()) as capture:
+        project = project_with(tmp_path, "settings.json", {"ANTHROPIC_BASE_URL": capture.root})
+        report, output = run_doctor(home, "--agent", "claude", cwd=project)
+    finding = one(report, "claude", "header-to-other-host", "warn")
+    assert "x-portkey-api-key" in finding["summary"] and "this project" in finding["summary"]
+    assert PORTKEY_VALUE not in output and PORTKEY_VALUE not in sent(capture)
+    assert SECRET not in output and SECRET not in sent(capture)
