@@ -169,7 +169,19 @@ def header_notes(agent: ModuleType, before: Texts, after: Texts, environ: env.En
 
     host = urlsplit(new.base_url).hostname or new.base_url
     shown = ", ".join(env.display(f.path, environ) for f in after)
-    return [
+    notes = []
+    if agent.NAME == "claude" and environ.get("ANTHROPIC_CUSTOM_HEADERS"):  # the shell's go along too
+        from agentcfg.agents import claude
+
+        shell = claude.custom_headers(environ["ANTHROPIC_CUSTOM_HEADERS"], "ANTHROPIC_CUSTOM_HEADERS")
+        notes += [
+            f"ANTHROPIC_CUSTOM_HEADERS in this shell has the header {header.name}, which looks like a credential: "
+            f"Claude Code will now send it to {host}; unset it (or drop that line) before running claude "
+            f"if it is not meant for {host}"
+            for header in shell
+            if is_credential(header, environ)
+        ]
+    return notes + [
         f"{agent.NAME}: {shown} keeps your header {header.name} ({header.where}), which looks like a credential: "
         f"{agent.NAME} will now send it to {host}. If it is not meant for {host}, remove it from {header.where} "
         "(`agentcfg rollback` undoes this switch)."

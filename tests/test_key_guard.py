@@ -334,3 +334,52 @@ def test_your_credential_header_to_a_project_endpoint_is_reported(home, tmp_path
     assert "x-portkey-api-key" in finding["summary"] and "this project" in finding["summary"]
     assert PORTKEY_VALUE not in output and PORTKEY_VALUE not in sent(capture)
     assert SECRET not in output and SECRET not in sent(capture)
+
+
+def test_opencode_header_from_a_variable_is_a_credential_by_its_variable():
+    from agentcfg.agents.base import header_table
+
+    (header,) = header_table({"X-Org": "{env:PORTKEY_API_KEY}"}, "provider.p.options.headers")
+    assert header.variable == "PORTKEY_API_KEY" and header.value is None and is_credential(header)
+
+
+def test_agents_read_the_headers_that_go_with_their_endpoint(tmp_path):
+    from agentcfg.agents import claude, codex, opencode
+    from agentcfg.agents.base import AgentFile
+
+    (header, routing) = claude.read(
+        {AgentFile(tmp_path / "s.json", "json"): (CORPUS_GLADO8.read_text(encoding="utf-8"))}
+    ).headers
+    assert (header.name, header.where, routing.name) == (
+        "x-portkey-api-key",
+        "env.ANTHROPIC_CUSTOM_HEADERS",
+        "x-portkey-provider",
+    )
+    toml = (
+        'model_provider = "p"\n[model_providers.p]\nbase_url = "u"\nhttp_headers = { "A" = "1" }\n'
+        'env_http_headers = { "B" = "B_VAR" }\n[model_providers.other]\nhttp_headers = { "C" = "3" }\n'
+    )
+    found_headers = codex.read({AgentFile(tmp_path / "c.toml", "toml"): toml}).headers
+    assert [(h.name, h.value, h.variable) for h in found_headers] == [("A", "1", None), ("B", None, "B_VAR")]
+    config = {
+        "model": "p/m",
+        "provider": {
+            "p": {"options": {"baseURL": "u", "headers": {"A": "1"}}, "models": {"m": {"headers": {"B": "2"}}}},
+            "q": {"options": {"headers": {"C": "3"}}},
+        },
+    }
+    found_headers = opencode.read({AgentFile(tmp_path / "o.json", "json"): json.dumps(config)}).headers
+    assert [(h.name, h.where) for h in found_headers] == [
+        ("A", "provider.p.options.headers"),
+        ("B", "provider.p.models.m.headers"),
+    ]
+
+
+def test_a_credential_header_in_the_shell_is_named_at_switch(home, tmp_path):
+    _taotoken_for_claude(home)
+    headers = f"x-portkey-api-key: {PORTKEY_VALUE}\nx-trace: 1"
+    result = home.run("switch", "taotoken", "--agent", "claude", ANTHROPIC_CUSTOM_HEADERS=headers)
+    output = result.stdout + result.stderr
+    line = next(line for line in output.splitlines() if "x-portkey-api-key" in line)
+    assert "this shell" in line and "taotoken.net" in line
+    assert PORTKEY_VALUE not in output and "x-trace" not in output

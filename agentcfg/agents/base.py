@@ -112,11 +112,16 @@ def header_table(table: object, where: str, *, from_variables: bool = False) -> 
     """The headers of a {name: value} table in an agent's file (values that are not strings: skipped)."""
     if not isinstance(table, dict):
         return ()
-    return tuple(
-        Header(str(name), where, variable=value) if from_variables else Header(str(name), where, value=value)
-        for name, value in table.items()
-        if isinstance(value, str)
-    )
+    headers = []
+    for name, value in table.items():
+        if not isinstance(value, str):
+            continue
+        reference = re.fullmatch(r"\{env:([^}]+)\}", value)  # opencode's `{env:VAR}`: the value is in VAR
+        if from_variables or reference:
+            headers.append(Header(str(name), where, variable=reference.group(1) if reference else value))
+        else:
+            headers.append(Header(str(name), where, value=value))
+    return tuple(headers)
 
 
 @dataclass(frozen=True)
