@@ -54,6 +54,12 @@ class Target:
     proxy: str | None = None  # the proxy its requests go through, if a proxy variable applies
     ca_file: str | None = None  # the extra CA certificates it trusts (from its variable), if any
     static: list[Finding] = field(default_factory=list)  # from its files and the environment
+    # For the host guard (doctor._guard): where the endpoint and the key came from.
+    endpoint_from: str = ""  # the file or variable that set base_url, e.g. "~/.claude/settings.json"
+    endpoint_project: bool = False  # base_url came from a project's file in the working directory
+    key_owners: tuple[str, ...] = ()  # the profiles the key belongs to (its keyring entry, or naming its variable)
+    key_from_project: bool = False  # the key itself came from the project's file: the project's, not yours
+    key_withheld: bool = False  # the guard kept the key back: the probes go without it
 
 
 # -- reading what came back ------------------------------------------------------------------------------
@@ -304,6 +310,15 @@ def _problem(target: Target, verdict: Verdict, seen: dict[str, Result]) -> Findi
     """A failed probe as the finding that names its cause and the fix."""
     agent, base, evidence = target.agent, target.base_url or "", verdict.message
     vid = verdict.id or "request-rejected"
+    if vid == "key-rejected" and target.key_withheld:  # sent without the key on purpose: not a wrong key
+        return Finding(
+            "key-wrong-host",
+            FAIL,
+            agent,
+            f"{base} wants a key; doctor withheld the one {agent} would send",
+            evidence,
+            "see the key-wrong-host finding above",
+        )
     if vid == "key-rejected" and not target.key:
         return Finding(
             "key-missing", FAIL, agent, f"{base} wants a key and {agent} sends none", evidence, _key_fix(target)

@@ -18,7 +18,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from agentcfg import budget, env, probes, proxies
-from agentcfg.agents.base import Binding, is_helper
+from agentcfg.agents.base import Binding, Header, is_credential, is_helper
 from agentcfg.diagnose import BLOCKING, FAIL, PASS, SKIP, WARN, Finding, Target, diagnose
 from agentcfg.errors import AgentcfgError
 from agentcfg.profiles import PLACEHOLDER_KEY, Profile, is_loopback, is_placeholder
@@ -67,7 +67,9 @@ def _exec_key(profile: Profile | None, environ: env.Environ) -> tuple[str | None
 
     try:
         resolved = keystore.resolve(profile, environ)
-    except keystore.KeyringProblem:
+    except keystore.KeyringProblem as problem:
+        if problem.kind == "wrong-origin":  # stored for other hosts: the caller says so (key-wrong-host)
+            raise
         return None, "none"
     if resolved is None:
         return None, "none"
@@ -76,6 +78,16 @@ def _exec_key(profile: Profile | None, environ: env.Environ) -> tuple[str | None
 
 def _keyring_key(profile: Profile | None, environ: env.Environ) -> str | None:
     return _exec_key(profile, environ)[0]
+
+
+def _wrong_origin(agent: str, problem: AgentcfgError) -> Finding:
+    """The keyring's key was stored for other hosts than the profile's now (keystore's "wrong-origin")."""
+    return Finding("key-wrong-host", FAIL, agent, problem.message, "key from the keyring", problem.hint or "")
+
+
+def _owners(variable: str | None, profiles: dict[str, Profile]) -> tuple[str, ...]:
+    """The profiles whose key a variable holds: every loaded profile that names it as its key_env."""
+    return tuple(p.name for p in profiles.values() if variable and p.key_env == variable)
 
 
 def _key_checks(target: Target, value: str | None) -> list[Finding]:
@@ -122,28 +134,71 @@ def helper_profile(helper: str | None, profiles: dict[str, Profile]) -> Profile 
     return profiles.get(name)
 
 
-def _guard(target: Target, profile: Profile | None) -> None:
-    """A profile's key goes only to that profile's hosts: not even doctor sends it elsewhere."""
+def _host(url: str) -> str:
+    """host[:port] of a URL, for messages (never its user:password@)."""
+    parts = urlsplit(url)
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    return (parts.hostname or url) + (f":{port}" if port else "")
+
+
+def _guard(target: Target, profiles: dict[str, Profile]) -> None:
+    """One rule for every key doctor sends, whatever its source.
+
+    A key that belongs to profiles (its keyring entry or helper; a variable they name as key_env)
+    goes only to those profiles' hosts. A key no profile owns (plaintext in a file, a variable no
+    profile names) goes only to an endpoint from your own files or shell, never to one a project's
+    file in the working directory set; a key that came from that project's file is its own.
+    A withheld key becomes a FAIL, and the probes go without it.
+    """
+    from agentcfg import redact
     from agentcfg.keystore import key_allowed
 
-    if target.key and profile is not None and target.base_url and not key_allowed(profile, target.base_url):
-        target.static.append(
-            Finding(
-                "key-wrong-host",
-                FAIL,
-                target.agent,
-                f"{target.agent} would send profile "
-                f"{profile.name}'s key to {target.base_url}, which is not one of its hosts",
-                f"{profile.name}: {profile.base_url}",
-                "make the agent's endpoint and key come from "
-                f"one profile: agentcfg switch {profile.name} (and check project settings files)",
-            )
+    if not target.key or not target.base_url or is_placeholder(target.key):
+        return
+    host = _host(target.base_url)
+    owners = [profiles[name] for name in target.key_owners if name in profiles]
+    where = f"endpoint {target.base_url}" + (f" from {target.endpoint_from}" if target.endpoint_from else "")
+    if owners:
+        if any(key_allowed(profile, target.base_url) for profile in owners):
+            return
+        names = " or ".join(p.name for p in owners)
+        finding = Finding(
+            "key-wrong-host",
+            FAIL,
+            target.agent,
+            f"{target.agent} would send the key from {target.key_source}, which is profile {names}'s, to {host}, "
+            "not one of its hosts: doctor withheld it",
+            f"key from {target.key_source}; {where}; " + "; ".join(f"{p.name}: {p.base_url}" for p in owners),
+            f"make the agent's endpoint and key come from one profile: agentcfg switch {owners[0].name}"
+            + (f" (and remove ANTHROPIC_BASE_URL from {target.endpoint_from})" if target.endpoint_project else ""),
         )
-        target.key = None
+    elif target.endpoint_project and not target.key_from_project:
+        finding = Finding(
+            "key-wrong-host",
+            FAIL,
+            target.agent,
+            f"{target.agent} would send your key from {target.key_source} to {host}, the endpoint that "
+            f"{target.endpoint_from} sets: doctor withheld it",
+            f"key from {target.key_source}; {where}",
+            f"if you do not trust this project, remove ANTHROPIC_BASE_URL from {target.endpoint_from} "
+            f"({target.agent} sends the key there too); if you do, give the endpoint a profile and its own key: "
+            "agentcfg profile add NAME --base-url ... --anthropic-base-url URL --key-env VAR, "
+            "agentcfg key set NAME, agentcfg switch NAME",
+        )
+    else:
+        return
+    redact.register(target.key)  # never shown, though it is not sent
+    target.static.append(finding)
+    target.key, target.key_withheld = None, True
 
 
-def _resolve_key(target: Target, binding: Binding, profile: Profile | None, environ: env.Environ) -> None:
-    """Fill target.key with what the agent would send, and target.static with what is wrong about it."""
+def _resolve_key(
+    target: Target, binding: Binding, profile: Profile | None, environ: env.Environ, profiles: dict[str, Profile]
+) -> None:
+    """Fill target.key with what the agent would send (and whose it is), and target.static with what is wrong."""
     agent = target.agent
     if binding.helper:
         target.key_source = "helper command"
@@ -159,8 +214,13 @@ def _resolve_key(target: Target, binding: Binding, profile: Profile | None, envi
             )
             return
         target.key_env = profile.key_env if profile else None
-        target.key = _keyring_key(profile, environ)
         target.key_source = "keyring (through `agentcfg key get`)"
+        target.key_owners = (profile.name,) if profile else ()
+        try:
+            target.key = _keyring_key(profile, environ)
+        except AgentcfgError as problem:
+            target.static.append(_wrong_origin(agent, problem))
+            return
         if target.key is None:
             target.static.append(
                 Finding(
@@ -176,11 +236,13 @@ def _resolve_key(target: Target, binding: Binding, profile: Profile | None, envi
         target.key_env = binding.key_env
         target.key_source = f"env {binding.key_env}"
         value = environ.get(binding.key_env) or None
+        target.key_owners = _owners(binding.key_env, profiles) if value else ()
         if value is None and binding.key_env == "OPENAI_API_KEY" and binding.key_value is not None:
             value = binding.key_value
             target.key_source = "placeholder" if value == PLACEHOLDER_KEY else "plaintext in .env"
         if value is None and agent == "qwen" and environ.get("OPENAI_API_KEY"):
             value, target.key_source = environ["OPENAI_API_KEY"], "env OPENAI_API_KEY (qwen's fallback)"
+            target.key_owners = _owners("OPENAI_API_KEY", profiles)
             target.static.append(
                 Finding(
                     "key-missing",
@@ -192,8 +254,14 @@ def _resolve_key(target: Target, binding: Binding, profile: Profile | None, envi
                     _exec_fix(target),
                 )
             )
-        if value is None and (value := _keyring_key(profile, environ)) is not None:
+        try:
+            stored = None if value is not None else _keyring_key(profile, environ)
+        except AgentcfgError as problem:
+            target.static.append(_wrong_origin(agent, problem))
+            return
+        if value is None and (value := stored) is not None:
             target.key_source = "keyring (as `agentcfg exec` gives it)"
+            target.key_owners = (profile.name,) if profile else ()
             target.static.append(
                 Finding(
                     "key-missing",
@@ -222,8 +290,55 @@ def _resolve_key(target: Target, binding: Binding, profile: Profile | None, envi
         target.key = binding.key_value
         target.key_source = "placeholder" if binding.key_value == PLACEHOLDER_KEY else "plaintext in its file"
     target.static += _key_checks(target, target.key)
-    if target.key_source.startswith("keyring"):
-        _guard(target, profile)
+
+
+def _header_findings(
+    target: Target,
+    headers: tuple[Header, ...],
+    profiles: dict[str, Profile],
+    environ: env.Environ,
+    *,
+    project: bool = False,
+) -> list[Finding]:
+    """A credential header of the user's that goes to an agentcfg profile's host: agentcfg did not set it,
+    so it is probably meant for another host (a gateway the agent pointed at before a switch). Also one
+    of yours that goes to an endpoint a project's file set (`project`: the headers are the project's own)."""
+    from agentcfg.keystore import key_allowed
+
+    if not target.base_url:
+        return []
+    hosts = [p for p in profiles.values() if key_allowed(p, target.base_url)]
+    credentials = [h for h in headers if is_credential(h, environ)]
+    if not credentials:
+        return []
+    host = _host(target.base_url)
+    if not hosts:
+        if not target.endpoint_project or project:
+            return []
+        return [
+            Finding(
+                "header-to-other-host",
+                WARN,
+                target.agent,
+                f"{target.agent} sends your header {header.name}, which looks like a credential, to {host}, "
+                f"the endpoint that {target.endpoint_from} sets",
+                f"{header.name} from {header.where}; endpoint {target.base_url} from {target.endpoint_from}",
+                f"if you do not trust this project, remove ANTHROPIC_BASE_URL from {target.endpoint_from}",
+            )
+            for header in credentials
+        ]
+    return [
+        Finding(
+            "header-to-other-host",
+            WARN,
+            target.agent,
+            f"{target.agent} sends your header {header.name}, which looks like a credential, to {host} "
+            f"(profile {hosts[0].name}'s host); agentcfg did not set it",
+            f"{header.name} from {header.where}; endpoint {target.base_url}",
+            f"if {header.name} is not meant for {host}, remove it from {header.where}",
+        )
+        for header in credentials
+    ]
 
 
 def _exec_fix(target: Target) -> str:
@@ -232,18 +347,47 @@ def _exec_fix(target: Target) -> str:
     return f"export {target.key_env}=<key>"
 
 
+@dataclass(frozen=True)
+class Layer:
+    """One place Claude Code takes env variables from."""
+
+    shown: str  # "this shell", "~/.claude/settings.json", ".claude/settings.json (this project)"
+    project: bool  # a project's file in the working directory (a cloned repository's, perhaps)
+    variables: dict[str, str]
+
+
 def _claude_target(
-    target: Target, binding: Binding, profile: Profile | None, environ: env.Environ, settings_env: dict[str, str]
+    target: Target,
+    binding: Binding,
+    profile: Profile | None,
+    environ: env.Environ,
+    layers: list[Layer],
+    profiles: dict[str, Profile],
 ) -> None:
     """Claude Code's auth: variables from the shell and every settings file, a claude.ai login, a helper."""
     from agentcfg.agents import claude
 
     home = claude.home(environ)
-    merged = {**{k: v for k, v in environ.items() if k.startswith("ANTHROPIC_")}, **settings_env}
+    merged: dict[str, str] = {}
+    came_from: dict[str, Layer] = {}
+    for layer in layers:  # later layers win, as in Claude Code
+        merged.update(layer.variables)
+        came_from.update(dict.fromkeys(layer.variables, layer))
     token, api_key = merged.get(claude.TOKEN), merged.get(claude.API_KEY)
     login = _claude_login(home)
     target.base_url = merged.get("ANTHROPIC_BASE_URL") or binding.base_url
     target.model = merged.get("ANTHROPIC_MODEL") or binding.model
+    if endpoint := came_from.get("ANTHROPIC_BASE_URL"):
+        target.endpoint_from, target.endpoint_project = endpoint.shown, endpoint.project
+    if layer := came_from.get(claude.CUSTOM_HEADERS):
+        where = f"{claude.CUSTOM_HEADERS} in {layer.shown}"
+        target.static += _header_findings(
+            target,
+            claude.custom_headers(merged[claude.CUSTOM_HEADERS], where),
+            profiles,
+            environ,
+            project=layer.project,
+        )
     if token and api_key:
         target.static.append(
             Finding(
@@ -312,11 +456,16 @@ def _claude_target(
         )
         return
     if binding.helper and not (token or api_key):
-        _resolve_key(target, binding, profile, environ)
+        _resolve_key(target, binding, profile, environ, profiles)
         target.key_header = "both"
     else:
         target.key = token or api_key
+        variable = claude.TOKEN if token else claude.API_KEY
         target.key_source = "ANTHROPIC_AUTH_TOKEN" if token else "ANTHROPIC_API_KEY" if api_key else "claude.ai login"
+        if target.key and (layer := came_from.get(variable)):
+            target.key_source += f" in {layer.shown}"
+            target.key_from_project = layer.project
+            target.key_owners = _owners(variable, profiles) if layer.shown == SHELL else ()
         target.key_header = "both" if token and api_key else "bearer" if token else "x-api-key"
         if target.key == PLACEHOLDER_KEY:
             target.key_source = "placeholder"
@@ -336,9 +485,13 @@ def _claude_target(
 
 
 def _read_json(path: Path) -> Any:
+    """A JSON file's data, or None (missing, unreadable, not JSON, not a regular file, or too large)."""
+    from agentcfg import fsutil
+
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        text = fsutil.read_text(path, str(path))  # never blocks on a FIFO a project put there
+        return None if text is None else json.loads(text)
+    except (AgentcfgError, OSError, ValueError):
         return None
 
 
@@ -351,21 +504,30 @@ def _claude_login(home: Path) -> dict[str, Any] | None:
     return {"expiresAt": expires, "expired": isinstance(expires, (int, float)) and expires / 1000 < time.time()}
 
 
-def _claude_settings_env(environ: env.Environ, cwd: Path) -> dict[str, str]:
-    """The env blocks of user, project and local settings, later ones winning (Claude Code's order)."""
+SHELL = "this shell"
+
+
+def _claude_layers(environ: env.Environ, cwd: Path) -> list[Layer]:
+    """The shell's ANTHROPIC_* variables, then the env blocks of user, project and local settings
+    (Claude Code's order: later ones win). Files in the working directory are the project's, unless
+    it is HOME or the user's own Claude directory (then they are yours)."""
     from agentcfg.agents import claude
 
-    merged: dict[str, str] = {}
-    for path in (
-        claude.home(environ) / "settings.json",
-        cwd / ".claude" / "settings.json",
-        cwd / ".claude" / "settings.local.json",
+    user = claude.home(environ)
+    layers = [Layer(SHELL, False, {k: v for k, v in environ.items() if k.startswith("ANTHROPIC_")})]
+    yours = {user.resolve(), (env.home(environ) / ".claude").resolve()}
+    for path, project in (
+        (user / "settings.json", False),
+        (cwd / ".claude" / "settings.json", True),
+        (cwd / ".claude" / "settings.local.json", True),
     ):
+        project = project and path.parent.resolve() not in yours
         data = _read_json(path)
         block = data.get("env") if isinstance(data, dict) else None
         if isinstance(block, dict):
-            merged.update({k: str(v) for k, v in block.items()})
-    return merged
+            shown = env.display(path, environ) if not project else f"{path.relative_to(cwd)} (this project)"
+            layers.append(Layer(shown, project, {k: str(v) for k, v in block.items()}))
+    return layers
 
 
 def targets_from_files(
@@ -419,17 +581,20 @@ def targets_from_files(
             continue
         target.base_url, target.model = binding.base_url, binding.model
         target.output_tokens, target.wire_api = binding.output_tokens, binding.wire_api
+        target.endpoint_from = ", ".join(env.display(f.path, environ) for f in current)
         if agent.NAME == "qwen":
-            target.base_url = target.base_url or environ.get("OPENAI_BASE_URL")
+            if not target.base_url and environ.get("OPENAI_BASE_URL"):
+                target.base_url, target.endpoint_from = environ["OPENAI_BASE_URL"], "OPENAI_BASE_URL in this shell"
             target.default_output = _qwen_default_output(target.model)
         profile = _match_profile(target.base_url, target.model, profiles)
         target.profile = profile.name if profile else None
         profile = helper_profile(binding.helper, profiles) or profile  # whose key a helper fetches
         if agent.NAME == "claude":
-            _claude_target(target, binding, profile, environ, _claude_settings_env(environ, cwd))
+            _claude_target(target, binding, profile, environ, _claude_layers(environ, cwd), profiles)
             profile = _match_profile(target.base_url, target.model, profiles)
             target.profile = profile.name if profile else target.profile
         else:
+            target.static += _header_findings(target, binding.headers, profiles, environ)
             if agent.NAME == "codex" and target.wire_api not in (None, "responses"):
                 target.static.append(
                     Finding(
@@ -441,7 +606,8 @@ def targets_from_files(
                         'set wire_api = "responses" (agentcfg switch ' + (target.profile or "PROFILE") + ")",
                     )
                 )
-            _resolve_key(target, binding, profile, environ)
+            _resolve_key(target, binding, profile, environ, profiles)
+        _guard(target, profiles)
         if not target.base_url and not target.static:
             target.static.append(Finding("not-configured", SKIP, agent.NAME, "no custom endpoint configured"))
     return result
@@ -470,9 +636,14 @@ def targets_from_profile(profile: Profile, agents: list[ModuleType], environ: en
             continue
         if profile.key_env:
             # As `agentcfg exec` (and Claude's apiKeyHelper) would give it: the keyring first.
-            target.key, source = _exec_key(profile, environ)
-            target.key_source = f"{source} (as `agentcfg {'key get' if claude else 'exec'}` gives it)"
             target.key_header = "both" if claude else "bearer"
+            target.key_owners = (profile.name,)
+            try:
+                target.key, source = _exec_key(profile, environ)
+            except AgentcfgError as problem:
+                target.static.append(_wrong_origin(agent.NAME, problem))
+                continue
+            target.key_source = f"{source} (as `agentcfg {'key get' if claude else 'exec'}` gives it)"
             if target.key is None:
                 target.static.append(
                     Finding(

@@ -125,6 +125,7 @@ def plan_switch(
             plan.skipped[agent.NAME] = reason
             continue
         current = read_current(agent, environ)
+        after_texts = dict(current)
         for file_edit in agent.edits(profile, current, keys):
             before = current[file_edit.file]
             shown = env.display(file_edit.file.path, environ)
@@ -134,6 +135,8 @@ def plan_switch(
             owned = tuple(file_edit.assignments)
             plan.changes.append(FileChange(agent.NAME, file_edit.file, before, after, owned, private))
             plan.notes.extend(file_edit.notes)
+            after_texts[file_edit.file] = after
+        plan.notes.extend(header_notes(agent, current, after_texts, environ))
         if warning := budget.warning(profile, agent.NAME, agent.PROMPT_TOKENS):
             plan.notes.append(warning)
     if profile.context_window is None and any(c.agent != "codex" for c in plan.changes):
@@ -144,6 +147,47 @@ def plan_switch(
             "(or --detect, for a vLLM server)."
         )
     return plan
+
+
+def header_notes(agent: ModuleType, before: Texts, after: Texts, environ: env.Environ) -> list[str]:
+    """Credential headers of the user's that stay in an agent's file while its endpoint moves to another host.
+
+    agentcfg does not own these headers (a gateway's token in ANTHROPIC_CUSTOM_HEADERS, Codex's
+    http_headers): the switch keeps them, so the agent would send them to the new host. Only the
+    header's name is shown, never its value.
+    """
+    from agentcfg.agents.base import is_credential
+    from agentcfg.keystore import origin
+
+    try:
+        old, new = agent.read(before), agent.read(after)
+    except AgentcfgError:
+        return []
+    if not new.base_url or (old.base_url and origin(old.base_url) == origin(new.base_url)):
+        return []
+    from urllib.parse import urlsplit
+
+    host = urlsplit(new.base_url).hostname or new.base_url
+    shown = ", ".join(env.display(f.path, environ) for f in after)
+    notes = []
+    if agent.NAME == "claude" and environ.get("ANTHROPIC_CUSTOM_HEADERS"):  # the shell's go along too
+        from agentcfg.agents import claude
+
+        shell = claude.custom_headers(environ["ANTHROPIC_CUSTOM_HEADERS"], "ANTHROPIC_CUSTOM_HEADERS")
+        notes += [
+            f"ANTHROPIC_CUSTOM_HEADERS in this shell has the header {header.name}, which looks like a credential: "
+            f"Claude Code will now send it to {host}; unset it (or drop that line) before running claude "
+            f"if it is not meant for {host}"
+            for header in shell
+            if is_credential(header, environ)
+        ]
+    return notes + [
+        f"{agent.NAME}: {shown} keeps your header {header.name} ({header.where}), which looks like a credential: "
+        f"{agent.NAME} will now send it to {host}. If it is not meant for {host}, remove it from {header.where} "
+        "(`agentcfg rollback` undoes this switch)."
+        for header in new.headers
+        if is_credential(header, environ)
+    ]
 
 
 @dataclass

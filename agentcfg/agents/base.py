@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -55,6 +56,75 @@ def is_helper(command: object) -> bool:
 
 
 @dataclass(frozen=True)
+class Header:
+    """A header the user set in an agent's file: the agent sends it with every request to its endpoint."""
+
+    name: str
+    where: str  # the setting it comes from, e.g. "env.ANTHROPIC_CUSTOM_HEADERS" (shown; the value never is)
+    value: str | None = field(default=None, repr=False)  # None: the agent reads it from `variable`
+    variable: str | None = None  # Codex's env_http_headers: the variable that holds the value
+
+
+# Names that say what the value is (by word: `x-portkey-provider` is not a key, `x-portkey-api-key` is),
+# and values that look like a key whatever the name (Bearer/Basic schemes, well-known key prefixes,
+# or a long run of random-looking characters).
+_CREDENTIAL_WORD = re.compile(
+    r"auth\w*|\w*token|apikey|key|secrets?|pass(word|wd)?|cookie|credentials?|session", re.IGNORECASE
+)
+
+
+def _credential_name(name: str) -> bool:
+    words = re.split(r"[^A-Za-z0-9]+", re.sub(r"([a-z0-9])([A-Z])", r"\1-\2", name))
+    return any(_CREDENTIAL_WORD.fullmatch(word) for word in words if word)
+
+
+_KEY_PREFIX = re.compile(r"(bearer|basic)\s|(sk|pk|rk)[-_]|gh[pousr]_|github_pat_|xox[abprs]-|AKIA|AIza", re.IGNORECASE)
+_RANDOM = re.compile(r"[A-Za-z0-9_\-.+/=]{20,}")
+
+
+def looks_like_key(value: str) -> bool:
+    """Whether a value looks like a credential: a Bearer/Basic value, a known key prefix, or random text.
+
+    "Random" is 20+ key characters with letters and digits and no run of 8 lowercase letters (words:
+    `azure-anthropic-east-us2` is a routing value, `q8Xv...` is not).
+    """
+    value = value.strip()
+    if _KEY_PREFIX.match(value):
+        return True
+    return bool(
+        _RANDOM.fullmatch(value)
+        and re.search(r"[0-9]", value)
+        and re.search(r"[A-Za-z]", value)
+        and not re.search(r"[a-z]{8}", value)
+    )
+
+
+def is_credential(header: Header, environ: env.Environ | None = None) -> bool:
+    """A header whose name says it carries a credential, or whose value (or its variable's) looks like one."""
+    if _credential_name(header.name) or looks_like_key(header.value or ""):
+        return True
+    if header.variable:
+        return bool(_credential_name(header.variable) or looks_like_key((environ or {}).get(header.variable, "")))
+    return False
+
+
+def header_table(table: object, where: str, *, from_variables: bool = False) -> tuple[Header, ...]:
+    """The headers of a {name: value} table in an agent's file (values that are not strings: skipped)."""
+    if not isinstance(table, dict):
+        return ()
+    headers = []
+    for name, value in table.items():
+        if not isinstance(value, str):
+            continue
+        reference = re.fullmatch(r"\{env:([^}]+)\}", value)  # opencode's `{env:VAR}`: the value is in VAR
+        if from_variables or reference:
+            headers.append(Header(str(name), where, variable=reference.group(1) if reference else value))
+        else:
+            headers.append(Header(str(name), where, value=value))
+    return tuple(headers)
+
+
+@dataclass(frozen=True)
 class Binding:
     """What an agent's files point it at now."""
 
@@ -67,6 +137,7 @@ class Binding:
     helper: str | None = None  # a command it runs for the key
     output_tokens: int | None = None  # the output limit its files set; None: its default
     wire_api: str | None = None  # Codex only
+    headers: tuple[Header, ...] = ()  # the user's own headers that go with every request to base_url
 
 
 class Agent(Protocol):

@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from agentcfg import budget, edit, env
-from agentcfg.agents.base import AgentFile, Binding, FileEdit, KeySource, Texts, helper_command, is_helper
+from agentcfg.agents.base import AgentFile, Binding, FileEdit, Header, KeySource, Texts, helper_command, is_helper
 from agentcfg.edit import MISSING, REMOVE, Assignment
 from agentcfg.profiles import PLACEHOLDER_KEY, Profile
 
@@ -20,6 +20,7 @@ MOVES: dict[tuple[str, ...], tuple[str, ...]] = {}  # keys the agent moves when 
 KEY_HELPER_SINCE = ()  # apiKeyHelper: every version agentcfg supports
 TOKEN = "ANTHROPIC_AUTH_TOKEN"
 API_KEY = "ANTHROPIC_API_KEY"
+CUSTOM_HEADERS = "ANTHROPIC_CUSTOM_HEADERS"  # "Name: value" lines Claude Code adds to every request
 MODEL_SLOTS = (
     "ANTHROPIC_MODEL",
     "ANTHROPIC_DEFAULT_OPUS_MODEL",
@@ -79,6 +80,16 @@ def edits(profile: Profile, current: Texts, keys: KeySource) -> list[FileEdit]:
     return [FileEdit(settings, assignments, tuple(notes))]
 
 
+def custom_headers(value: object, where: str) -> tuple[Header, ...]:
+    """ANTHROPIC_CUSTOM_HEADERS as Claude Code reads it: one `Name: value` per line."""
+    if not isinstance(value, str):
+        return ()
+    lines = (line.partition(":") for line in value.splitlines())
+    return tuple(
+        Header(name.strip(), where, value=rest.strip()) for name, colon, rest in lines if colon and name.strip()
+    )
+
+
 def read(current: Texts) -> Binding:
     ((settings_file, text),) = current.items()
     settings = edit.load("json", text or "", path=str(settings_file.path))
@@ -96,4 +107,5 @@ def read(current: Texts) -> Binding:
         key_value=token,
         helper=helper if isinstance(helper, str) else None,
         output_tokens=int(limit) if limit.isdigit() else None,
+        headers=custom_headers(variables.get(CUSTOM_HEADERS), f"env.{CUSTOM_HEADERS}"),
     )

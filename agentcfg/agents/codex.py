@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from agentcfg import edit, env
-from agentcfg.agents.base import AgentFile, Binding, FileEdit, KeySource, Texts, helper_command
+from agentcfg.agents.base import AgentFile, Binding, FileEdit, KeySource, Texts, header_table, helper_command
 from agentcfg.edit import REMOVE, Assignment
 from agentcfg.errors import AgentcfgError
 from agentcfg.profiles import Profile
@@ -104,6 +104,10 @@ def read(current: Texts) -> Binding:
         key_value=table.get("experimental_bearer_token"),
         helper=helper,
         wire_api=table.get("wire_api", "responses" if provider in BUILT_IN_PROVIDERS else None),
+        headers=header_table(table.get("http_headers"), f"model_providers.{provider}.http_headers")
+        + header_table(
+            table.get("env_http_headers"), f"model_providers.{provider}.env_http_headers", from_variables=True
+        ),
     )
 
 

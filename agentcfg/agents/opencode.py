@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from agentcfg import budget, edit, env
-from agentcfg.agents.base import AgentFile, Binding, FileEdit, KeySource, Texts
+from agentcfg.agents.base import AgentFile, Binding, FileEdit, KeySource, Texts, header_table
 from agentcfg.edit import REMOVE, Assignment
 from agentcfg.profiles import Profile
 
@@ -76,7 +76,11 @@ def read(current: Texts) -> Binding:
     key = options.get("apiKey")
     source = None if key is None else key if key.startswith("{env:") else "in file"
     variable = key[5:-1] if source and source.startswith("{env:") and key.endswith("}") else None
-    limit = (((provider.get("models") or {}).get(model_id) or {}).get("limit") or {}).get("output")
+    entry = (provider.get("models") or {}).get(model_id) or {}
+    limit = (entry.get("limit") or {}).get("output")
+    headers = header_table(options.get("headers"), f"provider.{provider_name}.options.headers") + header_table(
+        entry.get("headers"), f"provider.{provider_name}.models.{model_id}.headers"
+    )
     return Binding(
         base_url=options.get("baseURL"),
         model=model_id,
@@ -84,6 +88,7 @@ def read(current: Texts) -> Binding:
         key_env=variable,
         key_value=key if source == "in file" else None,
         output_tokens=limit if isinstance(limit, int) else None,
+        headers=headers,
     )
 
 
