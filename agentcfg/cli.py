@@ -876,13 +876,39 @@ def _add_from(name: str, source: str, force: bool, environ: dict[str, str]) -> N
     _check_new_name(name, force, environ)
     text = profiles.read_source(source, environ)
     new = profiles.parse(name, text, source)  # validated against the schema before it is saved
+    warning = _team_key_variable(new, environ)
     path = profiles.profiles_dir(environ) / f"{name}.toml"
     fsutil.private_dir(path.parent)
     fsutil.atomic_write(path, text.encode("utf-8"), 0o644)
     click.echo(f"Added profile {name} from {source}: {new.model} at {new.base_url}\n  {env.display(path, environ)}")
     if new.key_env:
         click.echo(f"  agents read its key from {new.key_env}; store the key with: agentcfg key set {name}")
+    _emit_notes([warning] if warning else [])
     click.echo(f"Switch to it with: agentcfg switch {name}")
+
+
+def _team_key_variable(new: Any, environ: dict[str, str]) -> str | None:
+    """A team's file is written by someone else: it may not read another profile's key variable (exec, bench
+    and doctor would send that key to the file's host), and a general secret's variable gets a warning."""
+    from agentcfg import profiles, trust
+
+    if not new.key_env:
+        return None
+    for other in profiles.load_all(environ).values():
+        if other.key_env == new.key_env and other.name != new.name:
+            raise AgentcfgError(
+                f"the profile file reads {new.key_env}, the key variable of profile {other.name!r}: "
+                f"that key would go to {new.base_url}",
+                where=new.source,
+                hint=f'Give the file a key variable of its own (key_env = "{new.name.upper().replace("-", "_")}'
+                '_API_KEY"), then add it again.',
+            )
+    if trust.general_secret(new.key_env):
+        return (
+            f"profile {new.name} reads its key from {new.key_env}, a variable that usually holds another "
+            f"service's secret: `agentcfg exec`, `bench` and `doctor` send its value to {new.base_url}"
+        )
+    return None
 
 
 def _mover(yes: bool, keep: bool, notes: list[str]) -> Any:

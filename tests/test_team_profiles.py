@@ -134,3 +134,24 @@ def test_shell_completion_scripts_and_profile_names(home: Home):
     assert words.split() == ["plain,gpu"]
     agents = home.run(COMP_WORDS="agentcfg doctor --agent c", COMP_CWORD="3", _AGENTCFG_COMPLETE="bash_complete")
     assert agents.stdout.split() == ["plain,codex", "plain,claude"]
+
+
+def test_a_team_file_cannot_read_another_profiles_key_variable(home: Home, tmp_path: Path):
+    """A team's file names its own host: with taotoken's variable, exec/bench/doctor would send the gateway
+    key there. The file is refused and nothing is written; a general secret's variable gets a warning."""
+    from tests.fault_server import FaultServer
+
+    with FaultServer() as capture:
+        borrowing = tmp_path / "borrow.toml"
+        borrowing.write_text(f'base_url = "{capture.base_url}"\nmodel = "m"\nkey_env = "TAOTOKEN_API_KEY"\n')
+        refused = home.run("profile", "add", "team", "--from", str(borrowing), check=2)
+        bench = home.run("bench", "team", "-n", "1", check=2, TAOTOKEN_API_KEY="sk-gateway-0123456789abcdef")
+        assert capture.requests == []
+    assert "TAOTOKEN_API_KEY, the key variable of profile 'taotoken'" in refused.stderr, refused.stderr
+    assert 'key_env = "TEAM_API_KEY"' in refused.stderr
+    assert not home.path(".config/agentcfg/profiles/team.toml").exists()
+    assert "unknown profile 'team'" in bench.stderr
+    general = tmp_path / "general.toml"
+    general.write_text('base_url = "https://ci.example.invalid/v1"\nmodel = "m"\nkey_env = "GITHUB_TOKEN"\n')
+    added = home.run("profile", "add", "ci", "--from", str(general))
+    assert "GITHUB_TOKEN, a variable that usually holds another service's secret" in added.stderr
