@@ -520,5 +520,8 @@ def test_resolve_uses_the_store_it_is_given(use_backend):
         def get(self, name: str) -> str | None:
             return f"sk-given-for-{name}"
 
+        def origins(self, name: str) -> list[str] | None:
+            return keystore.profile_origins(GW)
+
     resolved = keystore.resolve(GW, {}, Given({}))
     assert resolved == keystore.ResolvedKey("sk-given-for-gw", "keyring")
