@@ -1003,7 +1003,8 @@ def _forget_key(name: str, found: Any, keep: bool, environ: dict[str, str]) -> t
     try:
         if not keep:
             removed = store.delete(name)
-            return ([f"Removed the key for {name} from the {store.label}."] if removed else []), []
+            said = f"Removed the key for {name} from" if removed else f"No key for {name} was stored in"
+            return [f"{said} the {store.label}."], []
         if store.get(name) is None:
             return [], []
         origins = store.origins(name)

@@ -241,3 +241,9 @@ def test_bench_with_an_exported_key_that_cannot_be_a_header_exits_2_naming_the_v
         result = run(home, "bench", "work", "-n", "1", "--max-tokens", "4", check=None, WORK_KEY=value)
         assert_clean_error(result, "WORK_KEY")
         assert capture.requests == []
+
+
+def test_profile_rm_says_when_no_key_was_stored(home, keyring_file):
+    write_work(home, HOST_A)
+    removed = run(home, "profile", "rm", "work")
+    assert f"No key for work was stored in the {FILE_KEYRING}." in removed.stdout
