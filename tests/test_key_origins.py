@@ -67,7 +67,7 @@ def test_profile_rm_removes_the_key_so_a_same_named_profile_elsewhere_never_gets
     assert "Removed the key for work" in removed.stdout, removed.stdout
     assert entries(keyring_file) == {}  # key and origins both gone
     with FaultServer() as capture:
-        write_work(home, capture.base_url)
+        run(home, "profile", "add", "work", "--base-url", capture.base_url, "--model", "m", "--key-env", "WORK_KEY")
         results = key_users(home, capture)
         assert_never_handed_out(home, capture, results)
     assert "no key stored for profile 'work'" in results[0].stderr
@@ -81,7 +81,7 @@ def test_profile_rm_keep_key_keeps_it_bound_to_the_old_host(home, keyring_file):
     assert "agentcfg key rm work" in kept.stdout
     assert entries(keyring_file)["agentcfg/work"] == KEY
     with FaultServer() as capture:
-        write_work(home, capture.base_url)
+        run(home, "profile", "add", "work", "--base-url", capture.base_url, "--model", "m", "--key-env", "WORK_KEY")
         results = key_users(home, capture)
         assert_never_handed_out(home, capture, results)
         assert_clean_error(results[0], "'work'", HOST_A.rsplit("/", 1)[0].replace("127.0.0.1", "loopback"))
