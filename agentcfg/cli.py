@@ -258,7 +258,7 @@ def init(profile_name: str | None, key_stdin: bool, yes: bool, agents: tuple[str
         if value:
             if reason := keystore.check_value(value):
                 raise AgentcfgError(f"not storing the key for {chosen.name}: {reason}")
-            keystore.KeyStore(environ, chosen).set(chosen.name, value)
+            keystore.KeyStore(environ, chosen).store(chosen, value)
             click.echo(f"3. stored the key for {chosen.name} in the keyring")
         else:
             click.echo(f"3. no key for {chosen.name} yet: store it with `agentcfg key set {chosen.name}`")
@@ -522,7 +522,8 @@ def _read_key() -> str:
 def key_set(name: str, as_json: bool) -> None:
     """Store PROFILE's key: typed at a hidden prompt, or one line read from stdin.
 
-    Storing again replaces the key (that is all a rotation takes: no agent file holds it).
+    Storing again replaces the key (that is all a rotation takes: no agent file holds it). The key is
+    bound to the profile's hosts (base_url, anthropic_base_url): it is handed out for no other host.
     """
     from agentcfg import keystore, redact, report
 
@@ -536,7 +537,7 @@ def key_set(name: str, as_json: bool) -> None:
             f"not storing the key for {name}: {reason}",
             hint=f'Give the key alone, e.g. `printf %s "$KEY" | agentcfg key set {name}`.',
         )
-    store.set(name, value)
+    store.store(found, value)  # bound to the profile's hosts now: `key bind` after moving it
     if as_json:
         click.echo(report.dumps({"profile": name, "backend": label, "stored": True, "tail": redact.tail(value)}))
         return
@@ -564,11 +565,39 @@ def key_get(name: str) -> None:
     _print_secret(resolved.value + "\n")
 
 
+@key.command("bind")
+@click.argument("name", metavar="PROFILE", shell_complete=_complete_profile)
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON (never the key).")
+def key_bind(name: str, as_json: bool) -> None:
+    """Let PROFILE's stored key go to the profile's current hosts (after you changed its base URL).
+
+    A key is handed out only for the hosts it was stored for; this replaces them with the profile's own now.
+    """
+    from agentcfg import keystore, report
+
+    environ = _environ()
+    found = _key_profile(name, environ)
+    store = keystore.KeyStore(environ, found)
+    if store.get(name) is None:
+        raise keystore.missing(found, store.label)
+    old, new = store.origins(name), keystore.profile_origins(found)
+    changed = old != new
+    if changed:
+        store.bind(name, new)
+    if as_json:
+        click.echo(report.dumps({"profile": name, "backend": store.label, "old": old, "new": new, "changed": changed}))
+    elif changed:
+        before = ", ".join(old) if old else "(no hosts recorded)" if old is None else "(no host)"
+        click.echo(f"Bound the key for {name}: {before} -> {', '.join(new)}")
+    else:
+        click.echo(f"The key for {name} is bound to {', '.join(new)} already; nothing changed.")
+
+
 @key.command("rm")
 @click.argument("name", metavar="PROFILE", shell_complete=_complete_profile)
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 def key_rm(name: str, as_json: bool) -> None:
-    """Delete PROFILE's key from the keyring (also for a profile you have since removed)."""
+    """Delete PROFILE's key (and the hosts it is bound to) from the keyring, also for a removed profile."""
     from agentcfg import keystore, profiles, report
 
     environ = _environ()
@@ -603,6 +632,7 @@ def key_list(as_json: bool) -> None:
                 "stored": bool(value) if found.key_env else None,
                 "tail": redact.tail(value) if value else None,
                 "in_environment": bool(found.key_env and environ.get(found.key_env)),
+                "bound_to": store.origins(name) if value else None,  # None also for a key stored before binding
             }
         )
     if as_json:
@@ -985,11 +1015,64 @@ def profile_export(name: str) -> None:
     click.echo(profiles.to_toml(profiles.get(name, _environ())), nl=False)
 
 
+def _pointing_agents(name: str, environ: dict[str, str]) -> list[str]:
+    """The agents whose files point at profile `name` now (as `agentcfg status` matches them)."""
+    from agentcfg import profiles
+    from agentcfg.apply import Journal
+    from agentcfg.switch import status
+
+    try:
+        found = status(environ, profiles.load_all(environ), Journal(environ).entries())
+    except AgentcfgError:
+        return []  # only a warning: removing the profile must not depend on it
+    return [item.name for item in found if item.profile == name]
+
+
+def _forget_key(name: str, found: Any, keep: bool, environ: dict[str, str]) -> tuple[list[str], list[str]]:
+    """What `profile rm` does with the removed profile's stored key: lines for stdout and for notes.
+    `found` is the removed profile, or None when its file could not be read as one."""
+    from agentcfg import keystore
+
+    if found is not None and not found.key_env and name not in keystore.remembered(environ):
+        return [], []  # a keyless profile: no keyring to open (a missing backend costs nothing here)
+    store = keystore.KeyStore(environ, found)
+    try:
+        if not keep:
+            removed = store.delete(name)
+            said = f"Removed the key for {name} from" if removed else f"No key for {name} was stored in"
+            return [f"{said} the {store.label}."], []
+        if store.get(name) is None:
+            return [], []
+        origins = store.origins(name)
+        if origins is None and found is not None:  # stored before keys were bound: bind it where it was meant
+            origins = keystore.profile_origins(found)
+            store.bind(name, origins)
+    except keystore.KeyringProblem as problem:
+        return [], [
+            f"could not check the keyring for a key of {name}: {problem.message}; "
+            f"once it works, `agentcfg key rm {name}` removes a stored one"
+        ]
+    if origins is None:
+        return [f"Kept the key for {name} in the {store.label}; `agentcfg key rm {name}` removes it."], [
+            f"the key for {name} is bound to no host yet: a profile {name} of yours would get it on first use"
+        ]
+    hosts = ", ".join(origins) or "no host"
+    return [
+        f"Kept the key for {name} in the {store.label}, bound to {hosts}: only a profile {name} on "
+        f"{'that host' if len(origins) == 1 else 'those hosts'} gets it; `agentcfg key rm {name}` removes it."
+    ], []
+
+
 @profile.command("rm")
 @click.argument("name", shell_complete=_complete_profile)
-def profile_rm(name: str) -> None:
-    """Remove a profile of your own (built-in presets cannot be removed)."""
-    from agentcfg import env, profiles
+@click.option("--keep-key", is_flag=True, help="Keep the profile's stored key (bound to the profile's hosts).")
+def profile_rm(name: str, keep_key: bool) -> None:
+    """Remove a profile of your own (built-in presets cannot be removed), and its stored key.
+
+    With --keep-key the key stays in the keyring, still bound to the removed profile's hosts, so a
+    later profile of the same name elsewhere cannot get it.
+    """
+    from agentcfg import env, fsutil, profiles
 
     environ = _environ()
     path = profiles.profiles_dir(environ) / f"{name}.toml"
@@ -1002,10 +1085,25 @@ def profile_rm(name: str) -> None:
                 hint="It belongs to the project: remove the file from its .agentcfg/profiles/ if you mean to.",
             )
         raise AgentcfgError(f"{name!r} is a built-in profile and cannot be removed")
+    try:  # what the key was for; a file that is no profile can still be removed
+        text = fsutil.read_text(path, env.display(path, environ), fsutil.PROFILE_LIMIT) or ""
+        found = profiles.parse(name, text, str(path))
+    except AgentcfgError:
+        found = None
+    pointing = _pointing_agents(name, environ)
     path.unlink()
     click.echo(f"Removed profile {name} ({env.display(path, environ)})")
+    said, notes = _forget_key(name, found, keep_key, environ)
+    for line in said:
+        click.echo(line)
     if name in profiles.load_all(environ):
         click.echo(f"The built-in profile {name} applies again.")
+    if pointing:
+        notes.append(
+            f"{', '.join(pointing)} still point{'s' if len(pointing) == 1 else ''} at profile {name} (its host "
+            f"and model); switch {'it' if len(pointing) == 1 else 'them'} to another: `agentcfg switch PROFILE`"
+        )
+    _emit_notes(notes)
 
 
 # -- trust -------------------------------------------------------------------------------------------

@@ -1,4 +1,6 @@
-"""The OS keyring as agentcfg uses it: one entry per profile (service "agentcfg", user = profile name).
+"""The OS keyring as agentcfg uses it: one entry per profile (service "agentcfg", user = profile name),
+and beside it the origins the key was stored for (service "agentcfg-origins", same user, a JSON list),
+so the binding travels with the key in the same backend and a key goes only to the hosts it was stored for.
 
 keyring picks the backend: macOS Keychain, Windows Credential Locker, Secret Service or KWallet.
 agentcfg never falls back to a plaintext store by itself: a backend keyring does not recommend
@@ -8,8 +10,11 @@ PYTHON_KEYRING_BACKEND or keyringrc.cfg. keyring reads the process environment, 
 
 from __future__ import annotations
 
+import contextlib
+import json
 import re
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,6 +23,7 @@ from agentcfg.errors import AgentcfgError
 from agentcfg.profiles import Profile
 
 SERVICE = "agentcfg"
+ORIGINS_SERVICE = "agentcfg-origins"
 _LABELS = {
     "keyring.backends.SecretService.Keyring": "Secret Service",
     "keyring.backends.libsecret.Keyring": "Secret Service (libsecret)",
@@ -30,7 +36,8 @@ _LABELS = {
 
 
 class KeyringProblem(AgentcfgError):
-    """A key command cannot go on. `kind`: no-backend, locked, denied, missing or failed."""
+    """A key command cannot go on. `kind`: no-backend, locked, denied, missing, failed, wrong-origin
+    (the stored key was stored for other hosts) or bad-value (an exported key that cannot be a header)."""
 
     def __init__(self, kind: str, message: str, *, hint: str | None = None) -> None:
         super().__init__(message, hint=hint)
@@ -162,12 +169,12 @@ class KeyStore:
             )
         return backend
 
-    def _call(self, operation: str, *args: str) -> Any:
+    def _call(self, operation: str, *args: str, service: str = SERVICE) -> Any:
         from keyring.errors import KeyringLocked, NoKeyringError, PasswordDeleteError
 
         backend = self.backend
         try:
-            return getattr(backend, operation)(SERVICE, *args)
+            return getattr(backend, operation)(service, *args)
         except PasswordDeleteError:
             raise
         except KeyringLocked as exc:
@@ -191,10 +198,17 @@ class KeyStore:
         self._call("set_password", name, value)
         remember(self.environ, name, True)
 
+    def store(self, profile: Profile, value: str) -> None:
+        """Store `profile`'s key bound to its origins now. The key first: should the second write fail,
+        the new key is left with the old binding (refused elsewhere) or none, never another key's."""
+        self.set(profile.name, value)
+        self.bind(profile.name, profile_origins(profile))
+
     def delete(self, name: str) -> bool:
-        """False when there was no entry to delete."""
+        """Delete the key and its origins; False when there was no key to delete."""
         from keyring.errors import PasswordDeleteError
 
+        self._delete_origins(name)
         if self.get(name) is None:  # backends disagree on how they report a missing entry
             return False
         try:
@@ -203,6 +217,29 @@ class KeyStore:
             return False
         remember(self.environ, name, False)
         return True
+
+    def origins(self, name: str) -> list[str] | None:
+        """The origins the key of `name` was stored for; None for a key stored before they were recorded.
+        An entry that is not a list of strings binds to nothing (so it matches no host)."""
+        text = self._call("get_password", name, service=ORIGINS_SERVICE)
+        if text is None:
+            return None
+        try:
+            found = json.loads(text)
+        except ValueError:
+            return []
+        return [o for o in found if isinstance(o, str)] if isinstance(found, list) else []
+
+    def bind(self, name: str, origins: Sequence[str]) -> None:
+        self._call("set_password", name, json.dumps(sorted(set(origins))), service=ORIGINS_SERVICE)
+
+    def _delete_origins(self, name: str) -> None:
+        from keyring.errors import PasswordDeleteError
+
+        if self._call("get_password", name, service=ORIGINS_SERVICE) is None:
+            return
+        with contextlib.suppress(PasswordDeleteError):  # gone in between: what was wanted
+            self._call("delete_password", name, service=ORIGINS_SERVICE)
 
 
 # -- which profiles have a stored key, without asking the keyring ----------------------------------------
@@ -239,6 +276,15 @@ def remember(environ: env.Environ, name: str, stored: bool) -> None:
 # -- what the key commands refuse ---------------------------------------------------------------------
 
 
+def header_problem(value: str) -> str | None:
+    """Why `value` cannot go into an HTTP header (httpx encodes headers as ASCII), or None."""
+    if bad := re.search(r"[^\x00-\x7f]", value):
+        return f"it contains a non-ASCII character at position {bad.start() + 1}: a key in a header is ASCII only"
+    if bad := re.search(r"[\x00-\x1f\x7f]", value):
+        return f"it contains a control character (U+{ord(bad.group()):04X}) at position {bad.start() + 1}"
+    return None
+
+
 def check_value(value: str) -> str | None:
     """Why `value` cannot be a key as typed, or None when it can."""
     if not value:
@@ -249,7 +295,7 @@ def check_value(value: str) -> str | None:
         return "it contains whitespace (a line break or space from copying?)"
     if re.search(r"[\"'`]", value):
         return "it contains quotes: store the key without them"
-    return None
+    return header_problem(value)
 
 
 def missing(profile: Profile, label: str) -> KeyringProblem:
@@ -282,7 +328,9 @@ class ResolvedKey:
 def resolve(profile: Profile, environ: env.Environ, store: KeyStore | None = None) -> ResolvedKey | None:
     """A keyed profile's key: the keyring's entry, else a value already exported in its key_env.
 
-    The keyring comes first, so a stale exported value never wins over a rotated key.
+    The keyring comes first, so a stale exported value never wins over a rotated key. A keyring key is
+    handed out only for the origins it was stored for (check_binding); which profiles may read an
+    exported variable is decided when profiles are loaded (a project's must be trusted and use its own).
     """
     if not profile.key_env:
         return None
@@ -291,16 +339,86 @@ def resolve(profile: Profile, environ: env.Environ, store: KeyStore | None = Non
     store = store or KeyStore(environ, profile)
     try:
         value = store.get(profile.name)
+        if value:
+            check_binding(profile, store, environ)
     except KeyringProblem as problem:
         if exported and problem.kind in ("no-backend", "locked"):
             note = f"using {profile.key_env} from your environment ({problem.message})"
-            return ResolvedKey(exported, "environment", note)
+            return _exported(profile, exported, note)
         raise
     if value:
         return ResolvedKey(value, "keyring")
     if exported:
-        return ResolvedKey(exported, "environment")
+        return _exported(profile, exported)
     raise missing(profile, store.label)
+
+
+def _exported(profile: Profile, value: str, note: str | None = None) -> ResolvedKey:
+    """An exported key, refused when it could never be sent (httpx would raise UnicodeEncodeError)."""
+    if reason := header_problem(value):
+        raise KeyringProblem(
+            "bad-value",
+            f"the key for profile {profile.name!r} in {profile.key_env} (your environment) cannot be used: {reason}",
+            hint=f"Export the key alone: `export {profile.key_env}=<key>`, or store it: "
+            f"`agentcfg key set {profile.name}`.",
+        )
+    return ResolvedKey(value, "environment", note)
+
+
+# -- which hosts a stored key may go to --------------------------------------------------------------
+
+
+def origin_text(url: str) -> str:
+    """scheme://host:port as origin() sees it (loopback names unified), e.g. http://loopback:8000."""
+    scheme, host, port = origin(url)
+    return f"{scheme}://{f'[{host}]' if ':' in host else host}:{port}"
+
+
+def profile_origins(profile: Profile) -> list[str]:
+    return sorted({origin_text(u) for u in (profile.base_url, profile.anthropic_base_url) if u})
+
+
+def legacy_bindable(profile: Profile, environ: env.Environ) -> bool:
+    """Whether a key stored before origins were recorded may be bound on first use: only for a
+    built-in profile or one in the user's own profiles directory, never a project's (or a draft's)."""
+    from pathlib import Path
+
+    from agentcfg.profiles import BUILT_IN, profiles_dir
+
+    if profile.source == BUILT_IN:
+        return True
+    return Path(profile.source).parent == profiles_dir(environ)
+
+
+def _hosts(origins: Sequence[str]) -> str:
+    return ", ".join(origins) if origins else "no host"
+
+
+def check_binding(profile: Profile, store: KeyStore, environ: env.Environ) -> None:
+    """Raise wrong-origin unless every origin of the profile now is one its stored key was stored for.
+    A key stored before origins were recorded is bound here on first use when legacy_bindable."""
+    now = profile_origins(profile)
+    recorded = store.origins(profile.name)
+    rebind = f"`agentcfg key bind {profile.name}`"
+    if recorded is None:
+        if legacy_bindable(profile, environ):
+            store.bind(profile.name, now)
+            return
+        raise KeyringProblem(
+            "wrong-origin",
+            f"refusing to hand out the key stored for {profile.name!r}: it was stored before agentcfg recorded "
+            f"the hosts a key is for, and {profile.name!r} is a project's profile ({_hosts(now)})",
+            hint=f"If {_hosts(now)} should get that key, run {rebind}; otherwise store this profile's own "
+            f"with `agentcfg key set {profile.name}`.",
+        )
+    if new := [o for o in now if o not in recorded]:
+        raise KeyringProblem(
+            "wrong-origin",
+            f"refusing to hand out the key stored for {profile.name!r}: it was stored for {_hosts(recorded)}, "
+            f"and the profile now points at {_hosts(new)}",
+            hint=f"If {_hosts(new)} should get that key, run {rebind}; otherwise store the new host's key "
+            f"with `agentcfg key set {profile.name}`.",
+        )
 
 
 # -- where a key may go ------------------------------------------------------------------------------
@@ -338,5 +456,10 @@ def auth_headers(profile: Profile, url: str, key: str | None) -> dict[str, str]:
             f"refusing to send the key of profile {profile.name!r} to {url}: "
             f"it is not one of the profile's hosts ({profile.base_url})",
             hint="This is a bug in agentcfg if you did not ask for it; please report it.",
+        )
+    if reason := header_problem(key):  # the last guard: httpx would raise UnicodeEncodeError mid-run
+        raise AgentcfgError(
+            f"the key of profile {profile.name!r} cannot be sent: {reason}",
+            hint=f"Store it again: `agentcfg key set {profile.name}`.",
         )
     return {"Authorization": f"Bearer {key}"}

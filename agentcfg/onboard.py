@@ -107,7 +107,7 @@ def _move_key(profile: profiles.Profile, candidate: Candidate, environ: env.Envi
                 f"{', '.join(candidate.found_in)} was left where it is"
             )
             return
-        store.set(profile.name, str(candidate.key))
+        store.store(profile, str(candidate.key))  # bound to the hosts the agent used it for
     except keystore.KeyringProblem as problem:  # never a silent downgrade: the key stays where it was
         result.notes.append(f"{profile.name}: the key stays in its file: {problem.message}")
         return

@@ -38,10 +38,10 @@ class SecretService:
         self.env = env  # HOME, XDG_RUNTIME_DIR and DBUS_SESSION_BUS_ADDRESS of the private session
         self.daemon = daemon
 
-    def lookup(self, profile: str) -> str | None:
+    def lookup(self, profile: str, service: str = "agentcfg") -> str | None:
         """The entry as another Secret Service client (libsecret's secret-tool) sees it."""
         result = subprocess.run(
-            ["secret-tool", "lookup", "service", "agentcfg", "username", profile],
+            ["secret-tool", "lookup", "service", service, "username", profile],
             env=self.env,
             capture_output=True,
             text=True,
@@ -144,7 +144,7 @@ def real_keyring(secret_service: SecretService, home) -> Iterator[SecretService]
     code = (
         "import secretstorage as s; b = s.dbus_init(); c = s.get_default_collection(b)\n"
         "c.is_locked() and c.unlock()\n"
-        "[i.delete() for i in c.search_items({'service': 'agentcfg'})]"
+        "[i.delete() for s in ('agentcfg', 'agentcfg-origins') for i in c.search_items({'service': s})]"
     )
     subprocess.run([_python(), "-c", code], env=secret_service.env, check=False, timeout=30)
 

@@ -30,6 +30,7 @@ anthropic_base_url = "http://127.0.0.1:9"
 model = "m"
 key_env = "GW_API_KEY"
 """
+TAOTOKEN_BOUND = {"agentcfg-origins/taotoken": '["https://taotoken.net:443"]'}  # key set binds the key
 HELPER_NOTE = "read the key from GW_API_KEY: start it with `agentcfg exec gw -- <agent>`"
 
 
@@ -104,7 +105,7 @@ def test_key_set_from_stdin_stores_and_get_prints_only_the_key(home, keyring_fil
     stored = run(home, "key", "set", "taotoken", input=KEY + ending)
     assert stored.stdout == f"Stored the key for taotoken in the {FILE_KEYRING} (…cdef).\n"
     assert stored.stderr == ""
-    assert json.loads(keyring_file.read_text()) == {"agentcfg/taotoken": KEY}
+    assert json.loads(keyring_file.read_text()) == {"agentcfg/taotoken": KEY, **TAOTOKEN_BOUND}
 
     got = run(home, "key", "get", "taotoken")
     assert got.stdout == KEY + "\n"
@@ -153,7 +154,7 @@ def test_key_set_again_rotates_and_the_keyring_wins_over_an_exported_key(home, k
     )
     for secret in (KEY, NEW_KEY):
         assert secret not in rotated.stdout + rotated.stderr
-    assert json.loads(keyring_file.read_text()) == {"agentcfg/taotoken": NEW_KEY}
+    assert json.loads(keyring_file.read_text()) == {"agentcfg/taotoken": NEW_KEY, **TAOTOKEN_BOUND}
     got = run(home, "key", "get", "taotoken", TAOTOKEN_API_KEY=KEY)
     assert (got.stdout, got.stderr) == (NEW_KEY + "\n", "")
 
@@ -207,13 +208,21 @@ def test_key_list_text_and_json_show_masked_tails(home, keyring_file):
         "backend": FILE_KEYRING,
         "backend_class": FILE_KEYRING,
         "profiles": [
-            {"profile": "local", "key_env": None, "stored": None, "tail": None, "in_environment": False},
+            {
+                "profile": "local",
+                "key_env": None,
+                "stored": None,
+                "tail": None,
+                "in_environment": False,
+                "bound_to": None,
+            },
             {
                 "profile": "taotoken",
                 "key_env": "TAOTOKEN_API_KEY",
                 "stored": True,
                 "tail": "…cdef",
                 "in_environment": True,
+                "bound_to": None,  # stored before keys were bound (straight into the FileKeyring)
             },
         ],
     }

@@ -520,5 +520,102 @@ def test_resolve_uses_the_store_it_is_given(use_backend):
         def get(self, name: str) -> str | None:
             return f"sk-given-for-{name}"
 
+        def origins(self, name: str) -> list[str] | None:
+            return keystore.profile_origins(GW)
+
     resolved = keystore.resolve(GW, {}, Given({}))
     assert resolved == keystore.ResolvedKey("sk-given-for-gw", "keyring")
+
+
+# --- origins: a stored key goes only to the hosts it was stored for ----------------------------------------
+
+GW_ORIGINS = ["https://anthropic.gw.example:8443", "https://gw.example:443"]
+
+
+def test_profile_origins_are_scheme_host_port_with_loopback_unified():
+    assert keystore.profile_origins(GW) == GW_ORIGINS
+    assert keystore.profile_origins(LOCAL) == ["http://loopback:8000"]
+    assert keystore.origin_text("http://[::1]:8000/v1") == "http://loopback:8000"
+    assert keystore.origin_text("https://[2001:db8::1]/v1") == "https://[2001:db8::1]:443"
+
+
+def test_store_records_the_origins_beside_the_key(use_backend):
+    backend = use_backend(MemoryKeyring())
+    KeyStore(HEADLESS, GW).store(GW, KEY)
+    assert backend.entries == {
+        ("agentcfg", "gw"): KEY,
+        ("agentcfg-origins", "gw"): '["' + '", "'.join(GW_ORIGINS) + '"]',
+    }
+    assert KeyStore(HEADLESS).origins("gw") == GW_ORIGINS
+    assert KeyStore(HEADLESS).delete("gw") is True
+    assert backend.entries == {}
+
+
+def test_resolve_refuses_a_key_stored_for_other_hosts(use_backend, known_secrets):
+    use_backend(MemoryKeyring({("agentcfg", "gw"): KEY, ("agentcfg-origins", "gw"): '["https://gw.example:443"]'}))
+    with pytest.raises(KeyringProblem) as caught:
+        keystore.resolve(GW, {"GW_API_KEY": "sk-exported-value"})  # an exported key does not win either
+    assert caught.value.kind == "wrong-origin"
+    assert "stored for https://gw.example:443" in caught.value.message
+    assert "now points at https://anthropic.gw.example:8443" in caught.value.message
+    assert "`agentcfg key bind gw`" in caught.value.hint and "`agentcfg key set gw`" in caught.value.hint
+    assert KEY not in str(caught.value) + str(caught.value.hint)
+
+
+@pytest.mark.parametrize("entry", ["not json", "{}", "[1, 2]", "[]"])
+def test_a_malformed_origins_entry_binds_to_nothing(use_backend, entry):
+    use_backend(MemoryKeyring({("agentcfg", "gw"): KEY, ("agentcfg-origins", "gw"): entry}))
+    with pytest.raises(KeyringProblem) as caught:
+        keystore.resolve(GW, {})
+    assert caught.value.kind == "wrong-origin"
+
+
+def test_resolve_accepts_a_profile_on_fewer_of_its_hosts(use_backend):
+    use_backend(
+        MemoryKeyring({("agentcfg", "gw"): KEY, ("agentcfg-origins", "gw"): '["' + '", "'.join(GW_ORIGINS) + '"]'})
+    )
+    fewer = Profile(name="gw", base_url="https://gw.example/v2", model="m", key_env="GW_API_KEY")
+    assert keystore.resolve(fewer, {}) == keystore.ResolvedKey(KEY, "keyring")
+
+
+def test_a_legacy_key_is_bound_on_first_use_for_a_built_in_or_user_profile(use_backend, tmp_path):
+    environ = {"HOME": str(tmp_path), "AGENTCFG_HOME": str(tmp_path / "cfg")}
+    user = Profile(name="mine", base_url="http://127.0.0.1:8000/v1", model="m", key_env="MINE_KEY")
+    user = Profile(**{**user.__dict__, "source": str(tmp_path / "cfg" / "profiles" / "mine.toml")})
+    backend = use_backend(MemoryKeyring({("agentcfg", "gw"): KEY, ("agentcfg", "mine"): KEY}))
+    assert keystore.resolve(GW, environ) == keystore.ResolvedKey(KEY, "keyring")
+    assert keystore.resolve(user, environ) == keystore.ResolvedKey(KEY, "keyring")
+    assert backend.entries[("agentcfg-origins", "mine")] == '["http://loopback:8000"]'
+    assert ("agentcfg-origins", "gw") in backend.entries
+
+
+@pytest.mark.parametrize(
+    "source", ["project:/repo/.agentcfg/profiles/gw.toml", "https://example.com/gw.toml", "/tmp/gw.toml"]
+)
+def test_a_legacy_key_is_refused_for_any_other_profile(use_backend, source):
+    backend = use_backend(MemoryKeyring({("agentcfg", "gw"): KEY}))
+    other = Profile(**{**GW.__dict__, "source": source})
+    with pytest.raises(KeyringProblem) as caught:
+        keystore.resolve(other, HEADLESS)
+    assert caught.value.kind == "wrong-origin" and "`agentcfg key bind gw`" in caught.value.hint
+    assert ("agentcfg-origins", "gw") not in backend.entries  # not bound behind the user's back
+
+
+@pytest.mark.parametrize(
+    ("value", "words"),
+    [("sk-ключ", "non-ASCII character at position 4"), ("sk-\x00x", "U+0000"), ("sk-\x1bx", "U+001B")],
+)
+def test_check_value_refuses_non_ascii_and_control_characters(value, words):
+    assert words in (keystore.check_value(value) or "")
+
+
+def test_an_exported_key_that_cannot_be_a_header_is_refused_naming_the_variable(use_backend):
+    use_backend(MemoryKeyring())
+    with pytest.raises(KeyringProblem) as caught:
+        keystore.resolve(GW, {"GW_API_KEY": "sk-ключ"})
+    assert caught.value.kind == "bad-value" and "GW_API_KEY" in caught.value.message
+
+
+def test_auth_headers_refuses_a_key_that_cannot_be_a_header():
+    with pytest.raises(AgentcfgError, match="non-ASCII"):
+        keystore.auth_headers(GW, "https://gw.example/v1/models", "sk-ключ")

@@ -142,7 +142,14 @@ def every_file(root: Path) -> dict[str, bytes]:
 
 
 def keyring(path: Path) -> dict[str, str]:
-    return json.loads(path.read_text()) if path.exists() else {}
+    """The keys in the FileKeyring (the hosts each is bound to, service agentcfg-origins, left out)."""
+    entries = json.loads(path.read_text()) if path.exists() else {}
+    return {name: value for name, value in entries.items() if not name.startswith("agentcfg-origins/")}
+
+
+def bound_to(path: Path, profile: str) -> list[str] | None:
+    entry = json.loads(path.read_text()).get(f"agentcfg-origins/{profile}") if path.exists() else None
+    return json.loads(entry) if entry else None
 
 
 def agents_by_name(rows: list[dict]) -> dict[str, dict]:
@@ -212,6 +219,8 @@ def test_init_imports_moves_the_keys_switches_and_checks(messy: Home, keyring_fi
 
     # Both keys are in the keyring, and no plaintext copy is left but rollback's backups.
     assert keyring(keyring_file) == {"agentcfg/local-9": KEY_A, "agentcfg/local-19": KEY_B}
+    # each moved key is bound to the host the agent used it for (keystore.origin: loopback names are one)
+    assert bound_to(keyring_file, "local-9") == [GW_A.removesuffix("/v1").replace("127.0.0.1", "loopback")]
     for secret in (KEY_A, KEY_B):
         holding = files_holding(home.root, secret)
         assert holding, f"no backup holds {secret}: rollback could not bring it back"

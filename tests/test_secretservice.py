@@ -81,3 +81,23 @@ def test_switch_and_exec_hand_the_agents_the_key_from_the_secret_service(home: H
     for path in home.root.rglob("*"):
         if path.is_file():
             assert KEY.encode() not in path.read_bytes(), path
+
+
+def test_the_hosts_a_key_is_bound_to_live_beside_it_in_the_secret_service(home: Home, real_keyring: SecretService):
+    home.write(
+        ".config/agentcfg/profiles/work.toml",
+        'base_url = "http://127.0.0.1:8000/v1"\nmodel = "m"\nkey_env = "WORK_KEY"\n',
+    )
+    assert _set(home, "work", KEY).returncode == 0
+    assert json.loads(real_keyring.lookup("work", "agentcfg-origins") or "null") == ["http://loopback:8000"]
+    home.write(
+        ".config/agentcfg/profiles/work.toml",
+        'base_url = "http://127.0.0.1:9000/v1"\nmodel = "m"\nkey_env = "WORK_KEY"\n',
+    )
+    refused = home.run("key", "get", "work", check=2)
+    assert refused.stdout == "" and "agentcfg key bind work" in refused.stderr
+    assert home.run("key", "bind", "work").stdout.endswith("http://loopback:8000 -> http://loopback:9000\n")
+    assert json.loads(real_keyring.lookup("work", "agentcfg-origins") or "null") == ["http://loopback:9000"]
+    assert home.run("key", "get", "work").stdout == KEY + "\n"
+    assert "Removed the key for work" in home.run("profile", "rm", "work").stdout
+    assert real_keyring.lookup("work") is None and real_keyring.lookup("work", "agentcfg-origins") is None
