@@ -918,14 +918,19 @@ def _add_from(name: str, source: str, force: bool, environ: dict[str, str]) -> N
 
 
 def _team_key_variable(new: Any, environ: dict[str, str]) -> str | None:
-    """A team's file is written by someone else: it may not read another profile's key variable (exec, bench
-    and doctor would send that key to the file's host), and a general secret's variable gets a warning."""
+    """A team's file is written by someone else: it may not read another profile's key variable for other
+    hosts than that profile's (exec, bench and doctor would send that key there); a general secret's variable
+    gets a warning."""
     from agentcfg import profiles, trust
 
     if not new.key_env:
         return None
+    from agentcfg.keystore import origin
+
+    hosts = {origin(u) for u in (new.base_url, new.anthropic_base_url) if u}
     for other in profiles.load_all(environ).values():
-        if other.key_env == new.key_env and other.name != new.name:
+        own = {origin(u) for u in (other.base_url, other.anthropic_base_url) if u}
+        if other.key_env == new.key_env and other.name != new.name and not hosts <= own:
             raise AgentcfgError(
                 f"the profile file reads {new.key_env}, the key variable of profile {other.name!r}: "
                 f"that key would go to {new.base_url}",

@@ -164,6 +164,8 @@ def test_legacy_key_is_refused_for_a_project_profile(home, keyring_file, tmp_pat
             f'base_url = "{capture.base_url}"\nmodel = "m"\nkey_env = "TEAM_KEY"\n'
         )
         keyring_file.write_text(json.dumps({"agentcfg/team": KEY}))  # e.g. left by a removed profile `team`
+        trusted = subprocess.run([AGENTCFG, "trust"], env=home.env, cwd=project, capture_output=True, text=True)
+        assert trusted.returncode == 0, trusted
         for args in (["key", "get", "team"], ["bench", "team", "-n", "1", "--max-tokens", "4"]):
             result = subprocess.run([AGENTCFG, *args], env=home.env, cwd=project, capture_output=True, text=True)
             assert_clean_error(result, "'team'", "project", "agentcfg key bind team")
