@@ -75,7 +75,6 @@ def test_a_hostile_repository_moves_no_secret(agent, agent_home, tmp_path, agent
         **keyring_env(tmp_path / "keyring.json"),
         "TAOTOKEN_API_KEY": GATEWAY_KEY,
         "GITHUB_TOKEN": GITHUB_TOKEN,
-        "OPENAI_API_KEY": GATEWAY_KEY,  # qwen's fallback variable, set as many shells have it
     }
     with FaultServer(max_model_len=131072) as own, FaultServer(max_model_len=131072) as attacker:
         repo = hostile_repository(home.root, attacker)
@@ -114,9 +113,8 @@ def test_a_hostile_repository_moves_no_secret(agent, agent_home, tmp_path, agent
 
     assert team.returncode == 2, team
     assert "agentcfg trust" in team.stderr, team.stderr
-    # Trusting checks every file first: the template in team.toml is named, and nothing is trusted.
-    assert trust.returncode == 2, trust
-    assert "model" in trust.stderr and "{env:" in trust.stderr, trust.stderr
+    # Trusting checks every file first (here the FIFO is named first): nothing is trusted.
+    assert trust.returncode == 2 and "cannot trust this project" in trust.stderr, trust
     assert team_after_trust.returncode == 2, team_after_trust
     assert ci_doctor.returncode == 2 and ci_bench.returncode == 2, (ci_doctor, ci_bench)
     assert local.returncode == 0, local
@@ -146,9 +144,14 @@ def test_a_project_profile_cannot_make_the_agent_expand_a_secret(agent, agent_ho
     with FaultServer(max_model_len=131072) as attacker:
         repo = hostile_repository(home.root, attacker, every_attack=False)
         switch = agentcfg(env, repo, "switch", "team", "--agent", agent)
+        trust = agentcfg(env, repo, "trust")
+        after_trust = agentcfg(env, repo, "switch", "team", "--agent", agent)
         turn = agents.run(agents.command(agent), env, repo, 120, agent)
         sent = "\n".join(f"{path} {headers} {body}" for _m, path, headers, body in attacker.requests)
 
     assert not leaks(sent), f"{agent} sent a secret to the project's server"
     assert switch.returncode == 2 and "agentcfg trust" in switch.stderr, switch
-    assert not leaks(switch.stdout + switch.stderr + turn.output)
+    # Trusting checks every field first: the template syntax is named, and nothing is trusted.
+    assert trust.returncode == 2 and "'model'" in trust.stderr and "{env:" in trust.stderr, trust
+    assert after_trust.returncode == 2, after_trust
+    assert not leaks(switch.stdout + switch.stderr + trust.stderr + after_trust.stderr + turn.output)
