@@ -21,20 +21,20 @@ from tests.fault_server import dead_port
 
 SECRETS = {
     "claude-header-key": "gwk_9f8e7d6c5b4a3210",
-    "claude-header-bearer": "ghp_AbCdEf0123456789xyzXYZ0123456789ab",
+    "claude-header-bearer": "ghp_AbCdEf0123456789xyzXYZ",
     "claude-proxy-password": "s3cr3tpass",
     "codex-args-token": "ghp_Zyx9876543210abcdefABCDEF0123456789",
     "codex-args-api-key": "sk-argsecret-0123456789",
     "codex-basic": "dXNlcjpodW50ZXIyaHVudGVyMg==",
     "opencode-url-password": "opencodepw99",
-    "opencode-portkey": "pk-live-aaaabbbbccccdddd",
+    "opencode-portkey": "pk-live-aaaabbbbcccc",
     "opencode-bearer": "sk-ant-oc-0123456789abcdef",
     "opencode-multiline-password": "hunter2hunter2pw",
 }
 
 CLAUDE = """{
   "env": {
-    "ANTHROPIC_CUSTOM_HEADERS": "x-api-key: gwk_9f8e7d6c5b4a3210\\nAuthorization: Bearer ghp_AbCdEf0123456789xyzXYZ0123456789ab",
+    "ANTHROPIC_CUSTOM_HEADERS": "x-api-key: gwk_9f8e7d6c5b4a3210\\nAuthorization: Bearer ghp_AbCdEf0123456789xyzXYZ",
     "HTTPS_PROXY": "http://alice:s3cr3tpass@proxy.corp:3128",
     "ANTHROPIC_MODEL": "old"
   }
@@ -58,7 +58,7 @@ OPENCODE = """{
     "gw": {
       "options": {
         "baseURL": "https://bob:opencodepw99@gw.example/v1",
-        "headers": {"x-portkey-api-key": "pk-live-aaaabbbbccccdddd", "Authorization": "Bearer sk-ant-oc-0123456789abcdef"}
+        "headers": {"x-portkey-api-key": "pk-live-aaaabbbbcccc", "Authorization": "Bearer sk-ant-oc-0123456789abcdef"}
       }
     }
   }
@@ -201,6 +201,10 @@ MUST_MASK = [
     ('experimental_bearer_token = "sk-abcdefgh123"', 'experimental_bearer_token = "****"'),
     ("password: correcthorsebattery", "password: ****"),  # the name says so: even a plain word
     ("https://h/v1/models?api_key=sk-0123456789&x=1", "https://h/v1/models?api_key=****&x=1"),
+    ('"accessToken": "ya29.a0AfH6SMBx"', '"accessToken": "****"'),
+    ("OPENAI_APIKEY=sk-abcdefgh123", "OPENAI_APIKEY=****"),
+    ('"APIKey": "Zm9vYmFyYmF6MTIz"', '"APIKey": "****"'),
+    ("key: sk-0123456789abcdef", "key: ****"),  # only weakly a secret's name, but shaped like a key
 ]
 
 MUST_NOT_MASK = [
@@ -247,6 +251,12 @@ MUST_NOT_MASK = [
     "DeepSeek-V4-Flash at http://localhost:8000/v1",
     "~/.config/opencode/opencode.json",
     "FAIL  header-to-other-host  ANTHROPIC_CUSTOM_HEADERS goes to gw.example",
+    "taotoken: DeepSeek-V4-Flash at https://taotoken.example/v1",  # a profile whose name ends in token
+    "monkey: Banana-Split-42",
+    '"MAX_OUTPUT_TOKENS": "Unlimited-32k"',
+    "codex: key keyring …a1b2",
+    '"key_in_environment": false',
+    "AWS_ACCESS_KEY_ID=AKIAIOSFODNN7EXAMPLE",  # an id, not the secret
 ]
 
 
@@ -266,3 +276,28 @@ def test_mask_data_keeps_json_valid():
     text = json.dumps(redact.mask_data(data))
     assert "sk-0123456789abc" not in text
     assert json.loads(redact.mask_text(text))["diff"] == 'x "Authorization": "Bearer ****"\n'
+
+
+# -- cost: the stream masks every write, so no input may make a pattern backtrack for long ---------
+
+LONG_LINES = [
+    "A" * 1_000_000,  # a base64 image in a statusline script, say
+    "key" * 300_000,
+    "x-api-key-" * 100_000,
+    "http" * 250_000,
+    "--token" * 150_000,
+    "Bearer " * 150_000,
+    "a:" * 500_000 + "@",
+    "http://" + "a:" * 500_000 + "@",
+    '"key": ' * 100_000,
+    "Authorization: " * 70_000,
+]
+
+
+@pytest.mark.parametrize("text", LONG_LINES, ids=lambda text: text[:12])
+def test_mask_text_is_linear_on_long_lines(text):
+    import time
+
+    start = time.perf_counter()
+    redact.mask_text(text)
+    assert time.perf_counter() - start < 2.0
