@@ -167,25 +167,26 @@ def _mask_url_password(match: re.Match[str]) -> str:
     return match.group("lead") + MASK  # any password, however short: it is in a password's place
 
 
+_NAME_WORDS = ("key", "token", "secret", "pass", "auth", "credential")
+# Each shape with what its match cannot do without, looked for in the lower-cased text first: a pattern is run
+# only on text that could hold its shape (plain `in` tests cost next to nothing; the patterns do not).
 _MASKS = (
-    (_URL_PASSWORD, _mask_url_password),
-    (_URL_USER, _masker(False)),
-    (_AUTH_HEADER, _masker(False)),
-    (_AUTH_SCHEME, _masker(False)),
-    (_SECRET_FLAG, _masker(None, flag_strength)),
-    (_SECRET_ASSIGNMENT, _masker(None)),
+    (("://",), ("@",), _URL_PASSWORD, _mask_url_password),
+    (("://",), ("@",), _URL_USER, _masker(False)),
+    ((), ("authorization",), _AUTH_HEADER, _masker(False)),
+    ((), ("bearer", "basic"), _AUTH_SCHEME, _masker(False)),
+    (("-",), _NAME_WORDS, _SECRET_FLAG, _masker(None, flag_strength)),
+    ((), _NAME_WORDS, _SECRET_ASSIGNMENT, _masker(None)),
 )
-# Every shape above needs one of these characters or words; text with none (most output) is left at once.
-_CUES = re.compile(r"@|bearer|basic|auth|key|token|secret|passw|credential", re.IGNORECASE)
 
 
 def mask_text(text: str) -> str:
     """`text` with known keys scrubbed and secret-shaped values masked; the rest as it was."""
     text = scrub(text)
-    if not _CUES.search(text):
-        return text
-    for pattern, replace in _MASKS:
-        text = pattern.sub(replace, text)
+    lower = text.lower()
+    for needs_all, needs_any, pattern, replace in _MASKS:
+        if all(cue in lower for cue in needs_all) and any(cue in lower for cue in needs_any):
+            text = pattern.sub(replace, text)
     return text
 
 

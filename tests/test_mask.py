@@ -300,4 +300,6 @@ def test_mask_text_is_linear_on_long_lines(text):
 
     start = time.perf_counter()
     redact.mask_text(text)
-    assert time.perf_counter() - start < 2.0
+    # Linear takes under a second for a megabyte; the quadratic patterns this guards against took 1-3 minutes.
+    # The bound leaves room for a machine shared with other test runs.
+    assert time.perf_counter() - start < 10.0
