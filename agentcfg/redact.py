@@ -20,7 +20,6 @@ so JSON stays JSON. `key get` and `env` print a key on purpose through `Redactin
 
 from __future__ import annotations
 
-import itertools
 import re
 from collections.abc import Iterable, Mapping
 from typing import Any, TextIO
@@ -126,14 +125,15 @@ def could_be_secret(value: str, *, strong: bool = True) -> bool:
 
 
 def name_strength(name: str) -> bool | None:
-    """Whether a key or header name says its value is secret: True (OPENAI_API_KEY, x-auth-token), False
-    only weakly (key, auth: the value must look like a key), None not at all (taotoken, key_env, apiKeyHelper)."""
+    """Whether a key or header name says its value is secret: True when its last part does (OPENAI_API_KEY,
+    x-auth-token, password), False when only another part or a weak word does (key, auth, SecretService:
+    the value must then look like a key), None not at all (taotoken, key_env, apiKeyHelper)."""
     parts = [part.lower() for part in _NAME_PART.findall(name)]
     if not parts or parts[-1] in _ABOUT_PARTS:
         return None
-    if any(part in _STRONG_PARTS for part in parts) or any(pair in _STRONG_PAIRS for pair in itertools.pairwise(parts)):
+    if parts[-1] in _STRONG_PARTS or tuple(parts[-2:]) in _STRONG_PAIRS:
         return True
-    return False if any(part in _WEAK_PARTS for part in parts) else None
+    return False if any(part in _STRONG_PARTS or part in _WEAK_PARTS for part in parts) else None
 
 
 def flag_strength(name: str) -> bool | None:

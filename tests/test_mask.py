@@ -205,6 +205,9 @@ MUST_MASK = [
     ("OPENAI_APIKEY=sk-abcdefgh123", "OPENAI_APIKEY=****"),
     ('"APIKey": "Zm9vYmFyYmF6MTIz"', '"APIKey": "****"'),
     ("key: sk-0123456789abcdef", "key: ****"),  # only weakly a secret's name, but shaped like a key
+    ("SecretService: sk-0123456789abcdef", "SecretService: ****"),
+    ('AWS_SECRET_ACCESS_KEY="wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"', 'AWS_SECRET_ACCESS_KEY="****"'),
+    ('"secretKey": "plainwordsecret"', '"secretKey": "****"'),
 ]
 
 MUST_NOT_MASK = [
@@ -257,6 +260,8 @@ MUST_NOT_MASK = [
     "codex: key keyring …a1b2",
     '"key_in_environment": false',
     "AWS_ACCESS_KEY_ID=AKIAIOSFODNN7EXAMPLE",  # an id, not the secret
+    # keyring's own message, in `key list` when no backend works
+    "Secret Service: Unable to initialize SecretService: Environment variable DBUS_SESSION_BUS_ADDRESS is unset",
 ]
 
 
