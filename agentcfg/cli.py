@@ -1205,7 +1205,8 @@ def _emit_profile_notices() -> None:
 def main(argv: list[str] | None = None) -> None:
     from agentcfg import redact
 
-    # Every line agentcfg prints goes through the scrubber: no output path can show a key it has seen.
+    # Every line agentcfg prints goes through the masking stream: no output path can show a key it has seen,
+    # nor a secret by its shape (Bearer, URL password, --token value, ...); errors are masked the same way.
     redact.register_environment(os.environ)
     completing = "_AGENTCFG_COMPLETE" in os.environ  # click writes completion scripts as bytes; they hold no key
     if not completing and not isinstance(sys.stdout, redact.RedactingStream):
@@ -1226,7 +1227,7 @@ def main(argv: list[str] | None = None) -> None:
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
     except AgentcfgError as exc:
-        click.echo(f"agentcfg: error: {redact.mask_line(str(exc))}", err=True)
+        click.echo(f"agentcfg: error: {redact.mask_text(str(exc))}", err=True)
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
         click.echo("Interrupted.", err=True)
@@ -1234,6 +1235,6 @@ def main(argv: list[str] | None = None) -> None:
     except Exception as exc:
         if os.environ.get("AGENTCFG_DEBUG"):
             raise
-        click.echo(f"agentcfg: internal error: {type(exc).__name__}: {redact.mask_line(str(exc))}", err=True)
+        click.echo(f"agentcfg: internal error: {type(exc).__name__}: {redact.mask_text(str(exc))}", err=True)
         click.echo("  This is a bug; AGENTCFG_DEBUG=1 shows the traceback. No file was left half-written.", err=True)
         sys.exit(1)

@@ -15,7 +15,7 @@ from agentcfg import edit, env
 from agentcfg.agents.base import AgentFile
 from agentcfg.edit import MISSING, REMOVE, Assignment
 from agentcfg.profiles import Profile
-from agentcfg.redact import is_secret, mask_line
+from agentcfg.redact import is_secret, mask_text
 
 
 @dataclass(frozen=True)
@@ -87,7 +87,9 @@ def drifted(fmt: str, text: str | None, owned: list[dict[str, Any]], shown: str)
 
 
 def unified_diff(change: FileChange, environ: env.Environ) -> str:
-    """The change as a unified diff; values of key-like entries are masked."""
+    """The change as a unified diff; known keys and secret-shaped values are masked (redact.mask_text).
+
+    The diff is masked as a whole, not line by line: a list such as `"--token",` / `"…"` spans two lines."""
     import difflib
 
     shown = env.display(change.path, environ)
@@ -101,6 +103,5 @@ def unified_diff(change: FileChange, environ: env.Environ) -> str:
     )
     out = []
     for line in lines:
-        line = mask_line(line)
         out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
-    return "".join(out)
+    return mask_text("".join(out))

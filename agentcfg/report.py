@@ -27,11 +27,12 @@ def paint(text: str, kind: str, colour: bool) -> str:
 
 
 def dumps(data: Any) -> str:
-    """JSON for --json. Known keys are scrubbed on the way out (the CLI's stdout); file contents in it
-    (diffs) were masked by shape where they were made, so the document itself is not shape-masked."""
-    from agentcfg.redact import scrub
+    """JSON for --json, every string in it masked before encoding (redact.mask_data): a shape that a JSON
+    escape would hide from the stream's masking (a value on a diff's next line, after `\\n`) is masked in
+    the string itself, and the document stays valid JSON."""
+    from agentcfg.redact import mask_data
 
-    return scrub(json.dumps(data, indent=2, ensure_ascii=False))
+    return json.dumps(mask_data(data), indent=2, ensure_ascii=False)
 
 
 def when(timestamp: float) -> str:

@@ -10,7 +10,7 @@ from typing import Any
 
 from agentcfg.bench.measure import MODES, NON_STREAM, STREAM
 from agentcfg.bench.summary import Run
-from agentcfg.redact import scrub
+from agentcfg.redact import mask_text
 from agentcfg.report import paint
 
 MODE_LABELS = {STREAM: "stream", NON_STREAM: "non-stream"}
@@ -208,7 +208,7 @@ def text(document: dict[str, Any], colour: bool = False, unicode: bool = True) -
     if failing:
         lines.append("")
         lines.append(f"Some requests failed: `agentcfg doctor {failing[0]}` names the cause.")
-    return scrub("\n".join(lines))
+    return mask_text("\n".join(lines))
 
 
 def csv_text(run: Run) -> str:
@@ -252,7 +252,7 @@ def csv_text(run: Run) -> str:
                         " ".join(f"{gap * 1000:.3f}" for gap in r.itl),
                     ]
                 )
-    return scrub(out.getvalue())
+    return mask_text(out.getvalue())  # the CSV goes to a file, not through the masking stream
 
 
 def progress_line(profile: str, mode: str, done: int, total: int, failed: int, unicode: bool = True) -> str:
