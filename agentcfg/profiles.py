@@ -149,7 +149,7 @@ def parse(name: str, text: str, source: str, cache: _ValidatedCache | None = Non
     fields.check runs on every parse, before the schema and whatever the cache knows: a text cached
     by an agentcfg whose schema was weaker is still refused, and its message is the clearer one.
     """
-    where = source if source != BUILT_IN else f"built-in profile {name}"
+    where = source.removeprefix(PROJECT) if source != BUILT_IN else f"built-in profile {name}"
     if not fields.valid_name(name):
         raise AgentcfgError(
             f"{name!r} is not a valid profile name (lower-case letters, digits, '-' and '_')",
@@ -358,6 +358,7 @@ def get(name: str, environ: env.Environ) -> Profile:
         return profiles[name]
     if name in ignored:
         why, hint = ignored[name]
+        _notices[:] = [n for n in _notices if not n.startswith("note: ignoring")]  # this error says it all
         raise AgentcfgError(f"{name!r} is a profile of this project that is not used: {why}", hint=hint)
     import difflib
 
