@@ -71,6 +71,18 @@ _EXPANDED_BY = {
 }
 
 
+def splittable(url: str) -> bool:
+    """Whether urllib can split `url` and read its port: an agent's file (or a project's) may hold anything,
+    and `urlsplit` raises ValueError on some ("http://[::1": Invalid IPv6 URL) where agentcfg's guards call it."""
+    from urllib.parse import urlsplit
+
+    try:
+        urlsplit(url).port  # noqa: B018 - raises on a bad bracket or port
+    except ValueError:
+        return False
+    return True
+
+
 def valid_name(name: str) -> bool:
     """A profile name: lower-case letters, digits, '-' and '_', at most 64, the whole string."""
     return _NAME.fullmatch(name) is not None

@@ -446,7 +446,10 @@ def origin(url: str) -> tuple[str, str, int]:
 
     from agentcfg.profiles import is_loopback
 
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+    except ValueError:  # from an agent's file ("http://[::1"): an origin no profile has
+        return "", "", -1
     scheme = parts.scheme.lower()
     host = (parts.hostname or "").lower()
     if is_loopback(host):
