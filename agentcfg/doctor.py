@@ -515,7 +515,7 @@ def _read_json(path: Path) -> Any:
     try:
         text = fsutil.read_text(path, str(path))  # never blocks on a FIFO a project put there
         return None if text is None else json.loads(text)
-    except (AgentcfgError, OSError, ValueError):
+    except (AgentcfgError, OSError, ValueError, RecursionError):  # RecursionError: nested past json's limit
         return None
 
 
