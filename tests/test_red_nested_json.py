@@ -59,3 +59,18 @@ def test_detect_names_a_deeply_nested_model_list(home: Home, nested_server: int)
         "profile", "add", "nest", "--base-url", f"http://127.0.0.1:{nested_server}/v1", "--detect", check=2
     )
     assert "internal error" not in result.stderr and "Traceback" not in result.stderr
+
+
+DEEP_TOML = 'base_url = "http://127.0.0.1:9/v1"\nmodel = "m"\nx = ' + "[" * 5000 + "\n"
+
+
+def test_a_deeply_nested_team_file_is_refused_cleanly(home: Home) -> None:
+    team = home.write("team.toml", DEEP_TOML)
+    result = home.run("profile", "add", "team", "--from", str(team), check=2)
+    assert "nested too deeply" in result.stderr and "internal error" not in result.stderr
+
+
+def test_a_deeply_nested_codex_config_is_reported_cleanly(home: Home) -> None:
+    home.write(".codex/config.toml", 'model = "m"\nx = ' + "[" * 5000 + "\n")
+    result = home.run("switch", "local", "--agent", "codex", check=2)
+    assert "nested too deeply" in result.stderr and "internal error" not in result.stderr
