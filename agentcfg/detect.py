@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from agentcfg.errors import AgentcfgError
 from agentcfg.profiles import Profile
 
 TIMEOUT = 5.0
+# The whole answer, not each read (httpx's timeout): a server that trickles bytes, or never stops sending,
+# must not hang `profile add --detect` or fill memory. OpenRouter's full list is under 1 MiB.
+DEADLINE = 15.0
+MODELS_LIMIT = 16 << 20
 
 
 def list_models(profile: Profile, key: str | None, timeout: float = TIMEOUT) -> list[dict[str, Any]]:
@@ -19,27 +24,46 @@ def list_models(profile: Profile, key: str | None, timeout: float = TIMEOUT) -> 
     url = profile.base_url.rstrip("/") + "/models"
     headers = auth_headers(profile, url, key)
     try:
-        response = httpx.get(url, headers=headers, timeout=timeout)
+        status, body = _get(url, headers, timeout)
     except httpx.HTTPError as exc:
         raise AgentcfgError(
             f"could not reach {url}: {type(exc).__name__}: {exc}",
             hint="Is the server running? Or give the window yourself with --context-window N.",
         ) from None
-    if response.status_code in (401, 403):
+    if status in (401, 403):
         raise AgentcfgError(
-            f"{url} answered {response.status_code}: the server wants a key",
+            f"{url} answered {status}: the server wants a key",
             hint="Store the key first (`agentcfg key set NAME` after adding without --detect, or export "
             "the --key-env variable), or give --context-window N.",
         )
     try:
-        data = response.json()["data"]
+        data = json.loads(body)["data"]
         assert isinstance(data, list)
-    except (ValueError, KeyError, TypeError, AssertionError):
+    except (ValueError, KeyError, TypeError, AssertionError, RecursionError):
         raise AgentcfgError(
-            f"{url} answered {response.status_code} without an OpenAI model list",
+            f"{url} answered {status} without an OpenAI model list",
             hint="Check the base URL (it usually ends in /v1), or give --context-window N.",
         ) from None
     return [m for m in data if isinstance(m, dict)]
+
+
+def _get(url: str, headers: dict[str, str], timeout: float) -> tuple[int, bytes]:
+    """GET `url`: its status and body, given up on past MODELS_LIMIT bytes or DEADLINE seconds."""
+    import time
+
+    import httpx
+
+    hint = "Is this the API's base URL? Or give the window yourself with --context-window N."
+    started, chunks, size = time.monotonic(), [], 0
+    with httpx.stream("GET", url, headers=headers, timeout=timeout) as response:
+        for chunk in response.iter_bytes():
+            size += len(chunk)
+            if size > MODELS_LIMIT:
+                raise AgentcfgError(f"{url} sends more than {MODELS_LIMIT >> 20} MiB: not a model list", hint=hint)
+            if time.monotonic() - started > DEADLINE:
+                raise AgentcfgError(f"{url} did not send its model list within {DEADLINE:.0f} s", hint=hint)
+            chunks.append(chunk)
+        return response.status_code, b"".join(chunks)
 
 
 def context_window(models: list[dict[str, Any]], model: str | None, url: str) -> tuple[str, int]:

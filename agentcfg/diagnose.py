@@ -68,7 +68,7 @@ class Target:
 def parse_json(text: str) -> Any:
     try:
         return json.loads(text)
-    except (ValueError, TypeError):
+    except (ValueError, TypeError, RecursionError):  # a server's `[[[[...` is past json's recursion limit
         return None
 
 

@@ -144,6 +144,28 @@ def _host(url: str) -> str:
     return (parts.hostname or url) + (f":{port}" if port else "")
 
 
+def _unusable_endpoint(target: Target) -> bool:
+    """Drop (with a FAIL) a base URL urllib cannot split: it comes from a file, perhaps a cloned repository's,
+    and every guard below splits it. The value is not shown: it may hold anything, a password too."""
+    from agentcfg import fields
+
+    if not target.base_url or fields.splittable(target.base_url):
+        return False
+    target.static.append(
+        Finding(
+            "config-unreadable",
+            FAIL,
+            target.agent,
+            f"its base URL{f' from {target.endpoint_from}' if target.endpoint_from else ''} is not a URL "
+            "(urllib cannot split it: a bad [IPv6] bracket or port)",
+            "base URL not shown",
+            f"fix the URL there, or agentcfg switch {target.profile or 'PROFILE'}",
+        )
+    )
+    target.base_url = None
+    return True
+
+
 def _guard(target: Target, profiles: dict[str, Profile]) -> None:
     """One rule for every key doctor sends, whatever its source.
 
@@ -379,6 +401,8 @@ def _claude_target(
     target.model = merged.get("ANTHROPIC_MODEL") or binding.model
     if endpoint := came_from.get("ANTHROPIC_BASE_URL"):
         target.endpoint_from, target.endpoint_project = endpoint.shown, endpoint.project
+    if _unusable_endpoint(target):
+        return
     if layer := came_from.get(claude.CUSTOM_HEADERS):
         where = f"{claude.CUSTOM_HEADERS} in {layer.shown}"
         target.static += _header_findings(
@@ -491,7 +515,7 @@ def _read_json(path: Path) -> Any:
     try:
         text = fsutil.read_text(path, str(path))  # never blocks on a FIFO a project put there
         return None if text is None else json.loads(text)
-    except (AgentcfgError, OSError, ValueError):
+    except (AgentcfgError, OSError, ValueError, RecursionError):  # RecursionError: nested past json's limit
         return None
 
 
@@ -586,6 +610,8 @@ def targets_from_files(
             if not target.base_url and environ.get("OPENAI_BASE_URL"):
                 target.base_url, target.endpoint_from = environ["OPENAI_BASE_URL"], "OPENAI_BASE_URL in this shell"
             target.default_output = _qwen_default_output(target.model)
+        if agent.NAME != "claude" and _unusable_endpoint(target):
+            continue
         profile = _match_profile(target.base_url, target.model, profiles)
         target.profile = profile.name if profile else None
         profile = helper_profile(binding.helper, profiles) or profile  # whose key a helper fetches

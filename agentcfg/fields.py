@@ -53,6 +53,21 @@ MODEL_PATTERN = r"\S+"
 KEY_ENV_PATTERN = r"[A-Za-z_][A-Za-z0-9_]*"
 NAME_PATTERN = r"[a-z0-9][a-z0-9_-]{0,63}"
 DESCRIPTION_MAX = 200
+# Variables that steer programs rather than hold a secret: `agentcfg exec` sets key_env to the key in the child's
+# environment and `agentcfg env` in the shell's, so a profile (a cloned repository's, a team file's) naming one
+# would hand the key to the dynamic loader, Node, the shell or git as code or a path, and doctor and bench would
+# read the variable's value as a key and send it to the profile's host. Compared upper-cased (Windows is not
+# case-sensitive about names).
+RUNTIME_VARIABLES = frozenset({
+    "PATH", "HOME", "SHELL", "USER", "LOGNAME", "PWD", "OLDPWD", "TERM", "TMPDIR", "TEMP", "TMP", "LANG", "IFS",
+    "ENV", "BASH_ENV", "CDPATH", "PROMPT_COMMAND", "PS1", "PS2", "PS4", "ZDOTDIR", "EDITOR", "VISUAL", "PAGER",
+    "BROWSER", "DISPLAY", "WAYLAND_DISPLAY", "SSH_AUTH_SOCK", "SSH_ASKPASS", "GNUPGHOME", "NODE_OPTIONS",
+    "NODE_PATH", "NODE_EXTRA_CA_CERTS", "NODE_TLS_REJECT_UNAUTHORIZED", "PERL5OPT", "PERL5LIB", "RUBYOPT",
+    "RUBYLIB", "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE",
+    "CURL_CA_BUNDLE", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY", "COMSPEC", "PATHEXT", "SYSTEMROOT",
+    "USERPROFILE", "APPDATA", "LOCALAPPDATA", "PSMODULEPATH",
+})  # fmt: skip
+RUNTIME_PREFIXES = ("LD_", "DYLD_", "PYTHON", "GIT_", "XDG_", "AGENTCFG_", "NPM_CONFIG_", "DBUS_", "KEYRING_")
 
 _CONTROL = re.compile(CONTROL_CLASS)
 _TEMPLATE = re.compile(TEMPLATE_PATTERN)
@@ -71,9 +86,25 @@ _EXPANDED_BY = {
 }
 
 
+def splittable(url: str) -> bool:
+    """Whether urllib can split `url` and read its port: an agent's file (or a project's) may hold anything,
+    and `urlsplit` raises ValueError on some ("http://[::1": Invalid IPv6 URL) where agentcfg's guards call it."""
+    from urllib.parse import urlsplit
+
+    try:
+        urlsplit(url).port  # noqa: B018 - raises on a bad bracket or port
+    except ValueError:
+        return False
+    return True
+
+
 def valid_name(name: str) -> bool:
     """A profile name: lower-case letters, digits, '-' and '_', at most 64, the whole string."""
     return _NAME.fullmatch(name) is not None
+
+
+def _own_variable(name: str | None) -> str:
+    return (name or "NAME").upper().replace("-", "_") + "_API_KEY"
 
 
 def _key_set_command(name: str | None) -> str:
@@ -201,6 +232,13 @@ def check(data: dict[str, Any], where: str, *, name: str | None = None) -> None:
                 f"not {value[:80]!r}",
                 where=where,
                 hint="For example MYGATEWAY_API_KEY.",
+            )
+        elif field == "key_env" and (value.upper() in RUNTIME_VARIABLES or value.upper().startswith(RUNTIME_PREFIXES)):
+            raise AgentcfgError(
+                f"field 'key_env' is {value}, a variable that steers programs rather than holds a key: "
+                "`agentcfg exec` and `agentcfg env` would set it to the key, and doctor would send its value as one",
+                where=where,
+                hint=f"Name a variable of the profile's own, for example {_own_variable(name)}.",
             )
         elif field == "description" and len(value) > DESCRIPTION_MAX:
             raise AgentcfgError(

@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
-from agentcfg import env
+from agentcfg import env, fields
 from agentcfg.agents.base import Binding
 from agentcfg.profiles import NAME_RE, Profile, is_loopback, is_placeholder
 from agentcfg.profiles import PLACEHOLDER_KEYS as PLACEHOLDERS  # noqa: F401 - the set is_placeholder checks
@@ -88,8 +88,10 @@ def candidates(bindings: dict[str, Binding], environ: env.Environ, existing: dic
     anthropic: list[tuple[str, Binding]] = []
 
     def add(base: str | None, model: str | None, where: str, key: str | None, key_env: str | None) -> None:
-        if not base or not model or not base.startswith(("http://", "https://")):
-            return  # not configured, or a reference such as opencode's {env:VAR} that only the agent resolves
+        if not base or not model or not base.startswith(("http://", "https://")) or not fields.splittable(base):
+            # not configured, a reference such as opencode's {env:VAR} that only the agent resolves, or not a URL
+            # any agent can use ("http://[::1"): nothing to import
+            return
         slot = (_norm(base), model)
         if slot not in found:
             known = next((p.name for p in existing.values() if (_norm(p.base_url), p.model) == slot), None)
@@ -131,7 +133,7 @@ def candidates(bindings: dict[str, Binding], environ: env.Environ, existing: dic
             )
         )
     for where, binding in anthropic:  # Claude's endpoint joins the OpenAI one on the same host and model
-        if not binding.base_url or not binding.model:
+        if not binding.base_url or not binding.model or not fields.splittable(binding.base_url):
             continue
         host = urlsplit(binding.base_url)[:2]
         match = next((c for c in found.values() if urlsplit(c.base_url)[:2] == host and c.model == binding.model), None)

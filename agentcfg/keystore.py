@@ -285,6 +285,23 @@ def header_problem(value: str) -> str | None:
     return None
 
 
+# opencode expands these in opencode.json's raw text, where `switch --store-key-in-files` writes the key
+# literally: a "key" holding one would be replaced by another variable or a file (~/.ssh/id_ed25519) and sent
+# to the profile's host. The other agents' files that can hold a key (qwen's .env, Codex's config.toml,
+# Claude Code's env block) expand nothing (see fields.py).
+_OPENCODE_TEMPLATE = re.compile(r"\{(env|file):", re.IGNORECASE)
+
+
+def template_problem(value: str) -> str | None:
+    """Why `value` cannot be written into an agent's file as a key (an agent would expand it), or None."""
+    if found := _OPENCODE_TEMPLATE.search(value):
+        return (
+            f"it contains {found.group()!r}, which opencode replaces with a variable or a file's content "
+            "(a key is never a template)"
+        )
+    return None
+
+
 def check_value(value: str) -> str | None:
     """Why `value` cannot be a key as typed, or None when it can."""
     if not value:
@@ -295,7 +312,7 @@ def check_value(value: str) -> str | None:
         return "it contains whitespace (a line break or space from copying?)"
     if re.search(r"[\"'`]", value):
         return "it contains quotes: store the key without them"
-    return header_problem(value)
+    return header_problem(value) or template_problem(value)
 
 
 def missing(profile: Profile, label: str) -> KeyringProblem:
@@ -429,7 +446,10 @@ def origin(url: str) -> tuple[str, str, int]:
 
     from agentcfg.profiles import is_loopback
 
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+    except ValueError:  # from an agent's file ("http://[::1"): an origin no profile has
+        return "", "", -1
     scheme = parts.scheme.lower()
     host = (parts.hostname or "").lower()
     if is_loopback(host):

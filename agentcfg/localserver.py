@@ -95,7 +95,9 @@ def flag(args: tuple[str, ...], name: str) -> str | None:
 
 def port_of(server: Process) -> int:
     value = flag(server.args, "--port")
-    return int(value) if value and value.isdigit() else 8000
+    # Another user's command line: isdigit() is also true for '²' or '①', which int() refuses; int() takes
+    # the other Unicode decimal digits ('٣٣' -> 33), as vLLM's own argparse does.
+    return int(value) if value and value.isdecimal() else 8000
 
 
 def redacted(args: tuple[str, ...]) -> str:

@@ -98,6 +98,11 @@ def _move_key(profile: profiles.Profile, candidate: Candidate, environ: env.Envi
     if not profile.key_env:
         result.notes.append(f"{profile.name}: a key was found, but the profile reads none; it was left in place")
         return
+    if reason := keystore.check_value(str(candidate.key)):  # an agent file is someone else's input too
+        result.notes.append(
+            f"{profile.name}: the key in {', '.join(candidate.found_in)} was not moved into the keyring: {reason}"
+        )
+        return
     store = keystore.KeyStore(environ, profile)
     try:
         stored = store.get(profile.name)

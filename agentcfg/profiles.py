@@ -160,6 +160,8 @@ def parse(name: str, text: str, source: str, cache: _ValidatedCache | None = Non
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise AgentcfgError(f"does not parse as TOML: {exc}", where=where) from None
+    except RecursionError:  # tomli's limit on nesting: a hostile file's `a = [[[[...`
+        raise AgentcfgError("does not parse as TOML: nested too deeply", where=where) from None
     fields.check(data, where, name=name)
     digest = cache.digest(text) if cache else None
     if cache is None or digest not in cache.known:

@@ -84,6 +84,15 @@ def key_source(
     if store_in_files:
         resolved = keystore.resolve(profile, environ)
         assert resolved is not None
+        # Written literally into the agents' files: a key an agent would expand never goes there,
+        # whether it came from the keyring (stored before this check) or the shell.
+        if reason := keystore.template_problem(resolved.value):
+            raise AgentcfgError(
+                f"not writing the key of profile {profile.name!r} (from {resolved.source}) into the agents' files: "
+                f"{reason}",
+                hint=f"Store the real key with `agentcfg key set {profile.name}`"
+                + (f" (or export {profile.key_env}=<key>)." if resolved.source == "environment" else "."),
+            )
         notes += [resolved.note] if resolved.note else []
         notes.append("the key is in the agents' files now (mode 0600), as asked; `agentcfg status` flags them")
         return KeySource(literal=resolved.value), notes

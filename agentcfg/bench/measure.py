@@ -156,7 +156,7 @@ def http_error(status: int, body: bytes) -> str:
     text = body.decode("utf-8", "replace").strip()
     try:
         detail = _message(json.loads(text))
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: a server's `[[[[...` past json's limit
         detail = " ".join(text.split())[:200] or "(empty body)"
     return f"HTTP {status}: {detail}"
 
@@ -218,7 +218,7 @@ class StreamMeter:
             return
         try:
             parsed = json.loads(data)
-        except ValueError:
+        except (ValueError, RecursionError):
             record.error = f"a stream event is not JSON: {data[:80]!r}"
             return
         if not isinstance(parsed, dict):
@@ -243,7 +243,7 @@ def read_answer(record: Record, body: bytes) -> None:
     """A non-streamed answer: its text length and the server's usage."""
     try:
         parsed = json.loads(body)
-    except ValueError:
+    except (ValueError, RecursionError):
         record.error = f"the answer is not JSON: {body[:80].decode('utf-8', 'replace')!r}"
         return
     choices = parsed.get("choices") if isinstance(parsed, dict) else None

@@ -201,7 +201,7 @@ async def _is_vllm(client: Any, target: Target) -> bool:
     try:
         models = response.json()["data"] if response is not None else []
         return any(isinstance(m, dict) and m.get("owned_by") == "vllm" for m in models)
-    except (ValueError, KeyError, TypeError):
+    except (ValueError, KeyError, TypeError, RecursionError):  # RecursionError: `[[[[...` past json's limit
         return False
 
 

@@ -33,6 +33,8 @@ _WHERE = re.compile(r"\s*\(at line (\d+), column (\d+)\)$")
 def loads(text: str) -> dict[str, Any]:
     try:
         return tomllib.loads(text)
+    except RecursionError:  # tomli's own limit on nesting (400 levels), raised as RecursionError
+        raise EditError("arrays or inline tables are nested too deeply (tomli reads at most 400 levels)") from None
     except tomllib.TOMLDecodeError as exc:
         message = str(exc)
         where = _WHERE.search(message)
