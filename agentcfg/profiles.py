@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -229,8 +230,19 @@ def project_profiles_dir(environ: env.Environ, cwd: Path | None = None) -> Path 
             return None
         candidate = directory / ".agentcfg" / "profiles"
         if candidate.is_dir():
-            return candidate
+            return candidate if _yours(candidate) else None
     return None
+
+
+def _yours(profiles_dir: Path) -> bool:
+    """Whether you own the project's `.agentcfg` and its `profiles` (as git's safe.directory asks): another
+    local user can create /tmp/.agentcfg/profiles, and it must not even show up in your notes."""
+    if not hasattr(os, "geteuid"):
+        return True
+    try:
+        return all(path.stat().st_uid == os.geteuid() for path in (profiles_dir.parent, profiles_dir))
+    except OSError:
+        return False
 
 
 @dataclass

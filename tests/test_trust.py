@@ -284,3 +284,15 @@ def test_key_get_does_not_read_the_project_for_a_user_profile(home: Home, tmp_pa
     home.write(".config/agentcfg/profiles/mine.toml", 'base_url = "http://127.0.0.1:9/v1"\nmodel = "m"\n')
     assert profiles.find("mine", home.env).model == "m"
     assert profiles.notices() == []  # the project was never looked at
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="chown to another user needs root")
+def test_another_users_project_directory_is_not_a_project(home: Home, tmp_path: Path):
+    """Another local user can create /tmp/.agentcfg/profiles: for you it is no project (as git's
+    safe.directory), so it is neither listed nor trusted."""
+    repo = _repo(tmp_path, {"team.toml": 'base_url = "http://127.0.0.1:9/v1"\nmodel = "m"\n'})
+    os.chown(repo / ".agentcfg", 65534, 65534)
+    listed = _in(home, repo, "profile", "list")
+    assert "team" not in listed.stdout and "note:" not in listed.stderr, listed
+    refused = _in(home, repo, "trust", check=2)
+    assert "Traceback" not in refused.stderr
