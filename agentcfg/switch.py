@@ -13,7 +13,7 @@ from agentcfg.agents import AGENTS
 from agentcfg.agents.base import KeySource, Texts
 from agentcfg.errors import AgentcfgError
 from agentcfg.plan import FileChange, Plan, drifted
-from agentcfg.profiles import Profile
+from agentcfg.profiles import Profile, is_placeholder
 
 
 def _unknown_agent(name: str) -> AgentcfgError:
@@ -77,7 +77,16 @@ def key_source(
 ) -> tuple[KeySource, list[str]]:
     """How the agents will get a keyed profile's key, and what the user should know about it."""
     if not profile.key_env:
-        return KeySource(), ([f"profile {profile.name!r} needs no key: nothing to store"] if store_in_files else [])
+        notes = [f"profile {profile.name!r} needs no key: nothing to store"] if store_in_files else []
+        exported = environ.get("OPENAI_API_KEY")
+        qwen = any(a.NAME == "qwen" and a.unsupported(profile) is None for a in agents)
+        if qwen and exported and not is_placeholder(exported):
+            # qwen reads OPENAI_API_KEY, and the shell's value beats the placeholder switch writes in its .env.
+            notes.append(
+                f"OPENAI_API_KEY is set in this shell: qwen-code sends it, not the placeholder in its .env, to "
+                f"{profile.base_url}, which needs no key; start qwen with `env -u OPENAI_API_KEY qwen`"
+            )
+        return KeySource(), notes
     from agentcfg import keystore
 
     notes: list[str] = []

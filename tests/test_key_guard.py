@@ -383,3 +383,14 @@ def test_a_credential_header_in_the_shell_is_named_at_switch(home, tmp_path):
     line = next(line for line in output.splitlines() if "x-portkey-api-key" in line)
     assert "this shell" in line and "taotoken.net" in line
     assert PORTKEY_VALUE not in output and "x-trace" not in output
+
+
+def test_switch_to_a_keyless_profile_says_qwen_would_send_the_shells_openai_key(home: Home):
+    """qwen-code reads OPENAI_API_KEY for a keyless profile, and the shell's value beats the placeholder in
+    ~/.qwen/.env: the user's OpenAI key would go to a server that asked for none. The switch says so."""
+    secret = "sk-openai-of-the-shell-0123456789"
+    noted = home.run("switch", "local", "--agent", "qwen", OPENAI_API_KEY=secret)
+    assert "OPENAI_API_KEY is set in this shell: qwen-code sends it" in noted.stderr, noted.stderr
+    assert secret not in noted.stdout + noted.stderr
+    quiet = home.run("switch", "local", "--agent", "codex", OPENAI_API_KEY=secret)
+    assert "OPENAI_API_KEY" not in quiet.stderr
