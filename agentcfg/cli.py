@@ -51,6 +51,7 @@ def cli() -> None:
     agentcfg bench --both               time to first token and tok/s, streamed and not
     agentcfg key set taotoken           keep the gateway key in the OS keyring
     agentcfg exec taotoken -- opencode  run an agent with the key set
+    agentcfg trust                      use this repository's .agentcfg/profiles (ignored until then)
     """
 
 
