@@ -15,9 +15,11 @@ framing, `max_model_len` in /v1/models). Faults:
 
 from __future__ import annotations
 
+import contextlib
 import json
 import socket
 import threading
+from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -326,6 +328,38 @@ class BlackHole:
         for conn in self._held:
             conn.close()
         self._sock.close()
+
+
+@contextlib.contextmanager
+def raw_server(handle: Callable[[socket.socket, threading.Event], None]) -> Iterator[int]:
+    """A loopback port whose every connection goes to `handle(conn, stop)` on a thread of its own: for answers
+    no HTTP server would send (a trickle, an endless body, bytes nested past any parser's limit)."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    stop = threading.Event()
+
+    def serve(conn: socket.socket) -> None:
+        with conn:
+            try:
+                conn.recv(65536)
+                handle(conn, stop)
+            except OSError:
+                pass
+
+    def accept() -> None:
+        listener.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                continue
+            threading.Thread(target=serve, args=(conn,), daemon=True).start()
+
+    threading.Thread(target=accept, daemon=True).start()
+    try:
+        yield listener.getsockname()[1]
+    finally:
+        stop.set()
+        listener.close()
 
 
 def dead_port() -> int:

@@ -11,53 +11,27 @@ from collections.abc import Iterator
 import pytest
 
 from tests.conftest import Home
+from tests.fault_server import raw_server
 
 
-def _serve(mode: str) -> Iterator[int]:
-    listener = socket.create_server(("127.0.0.1", 0))
-    port = listener.getsockname()[1]
-    stop = threading.Event()
-
-    def handle(conn: socket.socket) -> None:
-        with conn:
-            conn.recv(65536)
-            try:
-                if mode == "trickle":  # a valid start, then one byte a second, forever
-                    conn.sendall(
-                        b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100000000\r\n\r\n"
-                    )
-                    conn.sendall(b'{"data": [')
-                    while not stop.is_set():
-                        conn.sendall(b" ")
-                        time.sleep(1)
-                else:  # endless: megabytes as fast as they go
-                    conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\r\n" + b'{"data": [')
-                    chunk = b" " * (1 << 20)
-                    while not stop.is_set():
-                        conn.sendall(chunk)
-            except OSError:
-                pass
-
-    def accept() -> None:
-        listener.settimeout(0.2)
+def _answer(mode: str, conn: socket.socket, stop: threading.Event) -> None:
+    if mode == "trickle":  # a valid start, then one byte a second, forever
+        conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100000000\r\n\r\n")
+        conn.sendall(b'{"data": [')
         while not stop.is_set():
-            try:
-                conn, _ = listener.accept()
-            except OSError:
-                continue
-            threading.Thread(target=handle, args=(conn,), daemon=True).start()
-
-    threading.Thread(target=accept, daemon=True).start()
-    try:
-        yield port
-    finally:
-        stop.set()
-        listener.close()
+            conn.sendall(b" ")
+            time.sleep(1)
+    else:  # endless: megabytes as fast as they go
+        conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\r\n" + b'{"data": [')
+        chunk = b" " * (1 << 20)
+        while not stop.is_set():
+            conn.sendall(chunk)
 
 
 @pytest.fixture(params=["trickle", "endless"])
 def hostile(request) -> Iterator[int]:
-    yield from _serve(request.param)
+    with raw_server(lambda conn, stop: _answer(request.param, conn, stop)) as port:
+        yield port
 
 
 def test_detect_gives_up_on_a_hostile_answer(home: Home, hostile: int) -> None:

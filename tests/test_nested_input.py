@@ -4,44 +4,22 @@ and bench stopped with an internal error instead of naming the broken answer."""
 
 from __future__ import annotations
 
-import socket
-import threading
 from collections.abc import Iterator
 
 import pytest
 
 from tests.conftest import Home
+from tests.fault_server import raw_server
 
 NESTED = b"[" * 40000
 
 
 @pytest.fixture(params=[200, 400])
 def nested_server(request) -> Iterator[int]:
-    listener = socket.create_server(("127.0.0.1", 0))
-    port, stop = listener.getsockname()[1], threading.Event()
     head = f"HTTP/1.1 {request.param} X\r\nContent-Type: application/json\r\nContent-Length: {len(NESTED)}\r\n"
-
-    def handle(conn: socket.socket) -> None:
-        with conn:
-            try:
-                conn.recv(65536)
-                conn.sendall((head + "Connection: close\r\n\r\n").encode() + NESTED)
-            except OSError:
-                pass
-
-    def accept() -> None:
-        listener.settimeout(0.2)
-        while not stop.is_set():
-            try:
-                conn, _ = listener.accept()
-            except OSError:
-                continue
-            threading.Thread(target=handle, args=(conn,), daemon=True).start()
-
-    threading.Thread(target=accept, daemon=True).start()
-    yield port
-    stop.set()
-    listener.close()
+    answer = (head + "Connection: close\r\n\r\n").encode() + NESTED
+    with raw_server(lambda conn, _stop: conn.sendall(answer)) as port:
+        yield port
 
 
 @pytest.mark.parametrize(
