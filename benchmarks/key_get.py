@@ -3,10 +3,12 @@
 interpreter start, outside a project and inside one with a set of project profiles.
 
 Same method as benchmarks/startup.py: N interleaved runs in a throw-away HOME, medians, ratio to
-`python -c pass` measured in the same run. The key comes from the profile's exported variable (no keyring
-backend is asked for a value), so the figure is agentcfg's own cost.
+`python -c pass` measured in the same run. By default the key comes from the profile's exported variable
+(no keyring backend is asked for a value), so the figure is agentcfg's own cost; `--keyring file` stores it
+in tests/fake_keyring.py's FileKeyring and `--keyring system` in the keyring this environment chooses (a
+Secret Service: the key and the hosts it is bound to are two entries, so two lookups).
 
-    python benchmarks/key_get.py [--runs 30] [--json] [--baseline SRC]
+    python benchmarks/key_get.py [--runs 30] [--json] [--keyring none|file|system] [--baseline SRC]
 
 --baseline SRC also times another checkout's source (e.g. `git archive d4aecd6 | tar -x -C /tmp/old`),
 run as `python -m agentcfg` with PYTHONPATH=SRC, interleaved with this one's: a before/after ratio.
@@ -23,6 +25,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+KEY = "sk-bench-0123456789abcdef"
 
 
 def timed(argv: list[str], environ: dict[str, str], cwd: str) -> float:
@@ -60,6 +64,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=30)
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--baseline", metavar="SRC", help="Another checkout's source tree to time beside this one.")
+    parser.add_argument("--keyring", choices=["none", "file", "system"], default="none", help="Where the key is.")
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory() as root:
@@ -70,9 +75,20 @@ def main() -> None:
             "AGENTCFG_HOME": f"{home}/agentcfg",
             "XDG_CONFIG_HOME": f"{home}/.config",
             "PATH": os.environ.get("PATH", ""),
-            "TAOTOKEN_API_KEY": "sk-bench-0123456789abcdef",
-            "PYTHON_KEYRING_BACKEND": "keyring.backends.null.Keyring",  # no OS keyring: the variable answers
         }
+        here = str(Path(__file__).resolve().parents[1])
+        if args.keyring == "none":  # no OS keyring: the variable answers
+            environ |= {"TAOTOKEN_API_KEY": KEY, "PYTHON_KEYRING_BACKEND": "keyring.backends.null.Keyring"}
+        elif args.keyring == "file":
+            environ |= {
+                "PYTHON_KEYRING_BACKEND": "tests.fake_keyring.FileKeyring",
+                "AGENTCFG_TEST_KEYRING": f"{root}/keyring.json",
+                "PYTHONPATH": here,
+            }
+        else:
+            environ |= {
+                k: v for k, v in os.environ.items() if k in ("DBUS_SESSION_BUS_ADDRESS", "PYTHON_KEYRING_BACKEND")
+            }
         user = home / "agentcfg" / "profiles"
         user.mkdir(parents=True)
         for i in range(20):  # a user with a few profiles of their own
@@ -84,14 +100,26 @@ def main() -> None:
                 f'base_url = "http://127.0.0.1:{8200 + i}/v1"\nmodel = "t{i}"\nkey_env = "TEAM{i}_KEY"\n'
             )
         # `python -m agentcfg` for both trees, so that the console script's own cost is alike.
-        get = [sys.executable, "-m", "agentcfg", "key", "get", "taotoken"]
-        here = str(Path(__file__).resolve().parents[1])
+        agentcfg = [sys.executable, "-m", "agentcfg"]
+        get = [*agentcfg, "key", "get", "taotoken"]
+        if args.keyring != "none":
+            stored = {**environ, "PYTHONPATH": environ.get("PYTHONPATH", here)}
+            subprocess.run(
+                [*agentcfg, "key", "set", "taotoken"],
+                input=f"{KEY}\n".encode(),
+                env=stored,
+                check=True,
+                stdout=subprocess.DEVNULL,
+            )
         trees = {"": here} | ({" [baseline]": args.baseline} if args.baseline else {})
         commands: dict[str, tuple[list[str], str, dict[str, str]]] = {
             "python -c pass": ([sys.executable, "-c", "pass"], root, environ)
         }
         for label, tree in trees.items():
-            with_tree = {**environ, "PYTHONPATH": tree}
+            with_tree = {
+                **environ,
+                "PYTHONPATH": os.pathsep.join(dict.fromkeys([tree, environ.get("PYTHONPATH", tree)])),
+            }
             commands[f"key get taotoken, no project{label}"] = (get, str(home), with_tree)
             commands[f"key get taotoken, in a project{label}"] = (get, str(project), with_tree)
         for argv, cwd, variables in commands.values():
@@ -106,6 +134,8 @@ def main() -> None:
             for label, tree in trees.items()
             for where, cwd in (("no project", str(home)), ("in a project", str(project)))
         }
+        if args.keyring == "system":  # leave nothing behind in the user's keyring
+            subprocess.run([*agentcfg, "key", "rm", "taotoken"], env=stored, stdout=subprocess.DEVNULL, check=True)
 
     base = statistics.median(samples["python -c pass"])
     result = {
@@ -113,9 +143,14 @@ def main() -> None:
         for name, s in samples.items()
     }
     if args.json:
-        print(json.dumps({"runs": args.runs, "results": result, "lookups_ms": lookups}, indent=2))
+        print(
+            json.dumps({"runs": args.runs, "keyring": args.keyring, "results": result, "lookups_ms": lookups}, indent=2)
+        )
         return
-    print(f"{args.runs} runs each, interleaved; ratio = median / median of `python -c pass`")
+    print(
+        f"{args.runs} runs each, interleaved, key from: {args.keyring if args.keyring != 'none' else 'the variable'}; "
+        "ratio = median / median of `python -c pass`"
+    )
     for name, figures in result.items():
         print(f"  {name:<54} {figures['median_ms']:>7.1f} ms   {figures['ratio']:>5.2f}x")
     for name, ms in lookups.items():
