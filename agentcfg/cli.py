@@ -289,7 +289,7 @@ def init(profile_name: str | None, key_stdin: bool, yes: bool, agents: tuple[str
         return
     targets = doc.targets_from_profile(chosen, selected, environ)
     result = doc.run(targets, environ, deadline=3.0)
-    counts = doc.summary(result.findings)
+    counts = result.summary()
     failed = sorted({f"{f.agent or 'server'}: {f.id}" for f in result.findings if f.status == "fail"})
     click.echo(
         f"5. doctor: {counts['fail']} failed, {counts['warn']} warnings, {counts['pass']} passed"
@@ -324,6 +324,7 @@ def doctor(profile: str | None, agents: tuple[str, ...], as_json: bool, timeout:
     from agentcfg import doctor as doc
     from agentcfg import profiles, report
     from agentcfg.agents import AGENTS
+    from agentcfg.doctor import render
 
     environ = _environ()
     known = profiles.load_all(environ)
@@ -346,9 +347,9 @@ def doctor(profile: str | None, agents: tuple[str, ...], as_json: bool, timeout:
     except Exception as exc:  # doctor could not run: status 2, not "something failed"
         raise AgentcfgError(f"doctor could not run: {type(exc).__name__}: {exc}") from None
     if as_json:
-        click.echo(report.dumps(report.doctor_dict(result)))
+        click.echo(report.dumps(render.as_dict(result)))
     else:
-        click.echo(report.doctor_text(result, report.use_colour(environ)))
+        click.echo(render.as_text(result, report.use_colour(environ)))
     sys.exit(1 if result.failed else 0)
 
 

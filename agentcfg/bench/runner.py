@@ -6,7 +6,7 @@ stops the run at once and returns what finished before it. Timestamps are `time.
 taken when httpx hands over each chunk, before anything is parsed.
 
 A profile's key goes only to that profile's own hosts (keystore.auth_headers refuses any other),
-and requests follow the proxy variables the way agentcfg's own requests do (proxies.py).
+and requests follow the proxy variables the way agentcfg's own requests do (agentcfg.doctor.proxies).
 """
 
 from __future__ import annotations
@@ -68,7 +68,8 @@ def target(profile: Profile, environ: env.Environ) -> tuple[Target, str | None]:
 
     A keyed profile without a key stops here (exit 2, naming `agentcfg key set`), before anything is sent.
     """
-    from agentcfg import keystore, proxies
+    from agentcfg import keystore
+    from agentcfg.doctor import proxies
 
     resolved = keystore.resolve(profile, environ)
     key = resolved.value if resolved else None
@@ -122,7 +123,7 @@ async def request(
     client: Any, target: Target, mode: str, index: int, settings: Settings, ignore_eos: bool, max_tokens: int
 ) -> Record:
     """Send one chat completion and time it; a failure is a Record with its error, never an exception."""
-    from agentcfg.probes import error_kind
+    from agentcfg.doctor.probes import error_kind
 
     body = request_body(
         target.model,
@@ -277,7 +278,7 @@ async def _profile(
 async def _run(targets: list[Target], settings: Settings, progress: Progress | None) -> Run:
     import httpx
 
-    from agentcfg.probes import verify
+    from agentcfg.doctor.probes import verify
 
     control = _Control(settings.deadline)
     run = Run(settings, [ProfileRun(t.name, t.base_url, t.model, t.proxy) for t in targets])

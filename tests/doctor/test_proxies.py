@@ -1,10 +1,10 @@
-"""Which proxy each agent's request goes through (agentcfg.proxies): NO_PROXY matching and per-agent rules."""
+"""Which proxy each agent's request goes through (agentcfg.doctor.proxies): NO_PROXY matching and per-agent rules."""
 
 from __future__ import annotations
 
 import pytest
 
-from agentcfg.proxies import bypassed, proxy_for
+from agentcfg.doctor.proxies import bypassed, proxy_for
 
 # -- NO_PROXY ----------------------------------------------------------------------------------------------
 

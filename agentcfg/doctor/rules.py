@@ -5,108 +5,12 @@ responses captured from real servers in ../shared/fixtures.
 
 from __future__ import annotations
 
-import json
 import re
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
 
-from agentcfg.probes import Result
-
-FAIL, WARN, PASS, SKIP = "fail", "warn", "pass", "skip"
-# Static findings after which probing an agent would only add noise.
-BLOCKING = {"config-unreadable", "codex-wire-api", "claude-login-required", "not-configured"}
-QWEN_FIRST_OUTPUT = 8000  # qwen-code's first output limit when its settings set none
-EXTRA_CA = {
-    "codex": "CODEX_CA_CERTIFICATE=/path/to/ca.pem (Codex adds it to the system store)",
-    "qwen": "NODE_EXTRA_CA_CERTS=/path/to/ca.pem",
-    "opencode": "NODE_EXTRA_CA_CERTS=/path/to/ca.pem",
-    "claude": "NODE_EXTRA_CA_CERTS=/path/to/ca.pem",
-}
-
-
-@dataclass(frozen=True)
-class Finding:
-    id: str
-    status: str  # fail, warn, pass or skip
-    agent: str | None  # None: about the endpoint or the server, not one agent
-    summary: str
-    evidence: str = ""
-    fix: str = ""
-
-
-@dataclass
-class Target:
-    """What one agent will talk to, as its files and this environment say (or as a profile would)."""
-
-    agent: str
-    protocol: str  # "openai" (chat/responses) or "anthropic" (Claude Code's /v1/messages)
-    base_url: str | None
-    model: str | None
-    key: str | None = None  # the value the agent would send (never printed)
-    key_source: str = "none"  # e.g. "env TAOTOKEN_API_KEY", "keyring (as agentcfg exec gives it)", "placeholder"
-    key_env: str | None = None  # the variable the agent reads, if it reads one
-    key_header: str = "bearer"  # bearer, x-api-key or both (Claude Code's two variables)
-    profile: str | None = None  # the profile it matches, for fixes like `agentcfg switch NAME`
-    output_tokens: int | None = None  # what it asks for; None: its default
-    default_output: int = 32000
-    prompt_tokens: int = 0
-    wire_api: str | None = None  # Codex only
-    proxy: str | None = None  # the proxy its requests go through, if a proxy variable applies
-    ca_file: str | None = None  # the extra CA certificates it trusts (from its variable), if any
-    static: list[Finding] = field(default_factory=list)  # from its files and the environment
-    # For the host guard (doctor._guard): where the endpoint and the key came from.
-    endpoint_from: str = ""  # the file or variable that set base_url, e.g. "~/.claude/settings.json"
-    endpoint_project: bool = False  # base_url came from a project's file in the working directory
-    key_owners: tuple[str, ...] = ()  # the profiles the key belongs to (its keyring entry, or naming its variable)
-    key_from_project: bool = False  # the key itself came from the project's file: the project's, not yours
-    key_withheld: bool = False  # the guard kept the key back: the probes go without it
-
-
-# -- reading what came back ------------------------------------------------------------------------------
-
-
-def parse_json(text: str) -> Any:
-    try:
-        return json.loads(text)
-    except (ValueError, TypeError, RecursionError):  # a server's `[[[[...` is past json's recursion limit
-        return None
-
-
-def error_message(body: Any) -> str | None:
-    """The message of an error body of any shape agents meet (vLLM new and old, LiteLLM, Anthropic, proxies)."""
-    if isinstance(body, str):
-        parsed = parse_json(body)
-        if parsed is None:
-            events = sse_events(body)
-            parsed = next((e for e in events if isinstance(e, dict) and "error" in e), None)
-        body = parsed
-    if not isinstance(body, dict):
-        return None
-    error = body.get("error")
-    if isinstance(error, dict):
-        return str(error.get("message") or error.get("type") or error)
-    if isinstance(error, str):
-        return error
-    if body.get("object") == "error" or body.get("type") == "error":
-        return str(body.get("message") or body.get("error") or "error")
-    if "detail" in body:
-        detail = body["detail"]
-        return detail if isinstance(detail, str) else json.dumps(detail)[:300]
-    return None
-
-
-def sse_events(text: str) -> list[Any]:
-    """The JSON payloads of `data:` lines (`[DONE]` as the string itself); non-JSON payloads as None."""
-    events: list[Any] = []
-    for line in text.splitlines():
-        if line.startswith("data:"):
-            payload = line[5:].strip()
-            events.append(payload if payload == "[DONE]" else parse_json(payload))
-    return events
-
-
-def looks_html(result: Result) -> bool:
-    return "html" in result.content_type.lower() or result.body.lstrip()[:15].lower().startswith(("<!doctype", "<html"))
+from agentcfg.doctor.model import BLOCKING, EXTRA_CA, FAIL, PASS, QWEN_FIRST_OUTPUT, WARN, Finding, Target
+from agentcfg.doctor.probes import Result
+from agentcfg.doctor.replies import error_message, looks_html, max_model_len, model_ids, parse_json, sse_events
 
 
 @dataclass(frozen=True)
@@ -242,32 +146,6 @@ def _check_shape(result: Result) -> Verdict:
                 '`content_block_start` (Claude Code: "empty or malformed response")',
             )
     return Verdict(True)
-
-
-def model_ids(result: Result | None) -> list[str]:
-    data = parse_json(result.body) if result and result.status == 200 else None
-    if not isinstance(data, dict) or not isinstance(data.get("data"), list):
-        return []
-    return [str(m.get("id")) for m in data["data"] if isinstance(m, dict) and m.get("id")]
-
-
-def max_model_len(result: Result | None, model: str | None) -> int | None:
-    """vLLM's `max_model_len` for the model (LiteLLM's `max_input_tokens` as a fallback)."""
-    data = parse_json(result.body) if result and result.status == 200 else None
-    if not isinstance(data, dict) or not isinstance(data.get("data"), list):
-        return None
-    entries = [m for m in data["data"] if isinstance(m, dict)]
-    chosen = next((m for m in entries if m.get("id") == model), entries[0] if len(entries) == 1 else None)
-    if chosen is None:
-        return None
-    value = chosen.get("max_model_len") or chosen.get("max_input_tokens")
-    return value if isinstance(value, int) and value > 0 else None
-
-
-def alternative_base(base_url: str) -> str:
-    """The same base URL with `/v1` added or taken away: the commonest wrong-path mistake."""
-    base = base_url.rstrip("/")
-    return base[:-3] if base.endswith("/v1") else base + "/v1"
 
 
 # -- the rules ------------------------------------------------------------------------------------------

@@ -18,11 +18,11 @@ import pytest
 from agentcfg import doctor, keystore
 from agentcfg.agents import AGENTS
 from agentcfg.agents.base import Header, is_credential, looks_like_key
-from agentcfg.diagnose import FAIL, Target
+from agentcfg.doctor.model import FAIL, Target
 from agentcfg.profiles import Profile
 from tests.conftest import AGENTCFG, REPO, Home, keyring_env
+from tests.doctor.test_doctor import add_profile, found, one, problems, serve, store_key
 from tests.fault_server import MODEL, FaultServer
-from tests.test_doctor import add_profile, found, one, problems, serve, store_key
 
 SECRET = "sk-user-secret-4f9a1c7e2b8d6053"  # the user's key: it must never reach the capture server
 CORPUS_GLADO8 = REPO / "tests" / "corpus" / "claude" / "012-glado8-env-hooks.json"

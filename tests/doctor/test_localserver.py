@@ -6,8 +6,8 @@ import shlex
 
 import pytest
 
-from agentcfg.diagnose import FAIL, WARN
-from agentcfg.localserver import Process, findings, flag, parse_ps, port_of, redacted
+from agentcfg.doctor.localserver import Process, findings, flag, parse_ps, port_of, redacted
+from agentcfg.doctor.model import FAIL, WARN
 from tests.conftest import SHARED_FIXTURES
 
 VLLM = SHARED_FIXTURES / "vllm-0.32-cpu"

@@ -1,4 +1,4 @@
-"""doctor's pure rules (agentcfg.diagnose) against every response captured from real servers, and against
+"""doctor's pure rules (agentcfg.doctor.rules) against every response captured from real servers, and against
 hand-written bodies and synthetic probe results for the cases the captures do not cover."""
 
 from __future__ import annotations
@@ -8,22 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from agentcfg.diagnose import (
-    FAIL,
-    PASS,
-    SKIP,
-    WARN,
-    Finding,
-    Target,
-    alternative_base,
-    classify,
-    diagnose,
-    error_message,
-    max_model_len,
-    model_ids,
-    sse_events,
-)
-from agentcfg.probes import Probe, Result
+from agentcfg.doctor.model import FAIL, PASS, SKIP, WARN, Finding, Target
+from agentcfg.doctor.probes import Probe, Result
+from agentcfg.doctor.replies import alternative_base, error_message, max_model_len, model_ids, sse_events
+from agentcfg.doctor.rules import classify, diagnose
 from tests.conftest import SHARED_FIXTURES
 
 VLLM = SHARED_FIXTURES / "vllm-0.32-cpu"

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from agentcfg import budget, doctor, probes
+from agentcfg import budget
 from agentcfg.agents import AGENTS
-from agentcfg.diagnose import FAIL, SKIP, WARN, Finding, Target
-from agentcfg.doctor import _headers, probe_plan, targets_from_profile
+from agentcfg.doctor import _headers, collect, probe_plan, probes, targets_from_profile
+from agentcfg.doctor.model import FAIL, SKIP, WARN, Finding, Target
 from agentcfg.profiles import PLACEHOLDER_KEY, Profile
 
 OPENAI_BASE = "http://127.0.0.1:8000/v1"
@@ -249,8 +249,8 @@ def keyring(monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
             return environ[profile.key_env], f"env {profile.key_env}"
         return None, "none"
 
-    monkeypatch.setattr(doctor, "_exec_key", fake)
-    monkeypatch.setattr(doctor, "_keyring_key", lambda profile, environ: fake(profile, environ)[0])
+    monkeypatch.setattr(collect, "_exec_key", fake)
+    monkeypatch.setattr(collect, "_keyring_key", lambda profile, environ: fake(profile, environ)[0])
     return stored
 
 

@@ -11,7 +11,7 @@ import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
-from agentcfg.diagnose import FAIL, WARN, Finding
+from agentcfg.doctor.model import FAIL, WARN, Finding
 
 ENGINE_NAMES = ("VLLM::EngineCore", "VLLM::Worker", "VLLM::EngineCor")
 

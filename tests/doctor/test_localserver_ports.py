@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from agentcfg import localserver
-from agentcfg.localserver import Process
+from agentcfg.doctor import localserver
+from agentcfg.doctor.localserver import Process
 
 
 @pytest.mark.parametrize("port", ["²", "①", "1²"])

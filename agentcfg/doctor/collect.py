@@ -1,44 +1,23 @@
-"""`agentcfg doctor`: what each agent will send, sent for real, and the cause of what comes back.
-
-The edge of doctor: it reads the agents' files and this environment into Targets, runs the probes
-(probes.py) under one deadline, reads the local vLLM processes (localserver.py), and hands it all to
-the pure rules in diagnose.py.
-"""
+"""What each agent will use, read from its files and this environment into Targets: endpoint, model,
+the key it would send (and whose it is), and what is wrong before any request is sent."""
 
 from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 from urllib.parse import urlsplit
 
-from agentcfg import budget, env, probes, proxies
+from agentcfg import budget, env
 from agentcfg.agents.base import Binding, Header, is_credential, is_helper
-from agentcfg.diagnose import BLOCKING, FAIL, PASS, SKIP, WARN, Finding, Target, diagnose
+from agentcfg.doctor.model import FAIL, SKIP, WARN, Finding, Target
 from agentcfg.errors import AgentcfgError
 from agentcfg.profiles import PLACEHOLDER_KEY, Profile, is_loopback, is_placeholder
 
-DEFAULT_DEADLINE = 6.0
 DEFAULT_OUTPUT = {"codex": 0, "qwen": 8000, "opencode": 32000, "claude": 32000}
-
-
-@dataclass
-class Report:
-    targets: list[Target]
-    findings: list[Finding]
-    elapsed: float = 0.0
-    probes: int = 0
-    offline: bool = False
-    extra: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def failed(self) -> bool:
-        return any(f.status == FAIL for f in self.findings)
 
 
 # -- from files and environment to targets ------------------------------------------------------------------
@@ -686,139 +665,3 @@ def targets_from_profile(profile: Profile, agents: list[ModuleType], environ: en
             target.key, target.key_source = PLACEHOLDER_KEY, "placeholder"
             target.static += _key_checks(target, target.key)
     return result
-
-
-# -- probing ------------------------------------------------------------------------------------------------
-
-
-def _headers(target: Target) -> dict[str, str]:
-    if not target.key:
-        return {}
-    if target.protocol == "anthropic":
-        if target.key_header == "x-api-key":
-            return {"x-api-key": target.key}
-        if target.key_header == "both":
-            return {"x-api-key": target.key, "Authorization": f"Bearer {target.key}"}
-    return {"Authorization": f"Bearer {target.key}"}
-
-
-def probe_plan(target: Target) -> dict[str, probes.Probe]:
-    """The requests this agent really makes (plus /models, and the base URL with /v1 added or removed)."""
-    if not target.base_url or any(f.status == FAIL and f.id in BLOCKING for f in target.static):
-        return {}
-    headers, base, model, via = _headers(target), target.base_url.rstrip("/"), target.model or "", target.proxy
-    from agentcfg.diagnose import alternative_base
-
-    plan: dict[str, probes.Probe] = {}
-    openai_base = base + "/v1" if target.protocol == "anthropic" else base
-    plan["models"] = probes.models(openai_base, headers, via)
-    if target.protocol == "openai":
-        plan["models-alt"] = replace(probes.models(alternative_base(base), headers, via), kind="models-alt")
-    if via:
-        plan["models-direct"] = replace(plan["models"], kind="models-direct", proxy=None)
-    if target.agent == "codex":
-        plan["responses-stream"] = replace(probes.responses(base, model, headers), proxy=via)
-        plan["chat"] = replace(probes.chat(base, model, headers, stream=False), proxy=via)  # the tool-parser check
-    elif target.agent in ("qwen", "opencode"):
-        plan["chat-stream"] = replace(probes.chat(base, model, headers, stream=True), proxy=via)
-        plan["chat"] = replace(probes.chat(base, model, headers, stream=False), proxy=via)
-    elif target.agent == "claude":
-        plan["messages-stream"] = replace(probes.messages(base, model, headers), proxy=via)
-    return plan
-
-
-CA_VARIABLES = {"codex": ("CODEX_CA_CERTIFICATE", "SSL_CERT_FILE")}  # the Node agents: NODE_EXTRA_CA_CERTS
-
-
-def ca_file(agent: str, environ: env.Environ) -> str | None:
-    """The extra CA file the agent adds to the system's store, from its own variable."""
-    for name in CA_VARIABLES.get(agent, ("NODE_EXTRA_CA_CERTS",)):
-        if environ.get(name):
-            return environ[name]
-    return None
-
-
-def _with_ca(plan: dict[str, probes.Probe], ca: str | None) -> dict[str, probes.Probe]:
-    return {kind: replace(probe, ca_file=ca) for kind, probe in plan.items()} if ca else plan
-
-
-def _signature(probe: probes.Probe) -> str:
-    return json.dumps([probe.kind, probe.url, probe.headers, probe.body, probe.proxy, probe.ca_file], sort_keys=True)
-
-
-def _proxy_address(proxy: str) -> tuple[str, int] | None:
-    parts = urlsplit(proxy if "://" in proxy else "http://" + proxy)
-    try:
-        port = parts.port or {"http": 80, "https": 443, "socks5": 1080, "socks5h": 1080}.get(parts.scheme, 80)
-    except ValueError:
-        return None
-    return (parts.hostname or "", port) if parts.hostname else None
-
-
-def run(
-    targets: list[Target],
-    environ: env.Environ,
-    *,
-    deadline: float = DEFAULT_DEADLINE,
-    offline: bool = False,
-    progress: Callable[[int, int], None] | None = None,
-) -> Report:
-    """Probe every target concurrently under one deadline and diagnose what came back."""
-    from agentcfg import redact
-
-    started = time.monotonic()
-    for target in targets:
-        redact.register(target.key)  # keys read from agent files, too: never in any output
-        if target.base_url:
-            target.proxy = proxies.proxy_for(target.agent, target.base_url, environ)
-        target.ca_file = ca_file(target.agent, environ)
-    plans = {id(t): ({} if offline else _with_ca(probe_plan(t), t.ca_file)) for t in targets}
-    unique: dict[str, probes.Probe] = {}
-    for plan in plans.values():
-        for probe in plan.values():
-            unique.setdefault(_signature(probe), probe)
-    proxy_hosts = {t.proxy for t in targets if t.proxy and not offline}
-    with ThreadPoolExecutor(max_workers=max(1, len(proxy_hosts))) as pool:
-        checks = {p: pool.submit(_proxy_open, p, min(2.0, deadline)) for p in proxy_hosts}
-        results = probes.run(list(unique.values()), deadline, progress) if unique else []
-        proxy_open = {p: f.result() for p, f in checks.items()}
-    by_signature = {_signature(r.probe): r for r in results}
-    findings: list[Finding] = []
-    for target in targets:
-        seen = {kind: by_signature[_signature(p)] for kind, p in plans[id(target)].items()}
-        findings += diagnose(target, seen, proxy_open.get(target.proxy) if target.proxy else None)
-    findings += _local_findings(targets)
-    return Report(targets, findings, time.monotonic() - started, len(unique), offline)
-
-
-def _proxy_open(proxy: str, timeout: float) -> bool | None:
-    address = _proxy_address(proxy)
-    return None if address is None else probes.tcp_open(address[0], address[1], timeout)
-
-
-def _local_findings(targets: list[Target]) -> list[Finding]:
-    """Facts about the vLLM server behind loopback endpoints, once per port."""
-    from agentcfg import localserver
-
-    local = {}
-    for target in targets:
-        parts = urlsplit(target.base_url or "")
-        if parts.hostname and is_loopback(parts.hostname):
-            try:
-                port = parts.port or (443 if parts.scheme == "https" else 80)
-            except ValueError:
-                continue
-            local.setdefault(port, target.model)
-    if not local:
-        return []
-    found = localserver.processes()
-    findings: list[Finding] = []
-    for port, model in local.items():
-        for finding in localserver.findings(found, port, model):
-            if finding not in findings:
-                findings.append(finding)
-    return findings
-
-
-def summary(findings: list[Finding]) -> dict[str, int]:
-    return {status: sum(1 for f in findings if f.status == status) for status in (FAIL, WARN, PASS, SKIP)}

@@ -1,0 +1,54 @@
+"""The data doctor works on: what each agent will send (Target) and what doctor found (Finding)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+FAIL, WARN, PASS, SKIP = "fail", "warn", "pass", "skip"
+# Static findings after which probing an agent would only add noise.
+BLOCKING = {"config-unreadable", "codex-wire-api", "claude-login-required", "not-configured"}
+QWEN_FIRST_OUTPUT = 8000  # qwen-code's first output limit when its settings set none
+EXTRA_CA = {
+    "codex": "CODEX_CA_CERTIFICATE=/path/to/ca.pem (Codex adds it to the system store)",
+    "qwen": "NODE_EXTRA_CA_CERTS=/path/to/ca.pem",
+    "opencode": "NODE_EXTRA_CA_CERTS=/path/to/ca.pem",
+    "claude": "NODE_EXTRA_CA_CERTS=/path/to/ca.pem",
+}
+
+
+@dataclass(frozen=True)
+class Finding:
+    id: str
+    status: str  # fail, warn, pass or skip
+    agent: str | None  # None: about the endpoint or the server, not one agent
+    summary: str
+    evidence: str = ""
+    fix: str = ""
+
+
+@dataclass
+class Target:
+    """What one agent will talk to, as its files and this environment say (or as a profile would)."""
+
+    agent: str
+    protocol: str  # "openai" (chat/responses) or "anthropic" (Claude Code's /v1/messages)
+    base_url: str | None
+    model: str | None
+    key: str | None = None  # the value the agent would send (never printed)
+    key_source: str = "none"  # e.g. "env TAOTOKEN_API_KEY", "keyring (as agentcfg exec gives it)", "placeholder"
+    key_env: str | None = None  # the variable the agent reads, if it reads one
+    key_header: str = "bearer"  # bearer, x-api-key or both (Claude Code's two variables)
+    profile: str | None = None  # the profile it matches, for fixes like `agentcfg switch NAME`
+    output_tokens: int | None = None  # what it asks for; None: its default
+    default_output: int = 32000
+    prompt_tokens: int = 0
+    wire_api: str | None = None  # Codex only
+    proxy: str | None = None  # the proxy its requests go through, if a proxy variable applies
+    ca_file: str | None = None  # the extra CA certificates it trusts (from its variable), if any
+    static: list[Finding] = field(default_factory=list)  # from its files and the environment
+    # For the host guard (doctor._guard): where the endpoint and the key came from.
+    endpoint_from: str = ""  # the file or variable that set base_url, e.g. "~/.claude/settings.json"
+    endpoint_project: bool = False  # base_url came from a project's file in the working directory
+    key_owners: tuple[str, ...] = ()  # the profiles the key belongs to (its keyring entry, or naming its variable)
+    key_from_project: bool = False  # the key itself came from the project's file: the project's, not yours
+    key_withheld: bool = False  # the guard kept the key back: the probes go without it

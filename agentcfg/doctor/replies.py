@@ -1,0 +1,78 @@
+"""Reading what a server sent back: JSON, error bodies of every shape in the field, SSE events, model lists."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from agentcfg.doctor.probes import Result
+
+
+def parse_json(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except (ValueError, TypeError, RecursionError):  # a server's `[[[[...` is past json's recursion limit
+        return None
+
+
+def error_message(body: Any) -> str | None:
+    """The message of an error body of any shape agents meet (vLLM new and old, LiteLLM, Anthropic, proxies)."""
+    if isinstance(body, str):
+        parsed = parse_json(body)
+        if parsed is None:
+            events = sse_events(body)
+            parsed = next((e for e in events if isinstance(e, dict) and "error" in e), None)
+        body = parsed
+    if not isinstance(body, dict):
+        return None
+    error = body.get("error")
+    if isinstance(error, dict):
+        return str(error.get("message") or error.get("type") or error)
+    if isinstance(error, str):
+        return error
+    if body.get("object") == "error" or body.get("type") == "error":
+        return str(body.get("message") or body.get("error") or "error")
+    if "detail" in body:
+        detail = body["detail"]
+        return detail if isinstance(detail, str) else json.dumps(detail)[:300]
+    return None
+
+
+def sse_events(text: str) -> list[Any]:
+    """The JSON payloads of `data:` lines (`[DONE]` as the string itself); non-JSON payloads as None."""
+    events: list[Any] = []
+    for line in text.splitlines():
+        if line.startswith("data:"):
+            payload = line[5:].strip()
+            events.append(payload if payload == "[DONE]" else parse_json(payload))
+    return events
+
+
+def looks_html(result: Result) -> bool:
+    return "html" in result.content_type.lower() or result.body.lstrip()[:15].lower().startswith(("<!doctype", "<html"))
+
+
+def model_ids(result: Result | None) -> list[str]:
+    data = parse_json(result.body) if result and result.status == 200 else None
+    if not isinstance(data, dict) or not isinstance(data.get("data"), list):
+        return []
+    return [str(m.get("id")) for m in data["data"] if isinstance(m, dict) and m.get("id")]
+
+
+def max_model_len(result: Result | None, model: str | None) -> int | None:
+    """vLLM's `max_model_len` for the model (LiteLLM's `max_input_tokens` as a fallback)."""
+    data = parse_json(result.body) if result and result.status == 200 else None
+    if not isinstance(data, dict) or not isinstance(data.get("data"), list):
+        return None
+    entries = [m for m in data["data"] if isinstance(m, dict)]
+    chosen = next((m for m in entries if m.get("id") == model), entries[0] if len(entries) == 1 else None)
+    if chosen is None:
+        return None
+    value = chosen.get("max_model_len") or chosen.get("max_input_tokens")
+    return value if isinstance(value, int) and value > 0 else None
+
+
+def alternative_base(base_url: str) -> str:
+    """The same base URL with `/v1` added or taken away: the commonest wrong-path mistake."""
+    base = base_url.rstrip("/")
+    return base[:-3] if base.endswith("/v1") else base + "/v1"
