@@ -13,6 +13,7 @@ from urllib.parse import urlsplit
 
 from agentcfg import budget, env
 from agentcfg.agents.base import Binding, Header, is_credential, is_helper
+from agentcfg.doctor import agentfiles
 from agentcfg.doctor.model import FAIL, SKIP, WARN, Finding, Target
 from agentcfg.errors import AgentcfgError
 from agentcfg.profiles import PLACEHOLDER_KEY, Profile, is_loopback, is_placeholder
@@ -570,6 +571,7 @@ def targets_from_files(
                 )
                 continue
             binding = agent.read(current)
+            target.static += agentfiles.check(agent.NAME, current, environ)
         except AgentcfgError as exc:
             target.static.append(
                 Finding(
@@ -633,6 +635,10 @@ def targets_from_profile(profile: Profile, agents: list[ModuleType], environ: en
             output_tokens=None if agent.NAME == "codex" else budget.output_tokens(profile, agent.PROMPT_TOKENS),
             wire_api="responses" if agent.NAME == "codex" else None,
             key_env=profile.key_env,
+            # the window switch tells the agent (Claude Code is told none)
+            context_window={"codex": profile.context_window, "qwen": profile.context_window}.get(
+                agent.NAME, budget.window(profile) if agent.NAME == "opencode" else None
+            ),
         )
         result.append(target)
         if reason := agent.unsupported(profile):

@@ -7,13 +7,6 @@ from dataclasses import dataclass, field
 FAIL, WARN, PASS, SKIP = "fail", "warn", "pass", "skip"
 # Static findings after which probing an agent would only add noise.
 BLOCKING = {"config-unreadable", "codex-wire-api", "claude-login-required", "not-configured"}
-QWEN_FIRST_OUTPUT = 8000  # qwen-code's first output limit when its settings set none
-EXTRA_CA = {
-    "codex": "CODEX_CA_CERTIFICATE=/path/to/ca.pem (Codex adds it to the system store)",
-    "qwen": "NODE_EXTRA_CA_CERTS=/path/to/ca.pem",
-    "opencode": "NODE_EXTRA_CA_CERTS=/path/to/ca.pem",
-    "claude": "NODE_EXTRA_CA_CERTS=/path/to/ca.pem",
-}
 
 
 @dataclass(frozen=True)
@@ -21,9 +14,10 @@ class Finding:
     id: str
     status: str  # fail, warn, pass or skip
     agent: str | None  # None: about the endpoint or the server, not one agent
-    summary: str
-    evidence: str = ""
-    fix: str = ""
+    summary: str  # one line, in the user's words: what is wrong and what it does to the agent
+    evidence: str = ""  # what doctor saw (redacted): a status and the server's message, a file's line
+    fix: str = ""  # shell command(s) that fix it, runnable as pasted (agentcfg.fixes builds them); "" if none
+    hint: str = ""  # what to do, in words, where no command can do it (or what the command does not cover)
 
 
 @dataclass
@@ -43,6 +37,7 @@ class Target:
     default_output: int = 32000
     prompt_tokens: int = 0
     wire_api: str | None = None  # Codex only
+    context_window: int | None = None  # the window its files tell it (it compacts by this); None: not set
     proxy: str | None = None  # the proxy its requests go through, if a proxy variable applies
     ca_file: str | None = None  # the extra CA certificates it trusts (from its variable), if any
     static: list[Finding] = field(default_factory=list)  # from its files and the environment

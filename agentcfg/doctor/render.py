@@ -65,6 +65,8 @@ def as_text(report: Any, colour: bool) -> str:
                 lines.append(f"        {'':<{width}}  evidence: {f.evidence}")
             if f.fix:
                 lines.append(f"        {'':<{width}}  fix: {f.fix}")
+            if f.hint:
+                lines.append(f"        {'':<{width}}  hint: {f.hint}")
         if passed:
             lines.append(f"  {paint('ok  ', 'create', colour)}  " + "; ".join(passed))
     counts = report.summary()

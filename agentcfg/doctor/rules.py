@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from agentcfg.doctor.model import BLOCKING, EXTRA_CA, FAIL, PASS, QWEN_FIRST_OUTPUT, WARN, Finding, Target
+from agentcfg.doctor.model import BLOCKING, FAIL, PASS, WARN, Finding, Target
 from agentcfg.doctor.probes import Result
 from agentcfg.doctor.replies import error_message, looks_html, max_model_len, model_ids, parse_json, sse_events
 
@@ -147,6 +147,14 @@ def _check_shape(result: Result) -> Verdict:
             )
     return Verdict(True)
 
+
+QWEN_FIRST_OUTPUT = 8000  # qwen-code's first output limit when its settings set none
+EXTRA_CA = {
+    "codex": "CODEX_CA_CERTIFICATE=/path/to/ca.pem (Codex adds it to the system store)",
+    "qwen": "NODE_EXTRA_CA_CERTS=/path/to/ca.pem",
+    "opencode": "NODE_EXTRA_CA_CERTS=/path/to/ca.pem",
+    "claude": "NODE_EXTRA_CA_CERTS=/path/to/ca.pem",
+}
 
 # -- the rules ------------------------------------------------------------------------------------------
 

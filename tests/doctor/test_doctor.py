@@ -152,7 +152,7 @@ def assert_documented_shape(report: dict[str, Any]) -> None:
     assert {"ok", "offline", "findings", "agents", "requests", "elapsed_s", "summary"} <= set(report)
     assert isinstance(report["requests"], int) and isinstance(report["elapsed_s"], float)
     for finding in report["findings"]:
-        assert set(finding) == {"id", "status", "agent", "summary", "evidence", "fix"}
+        assert set(finding) == {"id", "status", "agent", "summary", "evidence", "fix", "hint"}
         assert finding["status"] in ("fail", "warn", "pass", "skip")
         assert finding["agent"] in (*AGENTS, None)
     for agent in report["agents"]:
