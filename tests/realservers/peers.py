@@ -25,11 +25,22 @@ WINDOW = 65536  # the agents' first prompts (up to ~32k tokens for Claude Code) 
 VLLM_KEY = "sk-vllm-test-key-0123456789"
 GATEWAY_KEY = "sk-gw-master-0123456789"
 GATEWAY_MOCK = "deepseek-chat"  # answers "ready" without an upstream
+# A gateway model whose upstream no longer serves it: LiteLLM forwards it to the real vLLM under a
+# name vLLM does not serve, so vLLM's 404 comes back through the gateway (issue 14).
+GATEWAY_RETIRED = "gpt-retired"
 HERE = Path(__file__).resolve().parent
-# The two vLLM configurations: the healthy one the agents work against, and the one users get wrong
-# (no tool parser; it also shows --api-key and --enforce-eager).
+# The two vLLM configurations: the healthy one the agents work against (issue 14's setup: CPU,
+# 65,536 window, hermes tool parser, --api-key), and the one users get wrong (no tool parser; it
+# also shows --enforce-eager). Both need VLLM_KEY.
 VLLM_SERVERS = {
-    "vllm": ["--enable-auto-tool-choice", "--tool-call-parser", "hermes", "--enable-log-requests"],
+    "vllm": [
+        "--enable-auto-tool-choice",
+        "--tool-call-parser",
+        "hermes",
+        "--api-key",
+        VLLM_KEY,
+        "--enable-log-requests",
+    ],
     "vllm-bare": ["--api-key", VLLM_KEY, "--enforce-eager"],
 }
 QUIET_ENV = {
@@ -108,7 +119,15 @@ def _gateway_config(workdir: Path, upstream: str) -> Path:
             },
             {
                 "model_name": MODEL,
-                "litellm_params": {"model": f"openai/{MODEL}", "api_key": "fake", "api_base": f"{upstream}/v1"},
+                "litellm_params": {"model": f"openai/{MODEL}", "api_key": VLLM_KEY, "api_base": f"{upstream}/v1"},
+            },
+            {
+                "model_name": GATEWAY_RETIRED,
+                "litellm_params": {
+                    "model": f"openai/{GATEWAY_RETIRED}",
+                    "api_key": VLLM_KEY,
+                    "api_base": f"{upstream}/v1",
+                },
             },
         ],
         "litellm_settings": {"num_retries": 0},
