@@ -297,7 +297,10 @@ HOW = {
     "`str.splitlines()` splits on: U+2028, U+2029, U+0085. The tiny model's tokenizer has each as one token "
     "(`separator_tokens.json` in the model dir; tests/realservers/tiny_model.py); `logit_bias` +100 forces it. "
     "Chat: `min_tokens` 3 and the end-of-turn token biased as much, so exactly three then a normal stop. "
-    "/responses has no `min_tokens`: `max_output_tokens` 3 ends it (status `incomplete`).",
+    "/responses has no `min_tokens`: `max_output_tokens` 3 ends it (status `incomplete`). Found: vLLM writes each "
+    "character raw inside the JSON strings (UTF-8 `E2 80 A8`, `E2 80 A9`, `C2 85`), never as `\\u2028`; the "
+    "events are whole by the SSE rules (CR/LF only), and a reader that splits with `str.splitlines()` cuts every "
+    "event that carries one in two (not JSON).",
 }
 
 

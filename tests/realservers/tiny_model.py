@@ -19,6 +19,9 @@ VOCAB = 4096
 SPECIAL = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
 EOS_WEIGHT = 0.95  # P(end of turn) ~0.07 per step at temperature 1: replies of ~14 tokens
 TOOL_TOKENS = ["<tool_call>", "</tool_call>"]  # hermes' parser looks these up in the vocabulary
+# Characters JSON allows raw inside strings but Python's str.splitlines() splits on: the tests force
+# them with logit_bias, so each is one token (as in real tokenizers), learnt from a line of extra text.
+LINE_SEPARATORS = {"u2028": "\u2028", "u2029": "\u2029", "u0085": "\u0085"}
 
 CHAT_TEMPLATE = """{%- if tools %}<|im_start|>system
 {% if messages[0]['role'] == 'system' %}{{ messages[0]['content'] }}{% else %}You are a helpful assistant.{% endif %}
@@ -58,10 +61,13 @@ For each call return a JSON object within <tool_call></tool_call> tags:
 {% endif %}"""
 
 
-def corpus(limit: int = 400) -> list[str]:
-    """Local text to train on: the standard library's own sources (always on disk)."""
+def corpus(out: Path, limit: int = 400) -> list[str]:
+    """Local text to train on: the standard library's own sources (always on disk), plus a file where
+    each separator is frequent enough to become one token."""
     files = sorted(Path(sysconfig.get_paths()["stdlib"]).glob("*.py"))[:limit]
-    return [str(p) for p in files]
+    extra = out / "separators.txt"
+    extra.write_text("".join(f"a{c}b {c}\n" for c in LINE_SEPARATORS.values()) * 500, encoding="utf-8")
+    return [str(p) for p in files] + [str(extra)]
 
 
 def build(out: Path, window: int) -> None:
@@ -71,7 +77,7 @@ def build(out: Path, window: int) -> None:
 
     out.mkdir(parents=True, exist_ok=True)
     bpe = ByteLevelBPETokenizer()
-    bpe.train(corpus(), vocab_size=VOCAB, min_frequency=2, special_tokens=SPECIAL, show_progress=False)
+    bpe.train(corpus(out), vocab_size=VOCAB, min_frequency=2, special_tokens=SPECIAL, show_progress=False)
     tokenizer = PreTrainedTokenizerFast(
         tokenizer_object=bpe._tokenizer,
         bos_token=None,
@@ -84,6 +90,9 @@ def build(out: Path, window: int) -> None:
     tokenizer.add_tokens(TOOL_TOKENS)  # not special: they must survive detokenisation for the parser
     tokenizer.chat_template = CHAT_TEMPLATE
     tokenizer.save_pretrained(out)
+    ids = {name: tokenizer.encode(c) for name, c in LINE_SEPARATORS.items()}
+    assert all(len(i) == 1 for i in ids.values()), f"a separator is not one token: {ids}"
+    (out / "separator_tokens.json").write_text(json.dumps({name: i[0] for name, i in ids.items()}))
 
     eos = tokenizer.convert_tokens_to_ids("<|im_end|>")
     config = Qwen2Config(
