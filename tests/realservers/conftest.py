@@ -18,19 +18,26 @@ from tests.realservers import peers as peers_module
 
 @dataclass(frozen=True)
 class Peers:
-    vllm: str  # root URLs (no /v1): the healthy vLLM with a tool parser
+    vllm: str  # root URLs (no /v1): the healthy vLLM with a tool parser and --api-key (VLLM_KEY)
     vllm_bare: str  # no tool parser, --api-key, --enforce-eager
     litellm: str
     vllm_version: str
     litellm_version: str
     vllm_log: Path  # --enable-log-requests: each request's SamplingParams, max_tokens included
+    model_dir: Path  # the tiny model (separator_tokens.json: the token ids bias_proxy.py forces)
 
     @classmethod
     def load(cls, state: dict) -> Peers:
         urls = {name: peer["url"] for name, peer in state["peers"].items()}
         log = Path(state["peers"]["vllm"]["log"])
         return cls(
-            urls["vllm"], urls["vllm-bare"], urls["litellm"], state["vllm_version"], state["litellm_version"], log
+            urls["vllm"],
+            urls["vllm-bare"],
+            urls["litellm"],
+            state["vllm_version"],
+            state["litellm_version"],
+            log,
+            Path(state["model_dir"]),
         )
 
 

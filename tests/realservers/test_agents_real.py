@@ -10,6 +10,7 @@ from agentcfg import budget
 from agentcfg.agents import AGENTS as AGENT_MODULES
 from agentcfg.profiles import Profile
 from tests.e2e import agents
+from tests.realservers.bias_proxy import SeparatorProxy, separator_tokens
 from tests.realservers.helpers import add_profile, doctor, failing
 from tests.realservers.peers import GATEWAY_KEY, GATEWAY_MOCK, MODEL, VLLM_KEY, WINDOW
 
@@ -22,15 +23,15 @@ FAST_FAIL = {"CLAUDE_CODE_MAX_RETRIES": "0"}
 
 @pytest.mark.parametrize("agent", agents.AGENTS)
 def test_switch_local_and_the_agent_completes_a_turn_on_vllm(
-    agent, agent_home, run_agent, peers, agent_versions, compat
+    agent, agent_home, run_agent, peers, keyring_file, agent_versions, compat
 ):
     compat(
         tier="realservers", agent=agent, agent_version=agent_versions[agent],
-        server=f"vLLM {peers.vllm_version} (CPU)", case="`switch local` (window 65,536 from --detect): a turn, rc 0",
+        server=f"vLLM {peers.vllm_version} (CPU)", case="`switch local` (--api-key, window 65,536): a turn, rc 0",
     )  # fmt: skip
-    add_profile(agent_home, "local", peers.vllm)  # window from --detect: 65,536
+    add_profile(agent_home, "local", peers.vllm, key=VLLM_KEY)
     agent_home.run("switch", "local")
-    result = run_agent(agent, timeout=TURN)
+    result = run_agent(agent, via="local", timeout=TURN)
     assert result.returncode == 0, result
     if agent != "codex":  # Codex sends no output limit (it is told the window instead)
         # vLLM's request log: the agent asked for agentcfg's bound, not its own default (qwen-code
@@ -82,3 +83,26 @@ def test_through_the_gateway_agent_and_doctor_agree(
         assert "ready" in result.stdout.lower(), result
         assert failing(findings) == set(), findings
     assert GATEWAY_KEY not in result.output
+
+
+def test_codex_completes_on_a_stream_with_line_separators(
+    agent_home, run_agent, peers, keyring_file, agent_versions, compat
+):
+    """The ground truth for doctor's reader: real vLLM writes U+2028 raw inside the JSON strings of
+    the /responses stream (tests/fixtures/vllm-0.32-cpu-u2028), and real Codex reads it and exits 0.
+    So doctor must not call that stream broken (test_doctor_real)."""
+    compat(
+        tier="realservers", agent="codex", agent_version=agent_versions["codex"],
+        server=f"vLLM {peers.vllm_version} (CPU)", case="U+2028 raw in /responses stream (logit_bias): a turn, rc 0",
+    )  # fmt: skip
+    tokens, eos = separator_tokens(peers.model_dir)
+    with SeparatorProxy(peers.vllm, tokens["u2028"], eos) as proxy:
+        add_profile(agent_home, "sep", proxy.url, key=VLLM_KEY)
+        agent_home.run("switch", "sep", "--agent", "codex")
+        result = run_agent("codex", via="sep", timeout=TURN)
+        seen, paths = proxy.separators_seen, list(proxy.paths)
+        _, findings = doctor(agent_home, "--agent", "codex")
+    assert "/v1/responses" in paths and seen > 0, paths  # Codex's own stream carried them
+    assert result.returncode == 0, result
+    assert "\u2028" in result.stdout, result  # and it printed them: read as text, not as a line end
+    assert failing(findings) == set(), findings  # doctor agrees with the agent

@@ -9,6 +9,7 @@ import pytest
 
 import agentcfg
 from tests.conftest import Home
+from tests.realservers.bias_proxy import SeparatorProxy, separator_tokens
 from tests.realservers.helpers import add_profile
 from tests.realservers.peers import VLLM_KEY
 
@@ -57,3 +58,25 @@ def test_bench_client_and_vllm_metrics_agree(home: Home, peers, keyring_file, co
     assert 0 < stream["itl_ms"]["n"] <= REQUESTS * (TOKENS - 1)  # the client sees chunks, some holding several
     assert bare["stream_vs_non_stream"]["e2e_ms"] > 0
     assert VLLM_KEY not in str(data)
+
+
+def test_bench_completes_on_a_stream_with_line_separators(home: Home, peers, keyring_file, compat):
+    """Real vLLM writes U+2028 raw inside the JSON strings of a stream (tests/fixtures/vllm-0.32-cpu-u2028);
+    bench's reader must count those chunks as tokens, as it does any other, and fail none."""
+    compat(
+        tier="realservers", agent="bench", agent_version=f"agentcfg {agentcfg.__version__}",
+        server=f"vLLM {peers.vllm_version} (CPU)", case="U+2028 raw in every streamed token (logit_bias): completes",
+    )  # fmt: skip
+    tokens, eos = separator_tokens(peers.model_dir)
+    with SeparatorProxy(peers.vllm, tokens["u2028"], eos) as proxy:
+        add_profile(home, "sep", proxy.url, key=VLLM_KEY)
+        data = home.json("bench", "sep", "--both", "-n", "2", "--max-tokens", "8", "--timeout", "60")
+    sep = data["profiles"]["sep"]
+    assert data["ok"] and sep["ignore_eos"] is True, data
+    for mode in ("stream", "non_stream"):
+        figures = sep[mode]
+        assert figures["ok"] == 2 and figures["failed"] == 0, (mode, figures)
+        assert figures["output_tokens"]["median"] == figures["output_tokens"]["max"] == 8, (mode, figures)
+    # three separators open each of the 2 + 2 answers (streamed and not); then, ignore_eos, the
+    # (biased) end-of-turn token, which vLLM counts but does not print
+    assert proxy.separators_seen >= 4 * 3, proxy.paths

@@ -8,8 +8,9 @@ import pytest
 import agentcfg
 from tests.conftest import Home
 from tests.e2e.agents import AGENTS
+from tests.realservers.bias_proxy import SeparatorProxy, separator_tokens
 from tests.realservers.helpers import add_profile, doctor, failing
-from tests.realservers.peers import GATEWAY_KEY, GATEWAY_MOCK, MODEL, VLLM_KEY
+from tests.realservers.peers import GATEWAY_KEY, GATEWAY_MOCK, GATEWAY_RETIRED, MODEL, VLLM_KEY, WINDOW
 
 pytestmark = pytest.mark.realservers
 
@@ -33,19 +34,21 @@ def every_agent(finding_id: str) -> set[tuple[str | None, str]]:
     return {(agent, finding_id) for agent in AGENTS}
 
 
-def test_healthy_vllm_nothing_fails(home: Home, peers, compat):
-    record(compat, vllm(peers), "healthy: nothing fails")
-    add_profile(home, "local", peers.vllm)
+def test_healthy_vllm_nothing_fails(home: Home, peers, keyring_file, compat):
+    """Issue 14's setup: CPU, a 65,536 window, the hermes tool parser, --api-key."""
+    record(compat, vllm(peers), "healthy (--api-key, hermes, 65,536): nothing fails for any agent")
+    add_profile(home, "local", peers.vllm, key=VLLM_KEY)
     home.run("switch", "local", "--all")
     code, findings = doctor(home)
     assert failing(findings) == set() and code == 0, findings
+    assert set(AGENTS) <= {f["agent"] for f in findings}, findings  # all four were looked at
     code, findings = doctor(home, "local")
     assert failing(findings) == set() and code == 0, findings
 
 
-def test_vllm_wrong_model(home: Home, peers, compat):
+def test_vllm_wrong_model(home: Home, peers, keyring_file, compat):
     record(compat, vllm(peers), "wrong model → model-not-found")
-    add_profile(home, "local", peers.vllm, model="deepseek-chat")
+    add_profile(home, "local", peers.vllm, model="deepseek-chat", key=VLLM_KEY)
     home.run("switch", "local", "--all")
     code, findings = doctor(home)
     # each agent's probe, and the `vllm serve` process's own --served-model-name
@@ -53,9 +56,9 @@ def test_vllm_wrong_model(home: Home, peers, compat):
     assert code == 1
 
 
-def test_vllm_base_url_without_v1(home: Home, peers, compat):
+def test_vllm_base_url_without_v1(home: Home, peers, keyring_file, compat):
     record(compat, vllm(peers), "base URL without /v1 → base-url-path")
-    add_profile(home, "local", peers.vllm, v1=False)
+    add_profile(home, "local", peers.vllm, v1=False, key=VLLM_KEY)
     home.run("switch", "local", "--all")
     _, findings = doctor(home)
     assert failing(findings) == {(a, "base-url-path") for a in ("codex", "qwen", "opencode")}, findings
@@ -130,3 +133,50 @@ def test_gateway_mock_model_codex_stream_fails(home: Home, peers, keyring_file, 
     home.run("switch", "gw", "--all")
     _, findings = doctor(home)
     assert failing(findings) == {("codex", "server-error")}, findings
+
+
+def test_vllm_profile_window_larger_than_the_servers(home: Home, peers, keyring_file, compat):
+    """The profile says 1,048,576 tokens, `vllm serve --max-model-len` says 65,536: the agents that
+    size their prompts and output by the window (Codex, opencode, qwen-code) overrun the server;
+    Claude Code does not use it."""
+    record(compat, vllm(peers), "profile window 1,048,576 > server 65,536 → context-window-too-large")
+    root = peers.vllm
+    home.run("profile", "add", "big", "--force", "--base-url", root + "/v1", "--model", MODEL,
+             "--key-env", "BIG_API_KEY", "--anthropic-base-url", root, "--context-window", "1048576")  # fmt: skip
+    home.run("key", "set", "big", stdin_text=VLLM_KEY + "\n")
+    home.run("switch", "big", "--all")
+    code, findings = doctor(home)
+    assert failing(findings) == {(a, "context-window-too-large") for a in ("codex", "opencode", "qwen")}, findings
+    assert code == 1
+    for finding in findings:
+        if finding["id"] == "context-window-too-large":
+            assert str(WINDOW) in finding["summary"].replace(",", ""), finding  # the server's own figure
+
+
+def test_gateway_model_whose_upstream_answers_404(home: Home, peers, keyring_file, compat):
+    """LiteLLM lists `gpt-retired` but its upstream (the real vLLM) does not serve it: every request
+    comes back 404 `litellm.NotFoundError ... does not exist`. That is the model, not the server."""
+    record(compat, gateway(peers), "listed model, upstream 404 → model-not-found naming the upstream")
+    add_profile(home, "gw", peers.litellm, model=GATEWAY_RETIRED, key=GATEWAY_KEY)
+    home.run("switch", "gw", "--all")
+    code, findings = doctor(home)
+    assert failing(findings) == every_agent("model-not-found"), findings
+    assert code == 1
+    for finding in findings:
+        if finding["id"] == "model-not-found":
+            assert "upstream" in finding["summary"], finding
+
+
+def test_vllm_stream_with_line_separators_is_not_broken(home: Home, peers, keyring_file, compat):
+    """Real vLLM writes U+2028 raw inside a JSON string (tests/fixtures/vllm-0.32-cpu-u2028): by the
+    SSE rules only CR and LF end a line, so the stream is whole, and real Codex completes on it
+    (test_agents_real). Doctor must agree: no stream-broken, nothing failing."""
+    record(compat, vllm(peers), "U+2028 raw in the stream (logit_bias): not stream-broken")
+    tokens, eos = separator_tokens(peers.model_dir)
+    with SeparatorProxy(peers.vllm, tokens["u2028"], eos) as proxy:
+        add_profile(home, "sep", proxy.url, key=VLLM_KEY)
+        home.run("switch", "sep", "--all")
+        code, findings = doctor(home)
+    assert proxy.separators_seen > 0, proxy.paths  # the probes' streams really carried it
+    assert not [f for f in findings if f["id"] == "stream-broken"], findings
+    assert failing(findings) == set() and code == 0, findings
