@@ -113,6 +113,9 @@ def build(out: Path, window: int) -> None:
     torch.manual_seed(0)
     model = Qwen2ForCausalLM(config)
     _stop_soon(model, eos)
+    _silence(
+        model, [i for i in range(len(tokenizer)) if any(c in tokenizer.decode([i]) for c in LINE_SEPARATORS.values())]
+    )
     model = model.to(torch.bfloat16)
     model.save_pretrained(out, safe_serialization=True)
     (out / "generation_config.json").write_text(json.dumps({"eos_token_id": eos, "pad_token_id": config.pad_token_id}))
@@ -133,6 +136,19 @@ def _stop_soon(model, eos: int) -> None:
             layer.mlp.down_proj.weight[0, :] = 0.0
         model.lm_head.weight[:, 0] = 0.0
         model.lm_head.weight[eos, 0] = EOS_WEIGHT
+
+
+def _silence(model, ids: list[int]) -> None:
+    """The separators' tokens never come by chance (only when logit_bias asks for them): random
+    weights would otherwise put U+0085 or U+2028 in ~5% of replies, and every healthy-server test
+    would then hinge on how each reader treats them. Through the constant dimension 0 (see
+    _stop_soon), their logits sit ~30 below the rest; a +100 bias still wins."""
+    import torch
+
+    with torch.no_grad():
+        for i in ids:
+            model.lm_head.weight[i, :] = 0.0
+            model.lm_head.weight[i, 0] = -5.0
 
 
 def main() -> None:
