@@ -214,3 +214,27 @@ def test_claude_reads_the_model_slots_the_rule_checks(agents_bin: Path) -> None:
     assert b"process.env.CLAUDE_CODE_SUBAGENT_MODEL" in data
     assert b"ANTHROPIC_DEFAULT_FABLE_MODEL" in data
     assert b"ANTHROPIC_REASONING_MODEL" not in data  # read by no slot: agentfiles does not check it
+
+
+def test_codex_review_asks_for_the_review_model_the_rule_names(agent_home: Home) -> None:
+    """`codex review` sends review_model, not model, to agentcfg's provider; without it, model."""
+    import subprocess
+
+    subprocess.run(["git", "init", "-q", str(agent_home.root)], check=True, timeout=30)
+    agent_home.write("a.txt", "x\n")
+    asked = {}
+    for review in ("gpt-5.1-codex", None):
+        with FaultServer(max_model_len=131072) as server:
+            text = f'model = "{MODEL}"\nmodel_provider = "agentcfg-local"\n'
+            text += f'review_model = "{review}"\n' if review else ""
+            text += f'[model_providers.agentcfg-local]\nname = "x"\nbase_url = "{server.base_url}"\n'
+            text += "request_max_retries = 0\nstream_max_retries = 0\n"  # the 404 once, not six times
+            agent_home.write(FILE["codex"], text)
+            found = check("codex", read_current(codex, agent_home.env), agent_home.env, {})
+            run = agents.run(["codex", "review", "Review a.txt"], agent_home.env, agent_home.root, 120, "codex")
+            asked[review] = ([f.id for f in found], run, {b["model"] for m, p, h, b in server.requests if m == "POST"})
+    ids, run, models = asked["gpt-5.1-codex"]
+    assert ids == ["codex-model-slot"] and models == {"gpt-5.1-codex"}, run
+    assert "does not exist" in run.output, run
+    ids, run, models = asked[None]
+    assert ids == [] and models == {MODEL} and "ready" in run.stdout, run
