@@ -477,7 +477,31 @@ def _opencode(parsed: Parsed, environ: env.Environ, profiles: dict[str, Profile]
                 )
     if findings:
         return findings
-    return _opencode_unused(data, where, provider_id, model_id, ours)
+    return _opencode_unused(data, where, provider_id, model_id, ours) or _opencode_small_model(data, where, provider_id)
+
+
+def _opencode_small_model(data: dict[str, Any], where: str, provider_id: str | None) -> list[Finding]:
+    """small_model ("Small model to use for tasks like title generation", config.ts) is asked first in
+    every `opencode run`, with the user's first message [run, 1.18.33: a request for small_model, then one
+    for model]. Left from an earlier setup while model is agentcfg's, that request goes elsewhere."""
+    model, small = data.get("model"), data.get("small_model")
+    if not (provider_id or "").startswith("agentcfg-") or not isinstance(small, str) or small == model:
+        return []
+    elsewhere = small.split("/", 1)[0] if "/" in small else provider_id
+    to = f"provider {elsewhere}" if elsewhere != provider_id else f"the server of {provider_id}, which may not have it"
+    return [
+        Finding(
+            "opencode-model-slot",
+            WARN,
+            "opencode",
+            f"opencode asks {small} (small_model in {where}) for its session titles, with your first message, "
+            f"not {model}: that request goes to {to}",
+            f"small_model: {small}; model: {model}",
+            "",
+            f"remove small_model from {where} (opencode then titles with {model}), or set it to a model of "
+            f"{provider_id}",
+        )
+    ]
 
 
 def _opencode_unused(

@@ -403,3 +403,14 @@ def test_doctor_offline_json_names_the_agents_own_refusal(home: Home):
     home.run(*shlex.split(found[0]["fix"])[1:])
     report = json.loads(home.run("doctor", "--offline", "--json", "--agent", "codex", check=None).stdout)
     assert not [f for f in report["findings"] if f["id"] == "codex-config-rejected"], report
+
+
+def test_opencode_small_model_left_from_another_setup_warns(environ):
+    found = only(run("opencode", environ, oc(small_model="anthropic/claude-haiku-4-5")), "opencode-model-slot", WARN)
+    assert "provider anthropic" in found.summary and "small_model" in found.summary
+    assert found.fix == "" and "remove small_model from ~/.config/opencode/opencode.json" in found.hint
+    found = only(run("opencode", environ, oc(small_model="agentcfg-local/other")), "opencode-model-slot", WARN)
+    assert "the server of agentcfg-local" in found.summary
+    assert run("opencode", environ, oc(small_model="agentcfg-local/M")) == []
+    # the user's own provider: their small model is their business
+    assert run("opencode", environ, '{"model": "anthropic/a", "small_model": "openai/b"}') == []

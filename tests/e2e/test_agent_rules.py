@@ -238,3 +238,22 @@ def test_codex_review_asks_for_the_review_model_the_rule_names(agent_home: Home)
     assert "does not exist" in run.output, run
     ids, run, models = asked[None]
     assert ids == [] and models == {MODEL} and "ready" in run.stdout, run
+
+
+def test_opencode_asks_the_small_model_the_rule_names(agent_home: Home) -> None:
+    asked = {}
+    for small in ("agentcfg-local/other-model", None):
+        with FaultServer(max_model_len=131072) as server:
+            models = {MODEL: {"limit": {"context": 131072, "output": 8000}}, "other-model": {}}
+            entry = {"npm": "@ai-sdk/openai-compatible", "options": {"baseURL": server.base_url}, "models": models}
+            config: dict = {"model": f"agentcfg-local/{MODEL}", "provider": {"agentcfg-local": entry}}
+            if small:
+                config["small_model"] = small
+            agent_home.write(FILE["opencode"], json.dumps(config))
+            found = check("opencode", read_current(opencode, agent_home.env), agent_home.env, {})
+            run = agents.run(agents.command("opencode"), agent_home.env, agent_home.root, 120, "opencode")
+            asked[small] = ([f.id for f in found], run, {b["model"] for m, p, h, b in server.requests if m == "POST"})
+    ids, run, models = asked["agentcfg-local/other-model"]
+    assert ids == ["opencode-model-slot"] and "other-model" in models, run
+    ids, run, models = asked[None]
+    assert ids == [] and models == {MODEL} and "ready" in run.stdout.lower(), run
