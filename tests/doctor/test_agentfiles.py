@@ -385,24 +385,37 @@ def test_corpus_files_give_only_the_findings_their_agent_would(agent, path, rela
 # -- the CLI ----------------------------------------------------------------------------------------------
 
 
-def test_doctor_offline_json_names_the_agents_own_refusal(home: Home):
+BREAK = {  # agent -> (file, what to do to what switch wrote, the finding)
+    "codex": (".codex/config.toml", lambda t: "model_context_window = 999999999999999999999\n" + t,
+              "codex-config-rejected"),
+    "opencode": (".config/opencode/opencode.json", lambda t: t.replace('"output"', '"output_"'),
+                 "opencode-config-rejected"),
+    "qwen": (".qwen/settings.json", lambda t: t.replace('"selectedType": "openai"', '"selectedType": "qwen-oauth"'),
+             "qwen-oauth-selected"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("agent", sorted(BREAK))
+def test_doctor_offline_json_names_the_agents_own_refusal_and_its_fix_works(home: Home, agent: str):
     home.run(
         "profile", "add", "local", "--force", "--base-url", "http://127.0.0.1:9/v1", "--model", "M",
         "--anthropic-base-url", "http://127.0.0.1:9",
     )  # fmt: skip
-    home.run("switch", "local", "--agent", "codex")
-    config = home.read(".codex/config.toml")
-    home.write(".codex/config.toml", "model_context_window = 999999999999999999999\n" + config)
-    result = home.run("doctor", "--offline", "--json", "--agent", "codex", check=None)
+    home.run("switch", "local", "--agent", agent)
+    relative, breaking, finding_id = BREAK[agent]
+    broken = breaking(home.read(relative))
+    assert broken != home.read(relative)
+    home.write(relative, broken)
+    result = home.run("doctor", "--offline", "--json", "--agent", agent, check=None)
     report = json.loads(result.stdout)
-    found = [f for f in report["findings"] if f["id"] == "codex-config-rejected"]
+    found = [f for f in report["findings"] if f["id"] == finding_id]
     assert result.returncode == 1 and len(found) == 1, report
-    assert found[0]["status"] == "fail" and found[0]["agent"] == "codex"
-    assert shlex.split(found[0]["fix"]) == ["agentcfg", "switch", "local", "--agent", "codex"]
+    assert found[0]["status"] == "fail" and found[0]["agent"] == agent
+    assert shlex.split(found[0]["fix"]) == ["agentcfg", "switch", "local", "--agent", agent]
     # the fix, pasted: doctor is clean of it again
     home.run(*shlex.split(found[0]["fix"])[1:])
-    report = json.loads(home.run("doctor", "--offline", "--json", "--agent", "codex", check=None).stdout)
-    assert not [f for f in report["findings"] if f["id"] == "codex-config-rejected"], report
+    report = json.loads(home.run("doctor", "--offline", "--json", "--agent", agent, check=None).stdout)
+    assert not [f for f in report["findings"] if f["id"] == finding_id], report
 
 
 def test_opencode_small_model_left_from_another_setup_warns(environ):
