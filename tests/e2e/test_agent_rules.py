@@ -257,3 +257,30 @@ def test_opencode_asks_the_small_model_the_rule_names(agent_home: Home) -> None:
     assert ids == ["opencode-model-slot"] and "other-model" in models, run
     ids, run, models = asked[None]
     assert ids == [] and models == {MODEL} and "ready" in run.stdout.lower(), run
+
+
+@pytest.mark.parametrize("agent", ["codex", "opencode", "qwen"])
+def test_the_switch_fix_doctor_prints_makes_the_agent_load_again(agent: str, agent_home: Home) -> None:
+    from tests.doctor.test_agentfiles import BREAK
+
+    agent_home.run(
+        "profile",
+        "add",
+        "local",
+        "--force",
+        "--base-url",
+        "http://127.0.0.1:9/v1",
+        "--model",
+        "M",
+        "--anthropic-base-url",
+        "http://127.0.0.1:9",
+    )  # fmt: skip  (no window: the codex break adds model_context_window)
+    agent_home.run("switch", "local", "--agent", agent)
+    relative, breaking, finding_id = BREAK[agent]
+    agent_home.write(relative, breaking(agent_home.read(relative)))
+    assert not outcome(agent, agent_home)[0], f"{agent} loads the broken file"
+    report = agent_home.json("doctor", "--offline", "--agent", agent, check=None)
+    (fix,) = [f["fix"] for f in report["findings"] if f["id"] == finding_id]
+    agent_home.run(*fix.split()[1:])
+    accepted, said = outcome(agent, agent_home)
+    assert accepted, f"{agent} still refuses after `{fix}`: {said}"
