@@ -263,18 +263,11 @@ def test_opencode_asks_the_small_model_the_rule_names(agent_home: Home) -> None:
 def test_the_switch_fix_doctor_prints_makes_the_agent_load_again(agent: str, agent_home: Home) -> None:
     from tests.doctor.test_agentfiles import BREAK
 
+    # no --context-window: the codex break adds model_context_window
     agent_home.run(
-        "profile",
-        "add",
-        "local",
-        "--force",
-        "--base-url",
-        "http://127.0.0.1:9/v1",
-        "--model",
-        "M",
-        "--anthropic-base-url",
-        "http://127.0.0.1:9",
-    )  # fmt: skip  (no window: the codex break adds model_context_window)
+        "profile", "add", "local", "--force", "--base-url", "http://127.0.0.1:9/v1", "--model", "M",
+        "--anthropic-base-url", "http://127.0.0.1:9",
+    )  # fmt: skip
     agent_home.run("switch", "local", "--agent", agent)
     relative, breaking, finding_id = BREAK[agent]
     agent_home.write(relative, breaking(agent_home.read(relative)))
