@@ -1,5 +1,6 @@
 """Each agent's own rules for its files, checked offline: what the agent itself rejects when it loads
-them, and settings that silently undercut what agentcfg wrote. Pure: the files' texts in, Findings out.
+them, and settings that silently undercut what agentcfg wrote. Pure: the files' texts (and the profiles a
+fix may name) in, Findings out; only when no profiles are given are the user's own read, for the fixes.
 
 Every rule names where it was read (the agent's source, file and release) and was checked against the
 real program of the version the e2e tier pins (tests/e2e/test_agent_rules.py asks each agent):
@@ -65,15 +66,16 @@ def _own_profiles(environ: env.Environ) -> dict[str, Profile]:
 # -- shared helpers -------------------------------------------------------------------------------------
 
 
-def _walk(value: Any, path: Path_ = ()) -> Iterator[tuple[Path_, Any]]:
+def _walk(value: Any) -> Iterator[tuple[Path_, Any]]:
     """Every value in nested tables and lists, with its key path (list items by their index)."""
-    yield path, value
-    if isinstance(value, dict):
-        for key, item in value.items():
-            yield from _walk(item, (*path, str(key)))
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            yield from _walk(item, (*path, str(index)))
+    stack: list[tuple[Path_, Any]] = [((), value)]
+    while stack:
+        path, item = stack.pop()
+        yield path, item
+        if isinstance(item, dict):
+            stack.extend(((*path, str(k)), v) for k, v in reversed(list(item.items())))
+        elif isinstance(item, list):
+            stack.extend(((*path, str(i)), v) for i, v in reversed(list(enumerate(item))))
 
 
 def _dotted(path: Path_) -> str:
