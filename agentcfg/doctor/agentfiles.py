@@ -1,6 +1,6 @@
 """Each agent's own rules for its files, checked offline: what the agent itself rejects when it loads
 them, and settings that silently undercut what agentcfg wrote. Pure: the files' texts (and the profiles a
-fix may name) in, Findings out; only when no profiles are given are the user's own read, for the fixes.
+fix may name) in, Findings out; given no profiles, it reads the user's own, and only for a finding's fix.
 
 Every rule names where it was read (the agent's source, file and release) and was checked against the
 real program of the version the e2e tier pins (tests/e2e/test_agent_rules.py asks each agent):
@@ -45,10 +45,11 @@ def check(
         parsed = [(f, edit.load(f.format, text, path=str(f.path))) for f, text in current.items() if text is not None]
     except AgentcfgError:
         return []  # a file that does not parse: collect reports it (config-unreadable)
-    if profiles is None:
-        profiles = _own_profiles(environ)
+    found = rule(parsed, environ, profiles if profiles is not None else {})
+    if found and profiles is None:  # only a finding's fix names a profile: read them only then
+        found = rule(parsed, environ, _own_profiles(environ))
     findings: list[Finding] = []
-    for finding in rule(parsed, environ, profiles):
+    for finding in found:
         if finding not in findings:
             findings.append(finding)
     return findings
