@@ -242,7 +242,13 @@ def _codex(parsed: Parsed, environ: env.Environ, profiles: dict[str, Profile]) -
     for pid, table in providers.items():
         _codex_provider(str(pid), table, rejected)
     selected = data.get("model_provider")
-    if isinstance(selected, str) and selected not in providers and selected not in CODEX_BUILT_IN:
+    if selected == "ollama-chat":  # OLLAMA_CHAT_PROVIDER_REMOVED_ERROR (model-provider-info/src/lib.rs) [run]
+        rejected(
+            'model_provider = "ollama-chat" is no longer supported',
+            'model_provider = "ollama-chat"',
+            hint=f'set model_provider = "ollama" in {where}',
+        )
+    elif isinstance(selected, str) and selected not in providers and selected not in CODEX_BUILT_IN:
         rejected(
             f'model_provider = "{selected}" names no [model_providers.{selected}] table',
             f'model_provider = "{selected}"',

@@ -133,6 +133,8 @@ def test_codex_provider_selected_but_not_defined(environ):
     found = only(run("codex", environ, 'model_provider = "gateway"\n'), "codex-config-rejected", FAIL)
     assert 'model_provider = "gateway"' in found.summary
     assert run("codex", environ, 'model_provider = "oss"\n') == []  # a built-in
+    found = only(run("codex", environ, 'model_provider = "ollama-chat"\n'), "codex-config-rejected", FAIL)
+    assert "no longer supported" in found.summary and 'model_provider = "ollama"' in found.hint
 
 
 @pytest.mark.parametrize(

@@ -78,6 +78,8 @@ RULES = [
          r'legacy `profile = "work"` config is no longer supported', CODEX_OK),
     Rule("codex", "provider not defined", 'model_provider = "gateway"\n', "codex-config-rejected",
          r"Model provider `gateway` not found", CODEX_OK),
+    Rule("codex", "ollama-chat", 'model_provider = "ollama-chat"\n', "codex-config-rejected",
+         r"`ollama-chat` is no longer supported", 'model_provider = "ollama"\n'),
     Rule("codex", "auth with env_key",
          CODEX_OK + 'env_key = "K"\n[model_providers.agentcfg-local.auth]\ncommand = "x"\n', "codex-config-rejected",
          r"provider auth cannot be combined with env_key", CODEX_OK + 'env_key = "K"\n'),
