@@ -7,6 +7,17 @@ from dataclasses import dataclass, field
 FAIL, WARN, PASS, SKIP = "fail", "warn", "pass", "skip"
 # Static findings after which probing an agent would only add noise.
 BLOCKING = {"config-unreadable", "codex-wire-api", "claude-login-required", "not-configured"}
+# ... and the agent's own refusals (doctor/agentfiles.py): it never sends what a probe would test.
+BLOCKING |= {
+    "codex-config-rejected",
+    "opencode-config-rejected",
+    "opencode-provider-disabled",
+    "opencode-model-undefined",
+    "qwen-oauth-selected",
+    "qwen-auth-type",
+    "qwen-config-rejected",
+    "claude-settings-invalid",
+}
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,281 @@
+"""Each of doctor's offline agent rules (agentcfg/doctor/agentfiles.py) against the real agent: on a file
+that triggers the rule, the agent does what the finding says (refuses the file, or ignores agentcfg's
+provider); on the fixed file it does not, and doctor's rule is quiet.
+
+The agents' own config checks are test_config_loads.load (codex `mcp list`, opencode `debug config
+--pure`, headless qwen with no prompt, `claude doctor`), run offline; two rules need more: opencode's
+dropped provider shows in `opencode models`, and an undefined model only when `opencode run` tries it
+(against the project's test server, so the fixed file really answers).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from agentcfg.agents import claude, codex, opencode, qwen
+from agentcfg.doctor.agentfiles import check
+from agentcfg.profiles import Profile
+from agentcfg.switch import read_current
+from tests.conftest import REPO, Home
+from tests.e2e import agents
+from tests.e2e.test_config_loads import load
+from tests.fault_server import MODEL, FaultServer
+
+pytestmark = pytest.mark.e2e
+
+MODULES = {"codex": codex, "opencode": opencode, "qwen": qwen, "claude": claude}
+FILE = {
+    "codex": ".codex/config.toml",
+    "opencode": ".config/opencode/opencode.json",
+    "qwen": ".qwen/settings.json",
+    "claude": ".claude/settings.json",
+}
+PROVIDER = '[model_providers.agentcfg-local]\nname = "agentcfg: local"\nbase_url = "http://127.0.0.1:9/v1"\n'
+CODEX_OK = f'model = "M"\nmodel_provider = "agentcfg-local"\n{PROVIDER}'
+LOOP = "http://127.0.0.1:9/v1"
+OPENAI = {"security": {"auth": {"selectedType": "openai"}}}
+QWEN_ENV = "OPENAI_API_KEY=agentcfg-no-key\nOPENAI_BASE_URL=http://127.0.0.1:9/v1\nOPENAI_MODEL=M\n"
+
+
+def opencode_file(model: str = "agentcfg-local/M", limit: object = None, **top: object) -> str:
+    spec: dict = {"name": "M"} if limit is None else {"name": "M", "limit": limit}
+    entry = {"npm": "@ai-sdk/openai-compatible", "options": {"baseURL": "http://127.0.0.1:9/v1"}, "models": {"M": spec}}
+    return json.dumps({"model": model, "provider": {"agentcfg-local": entry}, **top})
+
+
+def claude_file(**settings: object) -> str:
+    block = {"ANTHROPIC_BASE_URL": "http://127.0.0.1:9", "ANTHROPIC_AUTH_TOKEN": "agentcfg-no-key"}
+    return json.dumps({"env": block, **settings})
+
+
+@dataclass(frozen=True)
+class Rule:
+    agent: str
+    what: str
+    broken: str  # the agent's main file (FILE[agent]) that triggers the finding
+    finding: str  # its id
+    says: str  # what the agent prints on the broken file (a regex)
+    fixed: str  # the same file, fixed as the finding says
+    extra: dict[str, str] = field(default_factory=dict)  # other files, the same in both
+
+
+RULES = [
+    Rule("codex", "integer TOML cannot hold", "model_context_window = 999999999999999999999\n" + CODEX_OK,
+         "codex-config-rejected", r"integer `999999999999999999999` as i128",
+         "model_context_window = 131072\n" + CODEX_OK),
+    Rule("codex", "a window of the wrong type", 'model_context_window = "big"\n' + CODEX_OK,
+         "codex-config-rejected", r"expected i64", CODEX_OK),
+    Rule("codex", "provider without name", CODEX_OK.replace('name = "agentcfg: local"\n', ""),
+         "codex-config-rejected", r"provider name must not be empty", CODEX_OK),
+    Rule("codex", "reserved provider id", CODEX_OK + '[model_providers.openai]\nname = "x"\nbase_url = "http://h/v1"\n',
+         "codex-config-rejected", r"reserved built-in provider IDs: `openai`", CODEX_OK),
+    Rule("codex", "legacy profile selector", 'profile = "work"\n' + CODEX_OK, "codex-config-rejected",
+         r'legacy `profile = "work"` config is no longer supported', CODEX_OK),
+    Rule("codex", "provider not defined", 'model_provider = "gateway"\n', "codex-config-rejected",
+         r"Model provider `gateway` not found", CODEX_OK),
+    Rule("codex", "ollama-chat", 'model_provider = "ollama-chat"\n', "codex-config-rejected",
+         r"`ollama-chat` is no longer supported", 'model_provider = "ollama"\n'),
+    Rule("codex", "auth with env_key",
+         CODEX_OK + 'env_key = "K"\n[model_providers.agentcfg-local.auth]\ncommand = "x"\n', "codex-config-rejected",
+         r"provider auth cannot be combined with env_key", CODEX_OK + 'env_key = "K"\n'),
+    Rule("codex", "negative retries", CODEX_OK + "request_max_retries = -1\n", "codex-config-rejected",
+         r"expected u64", CODEX_OK + "request_max_retries = 1\n"),
+    Rule("opencode", "limit without output", opencode_file(limit={"context": 1000}), "opencode-config-rejected",
+         r"Missing key provider\.agentcfg-local\.models\.M\.limit\.output",
+         opencode_file(limit={"context": 1000, "output": 100})),
+    Rule("opencode", "model of the wrong type", '{"small_model": 5}', "opencode-config-rejected",
+         r"Expected string \| undefined, got 5 small_model", "{}"),
+    Rule("qwen", "Qwen OAuth selected", json.dumps({"security": {"auth": {"selectedType": "qwen-oauth"}}}),
+         "qwen-oauth-selected", r"Qwen OAuth free tier was discontinued",
+         json.dumps({"security": {"auth": {"selectedType": "openai"}}}), {".qwen/.env": QWEN_ENV}),
+    Rule("qwen", "unknown auth type", json.dumps({"security": {"auth": {"selectedType": "bogus"}}}),
+         "qwen-auth-type", r"TypeError: Cannot read properties of undefined",
+         json.dumps({"security": {"auth": {"selectedType": "openai"}}}), {".qwen/.env": QWEN_ENV}),
+    Rule("qwen", "provider entry without id",
+         json.dumps({**OPENAI, "modelProviders": {"openai": [{"name": "x", "baseUrl": "http://127.0.0.1:9/v1"}]}}),
+         "qwen-config-rejected", r"missing required field: id",
+         json.dumps({**OPENAI, "modelProviders": {"openai": [{"id": "M", "name": "x", "baseUrl": LOOP}]}}),
+         {".qwen/.env": QWEN_ENV}),
+    Rule("claude", "model of the wrong type", claude_file(model=5), "claude-settings-invalid",
+         r"Invalid settings ✘.*model: Expected string, but received number", claude_file(model="M")),
+    Rule("claude", "permissions.allow not a list", claude_file(permissions={"allow": "Bash"}),
+         "claude-settings-invalid", r"Invalid settings ✘.*permissions\.allow: Expected array",
+         claude_file(permissions={"allow": ["Bash"]})),
+]  # fmt: skip
+
+
+def findings(home: Home, agent: str) -> list[str]:
+    """The ids of what agentfiles.check says of the agent's files in `home`."""
+    module = MODULES[agent]
+    return [f.id for f in check(agent, read_current(module, home.env), home.env, {})]
+
+
+def outcome(agent: str, home: Home) -> tuple[bool, str]:
+    """Whether the agent loads its files (and would use them), and all it printed, on one line."""
+    seen = load(agent, home)
+    printed = " ".join(" ".join(run.output.split()) for run in seen.runs)
+    if agent == "qwen":  # qwen carries on past some problems: loaded means it got as far as the prompt
+        return "No input provided" in printed, printed
+    if agent == "claude":
+        return seen.accepted, seen.outcome
+    return seen.accepted, printed
+
+
+@pytest.mark.parametrize("rule", [pytest.param(r, id=f"{r.agent}-{r.what}") for r in RULES])
+def test_the_agent_refuses_what_the_rule_names_and_loads_the_fixed_file(rule: Rule, agent_home: Home) -> None:
+    for relative, text in rule.extra.items():
+        agent_home.write(relative, text)
+    agent_home.write(FILE[rule.agent], rule.broken)
+    assert rule.finding in findings(agent_home, rule.agent)
+    accepted, said = outcome(rule.agent, agent_home)
+    assert not accepted, f"{rule.agent} accepts what {rule.finding} says it refuses: {said}"
+    assert re.search(rule.says, said, re.S), said
+
+    agent_home.write(FILE[rule.agent], rule.fixed)
+    assert findings(agent_home, rule.agent) == []
+    accepted, said = outcome(rule.agent, agent_home)
+    assert accepted, f"{rule.agent} refuses the fixed file: {said}"
+
+
+def test_codex_legacy_profile_tables_make_codex_profile_refuse(agent_home: Home) -> None:
+    agent_home.write(FILE["codex"], CODEX_OK + '[profiles.work]\nmodel = "x"\n')
+    assert findings(agent_home, "codex") == ["codex-legacy-profiles"]
+    assert load("codex", agent_home).accepted  # loads without --profile: the table is inert
+    run = agents.run(agents.offline(["codex", "--profile", "work", "mcp", "list"]), agent_home.env, agent_home.root, 60)
+    assert run.returncode == 1 and "cannot be used while" in run.output and "[profiles.work]" in run.output, run
+    agent_home.write(FILE["codex"], CODEX_OK)
+    agent_home.write(".codex/work.config.toml", 'model = "x"\n')  # moved as the hint says
+    assert findings(agent_home, "codex") == []
+    run = agents.run(agents.offline(["codex", "--profile", "work", "mcp", "list"]), agent_home.env, agent_home.root, 60)
+    assert run.returncode == 0, run
+
+
+def opencode_models(home: Home) -> str:
+    run = agents.run(agents.offline(["opencode", "models"]), home.env, home.root, 90, "opencode")
+    assert run.returncode == 0, run
+    return run.stdout
+
+
+@pytest.mark.parametrize(
+    "top", [{"enabled_providers": ["openai"]}, {"disabled_providers": ["agentcfg-local"]}], ids=["enabled", "disabled"]
+)
+def test_opencode_drops_the_provider_the_rule_names(top: dict, agent_home: Home) -> None:
+    agent_home.write(FILE["opencode"], opencode_file(**top))
+    assert findings(agent_home, "opencode") == ["opencode-provider-disabled"]
+    assert "agentcfg-local/M" not in opencode_models(agent_home).split()
+    fixed = {"enabled_providers": ["openai", "agentcfg-local"]} if "enabled_providers" in top else {}
+    agent_home.write(FILE["opencode"], opencode_file(**fixed))
+    assert findings(agent_home, "opencode") == []
+    assert "agentcfg-local/M" in opencode_models(agent_home).split()
+
+
+def test_opencode_cannot_run_an_undefined_model_and_the_fix_answers(agent_home: Home) -> None:
+    with FaultServer(max_model_len=131072) as server:
+        agent_home.run(
+            "profile", "add", "local", "--force", "--base-url", server.base_url, "--model", MODEL,
+            "--context-window", "131072",
+        )  # fmt: skip
+        agent_home.write(FILE["opencode"], json.dumps({"model": f"agentcfg-local/{MODEL}"}))
+        module = MODULES["opencode"]
+        profiles = {"local": Profile("local", server.base_url, MODEL)}
+        found = check("opencode", read_current(module, agent_home.env), agent_home.env, profiles)
+        assert [f.id for f in found] == ["opencode-model-undefined"]
+        command = agents.command("opencode")
+        broken = agents.run(command, agent_home.env, agent_home.root, 120, "opencode")
+        assert broken.returncode != 0 and "ready" not in broken.stdout.lower(), broken
+        assert not [r for r in server.requests if r[0] == "POST"], "opencode sent a request for an undefined model"
+        agent_home.run(*found[0].fix.split()[1:])  # agentcfg switch local --agent opencode
+        assert check("opencode", read_current(module, agent_home.env), agent_home.env, profiles) == []
+        fixed = agents.run(command, agent_home.env, agent_home.root, 120, "opencode")
+    assert fixed.returncode == 0 and "ready" in fixed.stdout.lower(), fixed
+
+
+def test_qwen_refuses_a_real_users_file_with_qwen_oauth(agent_home: Home) -> None:
+    """The corpus file the rule FAILs on (tests/doctor/test_agentfiles.py CORPUS_FINDINGS), as found."""
+    agent_home.write(FILE["qwen"], (REPO / "tests/corpus/qwen/013-dpunj-version3.json").read_text(encoding="utf-8"))
+    agent_home.write(".qwen/.env", QWEN_ENV)
+    assert findings(agent_home, "qwen") == ["qwen-oauth-selected"]
+    accepted, said = outcome("qwen", agent_home)
+    assert not accepted and "Qwen OAuth free tier was discontinued" in said, said
+
+
+def test_claude_reads_the_model_slots_the_rule_checks(agents_bin: Path) -> None:
+    """Claude Code's background model is ANTHROPIC_SMALL_FAST_MODEL before the HAIKU slot agentcfg writes,
+    and CLAUDE_CODE_SUBAGENT_MODEL picks every subagent's; both in the program itself (no request of
+    `claude -p` uses them, so a run cannot show it)."""
+    program = (agents_bin / "claude").resolve()
+    data = program.read_bytes()
+    if not data.startswith(b"\x7fELF") and b"process.env" not in data:
+        pytest.skip(f"{program} is neither the native build nor its script")
+    assert re.search(rb"if\(process\.env\.ANTHROPIC_SMALL_FAST_MODEL\)return", data)
+    assert b"process.env.CLAUDE_CODE_SUBAGENT_MODEL" in data
+    assert b"ANTHROPIC_DEFAULT_FABLE_MODEL" in data
+    assert b"ANTHROPIC_REASONING_MODEL" not in data  # read by no slot: agentfiles does not check it
+
+
+def test_codex_review_asks_for_the_review_model_the_rule_names(agent_home: Home) -> None:
+    """`codex review` sends review_model, not model, to agentcfg's provider; without it, model."""
+    import subprocess
+
+    subprocess.run(["git", "init", "-q", str(agent_home.root)], check=True, timeout=30)
+    agent_home.write("a.txt", "x\n")
+    asked = {}
+    for review in ("gpt-5.1-codex", None):
+        with FaultServer(max_model_len=131072) as server:
+            text = f'model = "{MODEL}"\nmodel_provider = "agentcfg-local"\n'
+            text += f'review_model = "{review}"\n' if review else ""
+            text += f'[model_providers.agentcfg-local]\nname = "x"\nbase_url = "{server.base_url}"\n'
+            text += "request_max_retries = 0\nstream_max_retries = 0\n"  # the 404 once, not six times
+            agent_home.write(FILE["codex"], text)
+            found = check("codex", read_current(codex, agent_home.env), agent_home.env, {})
+            run = agents.run(["codex", "review", "Review a.txt"], agent_home.env, agent_home.root, 120, "codex")
+            asked[review] = ([f.id for f in found], run, {b["model"] for m, p, h, b in server.requests if m == "POST"})
+    ids, run, models = asked["gpt-5.1-codex"]
+    assert ids == ["codex-model-slot"] and models == {"gpt-5.1-codex"}, run
+    assert "does not exist" in run.output, run
+    ids, run, models = asked[None]
+    assert ids == [] and models == {MODEL} and "ready" in run.stdout, run
+
+
+def test_opencode_asks_the_small_model_the_rule_names(agent_home: Home) -> None:
+    asked = {}
+    for small in ("agentcfg-local/other-model", None):
+        with FaultServer(max_model_len=131072) as server:
+            models = {MODEL: {"limit": {"context": 131072, "output": 8000}}, "other-model": {}}
+            entry = {"npm": "@ai-sdk/openai-compatible", "options": {"baseURL": server.base_url}, "models": models}
+            config: dict = {"model": f"agentcfg-local/{MODEL}", "provider": {"agentcfg-local": entry}}
+            if small:
+                config["small_model"] = small
+            agent_home.write(FILE["opencode"], json.dumps(config))
+            found = check("opencode", read_current(opencode, agent_home.env), agent_home.env, {})
+            run = agents.run(agents.command("opencode"), agent_home.env, agent_home.root, 120, "opencode")
+            asked[small] = ([f.id for f in found], run, {b["model"] for m, p, h, b in server.requests if m == "POST"})
+    ids, run, models = asked["agentcfg-local/other-model"]
+    assert ids == ["opencode-model-slot"] and "other-model" in models, run
+    ids, run, models = asked[None]
+    assert ids == [] and models == {MODEL} and "ready" in run.stdout.lower(), run
+
+
+@pytest.mark.parametrize("agent", ["codex", "opencode", "qwen"])
+def test_the_switch_fix_doctor_prints_makes_the_agent_load_again(agent: str, agent_home: Home) -> None:
+    from tests.doctor.test_agentfiles import BREAK
+
+    # no --context-window: the codex break adds model_context_window
+    agent_home.run(
+        "profile", "add", "local", "--force", "--base-url", "http://127.0.0.1:9/v1", "--model", "M",
+        "--anthropic-base-url", "http://127.0.0.1:9",
+    )  # fmt: skip
+    agent_home.run("switch", "local", "--agent", agent)
+    relative, breaking, finding_id = BREAK[agent]
+    agent_home.write(relative, breaking(agent_home.read(relative)))
+    assert not outcome(agent, agent_home)[0], f"{agent} loads the broken file"
+    report = agent_home.json("doctor", "--offline", "--agent", agent, check=None)
+    (fix,) = [f["fix"] for f in report["findings"] if f["id"] == finding_id]
+    agent_home.run(*fix.split()[1:])
+    accepted, said = outcome(agent, agent_home)
+    assert accepted, f"{agent} still refuses after `{fix}`: {said}"
