@@ -108,7 +108,8 @@ def _key_checks(target: Target, value: str | None, profile: Profile | None = Non
                 "key-placeholder-to-remote",
                 FAIL,
                 target.agent,
-                f"{target.agent} sends {STAND_IN} to {host}, a remote server, which will refuse it",
+                f"{target.agent} sends {STAND_IN if value == PLACEHOLDER_KEY else 'a stand-in key, not a real one,'} "
+                f"to {host}, a remote server, which will refuse it",
                 f"key from {target.key_source}",
                 fix,
                 hint,
