@@ -341,6 +341,13 @@ def test_stand_in_key_to_a_remote_server(home, keyring):
         )
 
 
+def test_a_stand_in_key_of_the_users_own_is_not_called_agentcfgs(home, keyring):
+    home.write(".qwen/.env", "OPENAI_API_KEY=dummy\nOPENAI_BASE_URL=https://gw.example/v1\nOPENAI_MODEL=m\n")
+    finding = one(targets(home, {}, ("qwen",))["qwen"], "key-placeholder-to-remote", FAIL)
+    assert "agentcfg's" not in finding.summary and "not a real one" in finding.summary
+    assert finding.fix == "" and finding.hint  # no profile for gw.example: no command to give
+
+
 def test_not_configured_has_no_placeholder_fix(home):
     finding = one(targets(home, {}, ("codex",))["codex"], "not-configured")
     assert finding.fix == "" and "--agent codex" in finding.hint
