@@ -10,7 +10,7 @@ from typing import Any
 
 from agentcfg import budget, edit, env, fsutil
 from agentcfg.agents import AGENTS
-from agentcfg.agents.base import KeySource, Texts
+from agentcfg.agents.base import Binding, KeySource, Texts
 from agentcfg.errors import AgentcfgError
 from agentcfg.plan import FileChange, Plan, drifted
 from agentcfg.profiles import Profile, is_placeholder
@@ -228,17 +228,24 @@ def _norm(url: str | None) -> str:
     return (url or "").rstrip("/")
 
 
-def _match(status: AgentStatus, profiles: dict[str, Profile], preferred: str | None) -> str | None:
+def _match(
+    status: AgentStatus, profiles: dict[str, Profile], preferred: str | None, binding: Binding | None = None
+) -> str | None:
+    """The profile the agent's files belong to (agentcfg.attribution, as doctor decides it), "other" if none.
+    `preferred`: the profile of its last switch in the journal."""
     if not status.configured or not (status.base_url or status.model):
         return None
-    names = [
-        p.name
-        for p in profiles.values()
-        if _norm(status.base_url) in {_norm(p.base_url), _norm(p.anthropic_base_url)} and status.model == p.model
-    ]
-    if preferred in names:
-        return preferred
-    return names[0] if names else "other"
+    from agentcfg.attribution import attribute
+
+    found = attribute(
+        status.base_url,
+        status.model,
+        profiles,
+        own=binding.profile if binding else None,
+        label=binding.label if binding else None,
+        last_switch=preferred,
+    )
+    return found.profile or "other"
 
 
 def status(environ: env.Environ, profiles: dict[str, Profile], journal_entries: list[Any]) -> list[AgentStatus]:
@@ -270,5 +277,5 @@ def status(environ: env.Environ, profiles: dict[str, Profile], journal_entries: 
                 if file is not None:
                     shown = env.display(file.path, environ)
                     item.edited += drifted(recorded["format"], current[file], recorded["owned"], shown)
-        item.profile = _match(item, profiles, (item.last_switch or {}).get("profile"))
+        item.profile = _match(item, profiles, (item.last_switch or {}).get("profile"), binding)
     return result

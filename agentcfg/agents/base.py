@@ -138,6 +138,43 @@ class Binding:
     output_tokens: int | None = None  # the output limit its files set; None: its default
     wire_api: str | None = None  # Codex only
     headers: tuple[Header, ...] = ()  # the user's own headers that go with every request to base_url
+    context_window: int | None = None  # the window its files tell it (it compacts by this); None: not set
+    # Whose files these are (agentcfg.attribution): the profile agentcfg's own id in them names
+    # (`agentcfg-NAME`, `agentcfg key get NAME`), and the label it wrote (`agentcfg: LABEL`).
+    profile: str | None = None
+    label: str | None = None
+
+
+# Readers take what a file holds as it is: a value of the wrong type (a list where a table belongs,
+# a number for a URL) reads as unset, never as an exception (doctor and status read any file).
+
+
+def text(value: object) -> str | None:
+    """A string value, or None."""
+    return value if isinstance(value, str) else None
+
+
+def table(value: object) -> dict:
+    """A table/object value, or an empty one."""
+    return value if isinstance(value, dict) else {}
+
+
+def number(value: object) -> int | None:
+    """An integer value (not a boolean), or None."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def helper_profile_name(command: object) -> str | None:
+    """The profile an agentcfg key helper (`... agentcfg key get NAME`) fetches the key of."""
+    if not is_helper(command):
+        return None
+    import shlex
+
+    try:
+        words = shlex.split(str(command))
+    except ValueError:
+        return None
+    return words[-1] if len(words) >= 4 and words[-3:-1] == ["key", "get"] else None
 
 
 class Agent(Protocol):

@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from agentcfg import budget, edit, env
+from agentcfg.agents import base
 from agentcfg.agents.base import AgentFile, Binding, FileEdit, Header, KeySource, Texts, helper_command, is_helper
 from agentcfg.edit import MISSING, REMOVE, Assignment
 from agentcfg.profiles import PLACEHOLDER_KEY, Profile
@@ -92,20 +93,22 @@ def custom_headers(value: object, where: str) -> tuple[Header, ...]:
 
 def read(current: Texts) -> Binding:
     ((settings_file, text),) = current.items()
-    settings = edit.load("json", text or "", path=str(settings_file.path))
-    variables = settings.get("env") or {}
-    token = variables.get(TOKEN) or variables.get(API_KEY)
-    helper = settings.get("apiKeyHelper")
+    settings = base.table(edit.load("json", text or "", path=str(settings_file.path)))
+    variables = base.table(settings.get("env"))
+    token = base.text(variables.get(TOKEN)) or base.text(variables.get(API_KEY))
+    helper = base.text(settings.get("apiKeyHelper"))
     key = "helper command" if helper else None
     if token is not None:
         key = "placeholder" if token == PLACEHOLDER_KEY else "in file"
     limit = str(variables.get("CLAUDE_CODE_MAX_OUTPUT_TOKENS", ""))
     return Binding(
-        base_url=variables.get("ANTHROPIC_BASE_URL"),
-        model=variables.get("ANTHROPIC_MODEL"),
+        base_url=base.text(variables.get("ANTHROPIC_BASE_URL")),
+        model=base.text(variables.get("ANTHROPIC_MODEL")),
         key=key,
         key_value=token,
-        helper=helper if isinstance(helper, str) else None,
+        helper=helper,
         output_tokens=int(limit) if limit.isdigit() else None,
         headers=custom_headers(variables.get(CUSTOM_HEADERS), f"env.{CUSTOM_HEADERS}"),
+        # agentcfg's id: the `agentcfg key get NAME` it writes for a keyed profile (a keyless one leaves none)
+        profile=base.helper_profile_name(helper),
     )

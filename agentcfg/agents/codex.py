@@ -5,7 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from agentcfg import edit, env
+from agentcfg.agents import base
 from agentcfg.agents.base import AgentFile, Binding, FileEdit, KeySource, Texts, header_table, helper_command
+from agentcfg.attribution import label_from_name, profile_from_id
 from agentcfg.edit import REMOVE, Assignment
 from agentcfg.errors import AgentcfgError
 from agentcfg.profiles import Profile
@@ -26,16 +28,28 @@ def provider_id(profile: Profile) -> str:
     return f"agentcfg-{profile.name}"
 
 
+class HomeMissing(AgentcfgError):
+    """CODEX_HOME names something that is not a directory: Codex itself refuses to start (seen by running)."""
+
+    def __init__(self, value: str, exists: bool) -> None:
+        import shlex
+
+        what = "a file, not a directory" if exists else "a directory that does not exist"
+        super().__init__(
+            f"CODEX_HOME points to {value}, {what} (Codex refuses to start too)",
+            hint=("Point CODEX_HOME at a directory" if exists else f"Create it (mkdir -p {shlex.quote(value)})")
+            + " or unset CODEX_HOME, then run again.",
+        )
+        self.value, self.exists = value, exists
+
+
 def home(environ: env.Environ) -> Path:
     value = environ.get("CODEX_HOME")
     if not value:  # Codex treats an empty CODEX_HOME as unset
         return env.home(environ) / ".codex"
     path = Path(value)
     if not path.is_dir():
-        raise AgentcfgError(
-            f"CODEX_HOME points to {value}, which is not an existing directory (Codex refuses to start too)",
-            hint=f"Create it (mkdir -p {value}) or unset CODEX_HOME, then run again.",
-        )
+        raise HomeMissing(value, path.exists())
     return path
 
 
@@ -86,28 +100,35 @@ def read(current: Texts) -> Binding:
         return Binding()
     config = edit.load("toml", text, path=str(config_file.path))
     provider = config.get("model_provider", "openai")
-    table = config.get("model_providers", {}).get(provider, {})
-    base_url = table.get("base_url") or BUILT_IN_PROVIDERS.get(provider)
-    key, helper, auth = None, None, table.get("auth")
-    if table.get("env_key"):
-        key = f"env {table['env_key']}"
-    elif isinstance(auth, dict):
+    provider = provider if isinstance(provider, str) else ""  # a number or table names no provider
+    table = base.table(base.table(config.get("model_providers")).get(provider))
+    base_url = base.text(table.get("base_url")) or BUILT_IN_PROVIDERS.get(provider)
+    env_key, token, auth = base.text(table.get("env_key")), base.text(table.get("experimental_bearer_token")), None
+    key, helper = None, None
+    if env_key:
+        key = f"env {env_key}"
+    elif isinstance(auth := table.get("auth"), dict):
         key = "helper command"
-        helper = helper_command((str(auth.get("command", "")), *map(str, auth.get("args") or ())))
-    elif table.get("experimental_bearer_token"):
+        args = auth.get("args") if isinstance(auth.get("args"), list) else ()
+        helper = helper_command((str(auth.get("command", "")), *map(str, args)))
+    elif token:
         key = "in file"
+    wire_api = table.get("wire_api", "responses" if provider in BUILT_IN_PROVIDERS else None)
     return Binding(
         base_url=base_url,
-        model=config.get("model"),
+        model=base.text(config.get("model")),
         key=key,
-        key_env=table.get("env_key"),
-        key_value=table.get("experimental_bearer_token"),
+        key_env=env_key,
+        key_value=token,
         helper=helper,
-        wire_api=table.get("wire_api", "responses" if provider in BUILT_IN_PROVIDERS else None),
+        wire_api=wire_api if wire_api is None else str(wire_api),
         headers=header_table(table.get("http_headers"), f"model_providers.{provider}.http_headers")
         + header_table(
             table.get("env_http_headers"), f"model_providers.{provider}.env_http_headers", from_variables=True
         ),
+        context_window=base.number(config.get("model_context_window")),
+        profile=profile_from_id(provider),
+        label=label_from_name(table.get("name")),
     )
 
 

@@ -9,7 +9,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from agentcfg import budget, edit, env
+from agentcfg.agents import base
 from agentcfg.agents.base import AgentFile, Binding, FileEdit, KeySource, Texts, header_table
+from agentcfg.attribution import label_from_name, profile_from_id
 from agentcfg.edit import REMOVE, Assignment
 from agentcfg.profiles import Profile
 
@@ -66,29 +68,32 @@ def edits(profile: Profile, current: Texts, keys: KeySource) -> list[FileEdit]:
 
 def read(current: Texts) -> Binding:
     ((config_file, text),) = current.items()
-    config = edit.load("json", text or "", path=str(config_file.path))
+    config = base.table(edit.load("json", text or "", path=str(config_file.path)))
     model = config.get("model")
     if not isinstance(model, str) or "/" not in model:
         return Binding(model=model if isinstance(model, str) else None)
     provider_name, model_id = model.split("/", 1)
-    provider = (config.get("provider") or {}).get(provider_name) or {}
-    options = provider.get("options") or {}
-    key = options.get("apiKey")
+    provider = base.table(base.table(config.get("provider")).get(provider_name))
+    options = base.table(provider.get("options"))
+    key = base.text(options.get("apiKey"))
     source = None if key is None else key if key.startswith("{env:") else "in file"
-    variable = key[5:-1] if source and source.startswith("{env:") and key.endswith("}") else None
-    entry = (provider.get("models") or {}).get(model_id) or {}
-    limit = (entry.get("limit") or {}).get("output")
+    variable = key[5:-1] if key and source and source.startswith("{env:") and key.endswith("}") else None
+    entry = base.table(base.table(provider.get("models")).get(model_id))
+    limit = base.table(entry.get("limit"))
     headers = header_table(options.get("headers"), f"provider.{provider_name}.options.headers") + header_table(
         entry.get("headers"), f"provider.{provider_name}.models.{model_id}.headers"
     )
     return Binding(
-        base_url=options.get("baseURL"),
+        base_url=base.text(options.get("baseURL")),
         model=model_id,
         key=source,
         key_env=variable,
         key_value=key if source == "in file" else None,
-        output_tokens=limit if isinstance(limit, int) else None,
+        output_tokens=base.number(limit.get("output")),
         headers=headers,
+        context_window=base.number(limit.get("context")),
+        profile=profile_from_id(provider_name),
+        label=label_from_name(provider.get("name")),
     )
 
 
@@ -100,6 +105,6 @@ def key_references(current: Texts, key: str, key_env: str) -> list[FileEdit]:
     assignments: list[Assignment] = [
         (("provider", name, "options", "apiKey"), f"{{env:{key_env}}}")
         for name, provider in providers.items()
-        if isinstance(provider, dict) and (provider.get("options") or {}).get("apiKey") == key
+        if base.table(base.table(provider).get("options")).get("apiKey") == key
     ]
     return [FileEdit(config_file, assignments)] if assignments else []

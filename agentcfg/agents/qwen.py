@@ -13,7 +13,9 @@ from dataclasses import replace
 from pathlib import Path
 
 from agentcfg import budget, edit, env
+from agentcfg.agents import base
 from agentcfg.agents.base import AgentFile, Binding, FileEdit, KeySource, Texts
+from agentcfg.attribution import label_from_name
 from agentcfg.edit import MISSING, REMOVE, Assignment
 from agentcfg.errors import AgentcfgError
 from agentcfg.profiles import PLACEHOLDER_KEY, Profile
@@ -115,17 +117,23 @@ def edits(profile: Profile, current: Texts, keys: KeySource) -> list[FileEdit]:
 def read(current: Texts) -> Binding:
     dotenv_file, settings_file = current
     values = edit.load("dotenv", current[dotenv_file] or "", path=str(dotenv_file.path))
-    settings = edit.load("json", current[settings_file] or "", path=str(settings_file.path))
-    model = (settings.get("model") or {}).get("name") or values.get("OPENAI_MODEL")
-    entries = (settings.get("modelProviders") or {}).get("openai")
+    settings = base.table(edit.load("json", current[settings_file] or "", path=str(settings_file.path)))
+    chosen = base.table(settings.get("model"))
+    model = base.text(chosen.get("name")) or values.get("OPENAI_MODEL")
+    entries = base.table(settings.get("modelProviders")).get("openai")
     matching = [e for e in entries if isinstance(e, dict) and e.get("id") == model] if isinstance(entries, list) else []
     entry = matching[0] if matching else {}
-    base_url = entry.get("baseUrl") or values.get("OPENAI_BASE_URL")
-    env_key = entry.get("envKey") or KEY
-    generation = entry.get("generationConfig") or (settings.get("model") or {}).get("generationConfig") or {}
-    limit = (generation.get("samplingParams") or {}).get("max_tokens")
+    base_url = base.text(entry.get("baseUrl")) or values.get("OPENAI_BASE_URL")
+    env_key = base.text(entry.get("envKey")) or KEY
+    generation = base.table(entry.get("generationConfig") or chosen.get("generationConfig"))
     binding = Binding(
-        base_url=base_url, model=model, key_env=env_key, output_tokens=limit if isinstance(limit, int) else None
+        base_url=base_url,
+        model=model,
+        key_env=env_key,
+        output_tokens=base.number(base.table(generation.get("samplingParams")).get("max_tokens")),
+        context_window=base.number(generation.get("contextWindowSize")),
+        # qwen's entry carries no id of agentcfg's, only the name `agentcfg: LABEL` (agentcfg.attribution)
+        label=label_from_name(entry.get("name")),
     )
     if env_key != KEY:
         return replace(binding, key=f"env {env_key}")

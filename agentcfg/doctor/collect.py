@@ -1,5 +1,6 @@
 """What each agent will use, read from its files and this environment into Targets: endpoint, model,
-the key it would send (and whose it is), and what is wrong before any request is sent."""
+the key it would send (and whose it is), the profile it belongs to, and what is wrong before any
+request is sent. Every `fix` here is a command built with agentcfg.fixes; advice in words is a hint."""
 
 from __future__ import annotations
 
@@ -11,14 +12,17 @@ from types import ModuleType
 from typing import Any
 from urllib.parse import urlsplit
 
-from agentcfg import budget, env
-from agentcfg.agents.base import Binding, Header, is_credential, is_helper
+from agentcfg import attribution, budget, env, fixes
+from agentcfg.agents.base import Binding, Header, helper_profile_name, is_credential, is_helper
 from agentcfg.doctor import agentfiles
 from agentcfg.doctor.model import FAIL, SKIP, WARN, Finding, Target
-from agentcfg.errors import AgentcfgError
+from agentcfg.errors import AgentcfgError, ParseError
 from agentcfg.profiles import PLACEHOLDER_KEY, Profile, is_loopback, is_placeholder
 
 DEFAULT_OUTPUT = {"codex": 0, "qwen": 8000, "opencode": 32000, "claude": 32000}
+# Where each agent names the command it runs for its key (for messages).
+HELPER_SETTING = {"claude": "apiKeyHelper", "codex": "the provider's auth.command"}
+STAND_IN = "agentcfg's stand-in key (the placeholder it writes for servers that need no key)"
 
 
 # -- from files and environment to targets ------------------------------------------------------------------
@@ -27,16 +31,6 @@ DEFAULT_OUTPUT = {"codex": 0, "qwen": 8000, "opencode": 32000, "claude": 32000}
 def _qwen_default_output(model: str | None) -> int:
     """qwen-code asks for 8000, then after a reply hits that retries with its limit for the model name."""
     return 384_000 if (model or "").lower().startswith("deepseek-v4") else 64_000
-
-
-def _match_profile(base_url: str | None, model: str | None, profiles: dict[str, Profile]) -> Profile | None:
-    norm = (base_url or "").rstrip("/")
-    for profile in profiles.values():
-        if norm in {profile.base_url.rstrip("/"), (profile.anthropic_base_url or "").rstrip("/")} and (
-            model == profile.model
-        ):
-            return profile
-    return None
 
 
 def _exec_key(profile: Profile | None, environ: env.Environ) -> tuple[str | None, str]:
@@ -60,9 +54,11 @@ def _keyring_key(profile: Profile | None, environ: env.Environ) -> str | None:
     return _exec_key(profile, environ)[0]
 
 
-def _wrong_origin(agent: str, problem: AgentcfgError) -> Finding:
-    """The keyring's key was stored for other hosts than the profile's now (keystore's "wrong-origin")."""
-    return Finding("key-wrong-host", FAIL, agent, problem.message, "key from the keyring", problem.hint or "")
+def _wrong_origin(agent: str, problem: AgentcfgError, profile: Profile | None) -> Finding:
+    """The keyring's key was stored for other hosts than the profile's now (keystore's "wrong-origin").
+    Storing the new host's key always fixes it; `key bind` (the hint) only when the old key is right there too."""
+    fix = fixes.key_set(profile.name) if profile else ""
+    return Finding("key-wrong-host", FAIL, agent, problem.message, "key from the keyring", fix, problem.hint or "")
 
 
 def _owners(variable: str | None, profiles: dict[str, Profile]) -> tuple[str, ...]:
@@ -70,11 +66,17 @@ def _owners(variable: str | None, profiles: dict[str, Profile]) -> tuple[str, ..
     return tuple(p.name for p in profiles.values() if variable and p.key_env == variable)
 
 
-def _key_checks(target: Target, value: str | None) -> list[Finding]:
+def _own_variable(name: str) -> str:
+    """The variable `agentcfg profile add` gives a keyed profile by default: NAME_API_KEY."""
+    return name.upper().replace("-", "_") + "_API_KEY"
+
+
+def _key_checks(target: Target, value: str | None, profile: Profile | None = None) -> list[Finding]:
     from agentcfg import keystore
 
     findings = []
     if value and (reason := keystore.check_value(value)):
+        from_keyring = target.key_source.startswith("keyring")
         findings.append(
             Finding(
                 "key-malformed",
@@ -82,36 +84,44 @@ def _key_checks(target: Target, value: str | None) -> list[Finding]:
                 target.agent,
                 f"the key from {target.key_source} is malformed: {reason}",
                 f"{len(value)} characters",
+                fixes.key_set(target.profile) if target.profile and from_keyring else "",
                 "store it again without the extra characters"
-                + (f": agentcfg key set {target.profile}" if target.profile else ""),
+                if from_keyring
+                else f"set it again without the extra characters ({target.key_source})",
             )
         )
     host = urlsplit(target.base_url or "").hostname or ""
     if value and is_placeholder(value) and host and not is_loopback(host):
+        fix, hint = "", "give the agent this server's key: a profile for it with key_env, its key stored, a switch"
+        if profile and profile.key_env:
+            fix, hint = fixes.then(fixes.key_set(profile.name), fixes.switch(profile.name, target.agent)), ""
+        elif profile:  # the profile says the server needs no key: give it the variable `profile add` would
+            variable = _own_variable(profile.name)
+            fix = fixes.then(
+                fixes.profile_set(profile.name, key_env=variable),
+                fixes.key_set(profile.name),
+                fixes.switch(profile.name, target.agent),
+            )
+            hint = f"profile {profile.name} says its server needs no key; the fix gives it one, read from {variable}"
         findings.append(
             Finding(
                 "key-placeholder-to-remote",
                 FAIL,
                 target.agent,
-                f"{target.agent} sends a placeholder key to {host}, a remote server",
+                f"{target.agent} sends {STAND_IN if value == PLACEHOLDER_KEY else 'a stand-in key, not a real one,'} "
+                f"to {host}, a remote server, which will refuse it",
                 f"key from {target.key_source}",
-                f"agentcfg switch {target.profile or 'PROFILE'} (with the profile's key stored: agentcfg key set ...)",
+                fix,
+                hint,
             )
         )
     return findings
 
 
 def helper_profile(helper: str | None, profiles: dict[str, Profile]) -> Profile | None:
-    """The profile an agentcfg key helper (`... key get NAME`) fetches the key of."""
-    if not is_helper(helper):
-        return None
-    import shlex
-
-    try:
-        name = shlex.split(str(helper))[-1]
-    except ValueError:
-        return None
-    return profiles.get(name)
+    """The profile an agentcfg key helper (`... key get NAME`) fetches the key of, if it exists."""
+    name = helper_profile_name(helper)
+    return profiles.get(name) if name else None
 
 
 def _host(url: str) -> str:
@@ -131,15 +141,16 @@ def _unusable_endpoint(target: Target) -> bool:
 
     if not target.base_url or fields.splittable(target.base_url):
         return False
+    where = f" in {target.endpoint_from}" if target.endpoint_from else ""
     target.static.append(
         Finding(
             "config-unreadable",
             FAIL,
             target.agent,
-            f"its base URL{f' from {target.endpoint_from}' if target.endpoint_from else ''} is not a URL "
-            "(urllib cannot split it: a bad [IPv6] bracket or port)",
+            f"its base URL{where} is not a valid URL (a bad [IPv6] bracket or port)",
             "base URL not shown",
-            f"fix the URL there, or agentcfg switch {target.profile or 'PROFILE'}",
+            fixes.switch(target.profile, target.agent) if target.profile else "",
+            f"correct the URL{where}",
         )
     )
     target.base_url = None
@@ -163,10 +174,12 @@ def _guard(target: Target, profiles: dict[str, Profile]) -> None:
     host = _host(target.base_url)
     owners = [profiles[name] for name in target.key_owners if name in profiles]
     where = f"endpoint {target.base_url}" + (f" from {target.endpoint_from}" if target.endpoint_from else "")
+    untrusted = f"if you do not trust this project, remove ANTHROPIC_BASE_URL from {target.endpoint_from}"
     if owners:
         if any(key_allowed(profile, target.base_url) for profile in owners):
             return
         names = " or ".join(p.name for p in owners)
+        # A project's file sets the endpoint: a switch does not change that file, so no command fixes it.
         finding = Finding(
             "key-wrong-host",
             FAIL,
@@ -174,10 +187,12 @@ def _guard(target: Target, profiles: dict[str, Profile]) -> None:
             f"{target.agent} would send the key from {target.key_source}, which is profile {names}'s, to {host}, "
             "not one of its hosts: doctor withheld it",
             f"key from {target.key_source}; {where}; " + "; ".join(f"{p.name}: {p.base_url}" for p in owners),
-            f"make the agent's endpoint and key come from one profile: agentcfg switch {owners[0].name}"
-            + (f" (and remove ANTHROPIC_BASE_URL from {target.endpoint_from})" if target.endpoint_project else ""),
+            "" if target.endpoint_project else fixes.switch(owners[0].name, target.agent),
+            untrusted if target.endpoint_project else "make the agent's endpoint and key come from one profile",
         )
     elif target.endpoint_project and not target.key_from_project:
+        # No command here: the endpoint's profile needs its own OpenAI base URL and key variable, which
+        # doctor cannot know (a guessed name or URL would be a wrong fix).
         finding = Finding(
             "key-wrong-host",
             FAIL,
@@ -185,10 +200,10 @@ def _guard(target: Target, profiles: dict[str, Profile]) -> None:
             f"{target.agent} would send your key from {target.key_source} to {host}, the endpoint that "
             f"{target.endpoint_from} sets: doctor withheld it",
             f"key from {target.key_source}; {where}",
-            f"if you do not trust this project, remove ANTHROPIC_BASE_URL from {target.endpoint_from} "
-            f"({target.agent} sends the key there too); if you do, give the endpoint a profile and its own key: "
-            "agentcfg profile add NAME --base-url ... --anthropic-base-url URL --key-env VAR, "
-            "agentcfg key set NAME, agentcfg switch NAME",
+            "",
+            f"{untrusted} ({target.agent} sends the key there too); if you do, give {host} a profile of its own "
+            "with its Anthropic base URL and its own key variable (agentcfg profile add), store its key "
+            "(agentcfg key set) and switch to it",
         )
     else:
         return
@@ -197,20 +212,46 @@ def _guard(target: Target, profiles: dict[str, Profile]) -> None:
     target.key, target.key_withheld = None, True
 
 
+def _exec_advice(target: Target, profile: Profile | None, stored: bool) -> tuple[str, str]:
+    """(fix, hint) for an agent that reads its key from a variable this shell does not set."""
+    from agentcfg.agents import AGENTS
+
+    variable = target.key_env or "its key variable"
+    if profile and profile.key_env and profile.key_env == target.key_env:
+        run = fixes.exec_agent(profile.name, AGENTS[target.agent].BINARY)
+        hint = f"`agentcfg exec` puts the key of {profile.name} in {variable} for that run"
+        return (run if stored else fixes.then(fixes.key_set(profile.name), run)), hint
+    return (
+        "",
+        f"export {variable} with the key for {_host(target.base_url) if target.base_url else 'its endpoint'} "
+        f"in the shell that starts {target.agent}",
+    )
+
+
+def _stored(profile: Profile | None, environ: env.Environ) -> bool:
+    """Whether `agentcfg exec` would find the profile's key (a problem with the keyring counts as no)."""
+    try:
+        return _keyring_key(profile, environ) is not None
+    except AgentcfgError:
+        return False
+
+
 def _resolve_key(
     target: Target, binding: Binding, profile: Profile | None, environ: env.Environ, profiles: dict[str, Profile]
 ) -> None:
-    """Fill target.key with what the agent would send (and whose it is), and target.static with what is wrong."""
+    """Fill target.key with what the agent would send (and whose it is), and target.static with what is wrong.
+    `profile`: whose key it is (the helper's profile, else the one the agent is attributed to)."""
     agent = target.agent
     if binding.helper:
-        target.key_source = "helper command"
+        setting = HELPER_SETTING.get(agent, "its key command")
+        target.key_source = f"your own command ({setting})"
         if not is_helper(binding.helper):
             target.static.append(
                 Finding(
                     "key-missing",
                     SKIP,
                     agent,
-                    "it gets its key from your own helper command; doctor does not run it",
+                    f"it gets its key by running your own command ({setting}); doctor does not run it",
                     binding.helper,
                 )
             )
@@ -218,10 +259,13 @@ def _resolve_key(
         target.key_env = profile.key_env if profile else None
         target.key_source = "keyring (through `agentcfg key get`)"
         target.key_owners = (profile.name,) if profile else ()
+        named = helper_profile_name(binding.helper)
+        if profile is None and any(f.id == "profile-removed" for f in target.static):
+            return  # its helper names the removed profile: that finding says so
         try:
             target.key = _keyring_key(profile, environ)
         except AgentcfgError as problem:
-            target.static.append(_wrong_origin(agent, problem))
+            target.static.append(_wrong_origin(agent, problem, profile))
             return
         if target.key is None:
             target.static.append(
@@ -229,9 +273,11 @@ def _resolve_key(
                     "key-missing",
                     FAIL,
                     agent,
-                    "its key helper (agentcfg key get) finds no key",
+                    f"the command in {setting} that prints the key (agentcfg key get {named}) finds no key"
+                    + ("" if profile else f": there is no profile {named}"),
                     binding.helper,
-                    f"agentcfg key set {target.profile or 'PROFILE'}",
+                    fixes.key_set(profile.name) if profile else "",
+                    "" if profile else f"switch {agent} to one of your profiles (agentcfg profile list shows them)",
                 )
             )
     elif binding.key_env:
@@ -245,6 +291,7 @@ def _resolve_key(
         if value is None and agent == "qwen" and environ.get("OPENAI_API_KEY"):
             value, target.key_source = environ["OPENAI_API_KEY"], "env OPENAI_API_KEY (qwen's fallback)"
             target.key_owners = _owners("OPENAI_API_KEY", profiles)
+            fix, hint = _exec_advice(target, profile, _stored(profile, environ))
             target.static.append(
                 Finding(
                     "key-missing",
@@ -253,13 +300,14 @@ def _resolve_key(
                     f"{binding.key_env} is unset, so qwen falls "
                     f"back to OPENAI_API_KEY from this shell and sends it to {target.base_url}",
                     "OPENAI_API_KEY is set",
-                    _exec_fix(target),
+                    fix,
+                    hint,
                 )
             )
         try:
             stored = None if value is not None else _keyring_key(profile, environ)
         except AgentcfgError as problem:
-            target.static.append(_wrong_origin(agent, problem))
+            target.static.append(_wrong_origin(agent, problem, profile))
             return
         if value is None and (value := stored) is not None:
             target.key_source = "keyring (as `agentcfg exec` gives it)"
@@ -271,7 +319,7 @@ def _resolve_key(
                     agent,
                     f"{binding.key_env} is not set here: started directly, {agent} sends no key",
                     "the keyring holds the profile's key",
-                    _exec_fix(target),
+                    *_exec_advice(target, profile, True),
                 )
             )
         elif value is None:
@@ -284,14 +332,14 @@ def _resolve_key(
                     f"{binding.key_env} is not set or empty: "
                     + ("it refuses to start" if status == FAIL else "it sends no key"),
                     f"{binding.key_env} unset",
-                    _exec_fix(target),
+                    *_exec_advice(target, profile, False),
                 )
             )
         target.key = value
     elif binding.key_value is not None:
         target.key = binding.key_value
         target.key_source = "placeholder" if binding.key_value == PLACEHOLDER_KEY else "plaintext in its file"
-    target.static += _key_checks(target, target.key)
+    target.static += _key_checks(target, target.key, profiles.get(target.profile or ""))
 
 
 def _header_findings(
@@ -325,7 +373,7 @@ def _header_findings(
                 f"{target.agent} sends your header {header.name}, which looks like a credential, to {host}, "
                 f"the endpoint that {target.endpoint_from} sets",
                 f"{header.name} from {header.where}; endpoint {target.base_url} from {target.endpoint_from}",
-                f"if you do not trust this project, remove ANTHROPIC_BASE_URL from {target.endpoint_from}",
+                hint=f"if you do not trust this project, remove ANTHROPIC_BASE_URL from {target.endpoint_from}",
             )
             for header in credentials
         ]
@@ -337,16 +385,10 @@ def _header_findings(
             f"{target.agent} sends your header {header.name}, which looks like a credential, to {host} "
             f"(profile {hosts[0].name}'s host); agentcfg did not set it",
             f"{header.name} from {header.where}; endpoint {target.base_url}",
-            f"if {header.name} is not meant for {host}, remove it from {header.where}",
+            hint=f"if {header.name} is not meant for {host}, remove it from {header.where}",
         )
         for header in credentials
     ]
-
-
-def _exec_fix(target: Target) -> str:
-    if target.profile:
-        return f"agentcfg key set {target.profile}; run it as `agentcfg exec {target.profile} -- {target.agent}`"
-    return f"export {target.key_env}=<key>"
 
 
 @dataclass(frozen=True)
@@ -358,31 +400,85 @@ class Layer:
     variables: dict[str, str]
 
 
-def _claude_target(
+@dataclass
+class ClaudeEnv:
+    """Claude Code's env variables once every layer is merged, and the layer each one came from."""
+
+    merged: dict[str, str]
+    came_from: dict[str, Layer]
+
+
+def _claude_endpoint(target: Target, binding: Binding, layers: list[Layer]) -> ClaudeEnv:
+    """Claude Code's endpoint and model: the shell's and every settings file's env variables, later ones winning."""
+    merged: dict[str, str] = {}
+    came_from: dict[str, Layer] = {}
+    for layer in layers:  # later layers win, as in Claude Code
+        merged.update(layer.variables)
+        came_from.update(dict.fromkeys(layer.variables, layer))
+    target.base_url = merged.get("ANTHROPIC_BASE_URL") or binding.base_url
+    target.model = merged.get("ANTHROPIC_MODEL") or binding.model
+    if endpoint := came_from.get("ANTHROPIC_BASE_URL"):
+        target.endpoint_from, target.endpoint_project = endpoint.shown, endpoint.project
+    return ClaudeEnv(merged, came_from)
+
+
+def _anthropic_profiles(profiles: dict[str, Profile]) -> list[str]:
+    return [p.name for p in profiles.values() if p.anthropic_base_url]
+
+
+def _claude_switch(target: Target, profiles: dict[str, Profile]) -> tuple[str, str]:
+    """(fix, hint) that point Claude Code at a profile: the one it belongs to, else the only one with an
+    Anthropic URL; with several to choose from, a hint naming them."""
+    if target.profile:
+        return fixes.switch(target.profile, "claude"), ""
+    names = _anthropic_profiles(profiles)
+    if len(names) == 1:
+        return fixes.switch(names[0], "claude"), ""
+    if names:
+        return (
+            "",
+            f"switch Claude Code to a profile with an Anthropic URL: agentcfg switch with one of {', '.join(names)} "
+            "and --agent claude",
+        )
+    return (
+        "",
+        "add a profile with an Anthropic base URL (agentcfg profile add with --anthropic-base-url), "
+        "then switch Claude Code to it",
+    )
+
+
+def _claude_conflict(target: Target, claude_env: ClaudeEnv, profiles: dict[str, Profile]) -> tuple[str, str]:
+    """(fix, hint) for ANTHROPIC_AUTH_TOKEN and ANTHROPIC_API_KEY both set: a switch rewrites the user
+    settings (the token stays, the key goes); a shell variable is unset; a project's file is edited by hand."""
+    from agentcfg.agents import claude
+
+    layer = claude_env.came_from[claude.API_KEY]
+    if layer.shown == SHELL:
+        return fixes.command(
+            "unset", claude.API_KEY
+        ), f"keep one: also remove {claude.API_KEY} from your shell's startup file if it is set there"
+    if not layer.project and not claude_env.came_from[claude.TOKEN].project and target.profile:
+        return fixes.switch(
+            target.profile, "claude"
+        ), "keep one: the switch writes the token and removes ANTHROPIC_API_KEY"
+    return "", f"keep one: remove {claude.API_KEY} from {layer.shown}"
+
+
+def _claude_auth(
     target: Target,
     binding: Binding,
     profile: Profile | None,
     environ: env.Environ,
-    layers: list[Layer],
+    claude_env: ClaudeEnv,
     profiles: dict[str, Profile],
 ) -> None:
     """Claude Code's auth: variables from the shell and every settings file, a claude.ai login, a helper."""
     from agentcfg.agents import claude
 
     home = claude.home(environ)
-    merged: dict[str, str] = {}
-    came_from: dict[str, Layer] = {}
-    for layer in layers:  # later layers win, as in Claude Code
-        merged.update(layer.variables)
-        came_from.update(dict.fromkeys(layer.variables, layer))
+    merged, came_from = claude_env.merged, claude_env.came_from
     token, api_key = merged.get(claude.TOKEN), merged.get(claude.API_KEY)
     login = _claude_login(home)
-    target.base_url = merged.get("ANTHROPIC_BASE_URL") or binding.base_url
-    target.model = merged.get("ANTHROPIC_MODEL") or binding.model
-    if endpoint := came_from.get("ANTHROPIC_BASE_URL"):
-        target.endpoint_from, target.endpoint_project = endpoint.shown, endpoint.project
-    if _unusable_endpoint(target):
-        return
     if layer := came_from.get(claude.CUSTOM_HEADERS):
         where = f"{claude.CUSTOM_HEADERS} in {layer.shown}"
         target.static += _header_findings(
@@ -399,19 +495,23 @@ def _claude_target(
                 FAIL,
                 "claude",
                 "both ANTHROPIC_AUTH_TOKEN and ANTHROPIC_API_KEY are set: Claude Code warns and sends both",
-                "both variables set (shell or a settings.json env block)",
-                "keep one: agentcfg switch " + (target.profile or "PROFILE"),
+                f"ANTHROPIC_AUTH_TOKEN from {came_from[claude.TOKEN].shown}; "
+                f"ANTHROPIC_API_KEY from {came_from[claude.API_KEY].shown}",
+                *_claude_conflict(target, claude_env, profiles),
             )
         )
     elif login and api_key:
+        shell = came_from[claude.API_KEY].shown == SHELL
         target.static.append(
             Finding(
                 "claude-auth-conflict",
                 FAIL,
                 "claude",
                 "a claude.ai login and ANTHROPIC_API_KEY are both present",
-                f"{home}/.credentials.json exists",
-                "unset ANTHROPIC_API_KEY, or `claude /logout`",
+                f"{home}/.credentials.json exists; ANTHROPIC_API_KEY from {came_from[claude.API_KEY].shown}",
+                fixes.command("unset", claude.API_KEY) if shell else "",
+                ("" if shell else f"remove ANTHROPIC_API_KEY from {came_from[claude.API_KEY].shown}, ")
+                + "or to use the key: log out of claude.ai (/logout inside claude)",
             )
         )
     if not target.base_url:
@@ -423,7 +523,7 @@ def _claude_target(
                     "claude",
                     "Claude Code is not logged in and has no endpoint or key: it asks for /login",
                     "no ANTHROPIC_* variables",
-                    "agentcfg switch local (or another profile with an Anthropic URL)",
+                    *_claude_switch(target, profiles),
                 )
             )
         else:
@@ -444,10 +544,11 @@ def _claude_target(
                 "claude",
                 "the claude.ai login has expired",
                 f"expiresAt {login.get('expiresAt')}",
-                "run `claude` and /login again",
+                hint="run claude and log in again (/login)",
             )
         )
     if not (token or api_key or binding.helper or login):
+        fix, hint = _claude_switch(target, profiles)
         target.static.append(
             Finding(
                 "claude-login-required",
@@ -455,7 +556,11 @@ def _claude_target(
                 "claude",
                 "ANTHROPIC_BASE_URL is set but no token, key or apiKeyHelper: Claude Code asks for /login",
                 f"ANTHROPIC_BASE_URL={target.base_url}",
-                "agentcfg switch " + (target.profile or "PROFILE"),
+                fix if target.profile else "",
+                hint
+                if target.profile
+                else f"give {_host(target.base_url)} a profile (agentcfg profile add with its Anthropic base URL), "
+                "then switch Claude Code to it: the switch writes its token or key command",
             )
         )
         return
@@ -473,7 +578,7 @@ def _claude_target(
         target.key_header = "both" if token and api_key else "bearer" if token else "x-api-key"
         if target.key == PLACEHOLDER_KEY:
             target.key_source = "placeholder"
-        target.static += _key_checks(target, target.key)
+        target.static += _key_checks(target, target.key, profiles.get(target.profile or ""))
     onboarding = _read_json(home.parent / ".claude.json" if home.name == ".claude" else home / ".claude.json")
     if isinstance(onboarding, dict) and not onboarding.get("hasCompletedOnboarding"):
         target.static.append(
@@ -483,7 +588,7 @@ def _claude_target(
                 "claude",
                 "interactive `claude` will show its first-run login screens (hasCompletedOnboarding is not set)",
                 "~/.claude.json",
-                'set "hasCompletedOnboarding": true in ~/.claude.json',
+                hint='set "hasCompletedOnboarding": true in ~/.claude.json (not while claude runs: it rewrites it)',
             )
         )
 
@@ -534,12 +639,105 @@ def _claude_layers(environ: env.Environ, cwd: Path) -> list[Layer]:
     return layers
 
 
+def _unreadable(agent: str, problem: AgentcfgError, environ: env.Environ) -> Finding:
+    """An agent's files cannot be read, said as what it is (not "does not parse" for all of them)."""
+    from agentcfg.agents import codex
+
+    if isinstance(problem, codex.HomeMissing):
+        what = "is a file, not a directory" if problem.exists else "does not exist"
+        return Finding(
+            "config-unreadable",
+            FAIL,
+            agent,
+            f"CODEX_HOME points to {problem.value}, which {what}: Codex refuses to start",
+            f"CODEX_HOME={problem.value}",
+            "" if problem.exists else fixes.command("mkdir", "-p", problem.value),
+            ("point CODEX_HOME at a directory, or unset it" if problem.exists else "or unset CODEX_HOME")
+            + f" (Codex then uses {env.display(env.home(environ) / '.codex', environ)})",
+        )
+    message = problem.message
+    if message.startswith("cannot read it: "):  # fsutil's wording, as a predicate of the file
+        message = f"cannot be read ({message.removeprefix('cannot read it: ')})"
+    return Finding(
+        "config-unreadable",
+        FAIL,
+        agent,
+        " ".join(filter(None, ("its config file", problem.where, message))),
+        problem.where or "",
+        hint=problem.hint or "",
+    )
+
+
+def _unparsable(agent: str, problem: AgentcfgError) -> Finding:
+    """A file that reads but does not parse (or holds a value agentcfg cannot take)."""
+    where = problem.where or "its config file"
+    if isinstance(problem, ParseError):
+        return Finding(
+            "config-unreadable",
+            FAIL,
+            agent,
+            f"its config file does not parse: {problem.message}",
+            where,
+            hint="fix the file at the line named; agentcfg never rewrites a file that does not parse",
+        )
+    return Finding("config-unreadable", FAIL, agent, f"{where}: {problem.message}", where, hint=problem.hint or "")
+
+
+def _removed(target: Target, name: str, binding: Binding, shown: str) -> Finding:
+    """agentcfg's id in the files names a profile that is gone (`profile remove`, or a project's profile
+    no longer loaded here). With the agent's key command naming it, the agent gets no key: a FAIL."""
+    agent = target.agent
+    keyless = helper_profile_name(binding.helper) == name
+    summary = f"its files were written by `agentcfg switch {name}`, but there is no profile {name} any more"
+    if keyless:
+        setting = HELPER_SETTING.get(agent, "its key command")
+        summary += f": the command in {setting} that prints the key (agentcfg key get {name}) fails, so it gets no key"
+    return Finding(
+        "profile-removed",
+        FAIL if keyless else WARN,
+        agent,
+        summary,
+        f"{shown} names profile {name}",
+        fixes.switch(target.profile, agent) if target.profile else "",
+        ""
+        if target.profile
+        else f"add profile {name} again (agentcfg profile add {name} with its base URL and model), "
+        f"or switch {agent} to one of your profiles (agentcfg profile list shows them)",
+    )
+
+
+def _journal_switches(environ: env.Environ) -> dict[str, str]:
+    """agent -> the profile of its last switch in the journal; {} when the journal cannot be read
+    (it only settles a tie between profiles: doctor goes on without it)."""
+    from agentcfg.apply import Journal
+
+    try:
+        return attribution.last_switches(Journal(environ).entries())
+    except (AgentcfgError, OSError):
+        return {}
+
+
+def _unconfigured(agent: ModuleType, current: dict[Any, str | None], environ: env.Environ) -> bool:
+    unconfigured = not any(text is not None for text in current.values())
+    if agent.NAME == "claude":  # Claude Code also takes its endpoint from the shell, or a login
+        unconfigured = unconfigured and not env.which(agent.BINARY, environ) and not environ.get("ANTHROPIC_BASE_URL")
+    return unconfigured
+
+
 def targets_from_files(
-    agents: list[ModuleType], environ: env.Environ, profiles: dict[str, Profile], cwd: Path
+    agents: list[ModuleType],
+    environ: env.Environ,
+    profiles: dict[str, Profile],
+    cwd: Path,
+    last_switch: dict[str, str] | None = None,
 ) -> list[Target]:
-    """Each agent as its files and this environment configure it now."""
+    """Each agent as its files and this environment configure it now.
+
+    `last_switch`: agent -> the profile of its last switch (default: read from agentcfg's journal).
+    """
     from agentcfg.switch import read_current
 
+    switched = _journal_switches(environ) if last_switch is None else last_switch
     result = []
     for agent in agents:
         target = Target(
@@ -553,53 +751,58 @@ def targets_from_files(
         result.append(target)
         try:
             current = read_current(agent, environ)
-            unconfigured = not any(text is not None for text in current.values())
-            if agent.NAME == "claude":  # Claude Code also takes its endpoint from the shell, or a login
-                unconfigured = (
-                    unconfigured and not env.which(agent.BINARY, environ) and not environ.get("ANTHROPIC_BASE_URL")
-                )
-            if unconfigured:
-                target.static.append(
-                    Finding(
-                        "not-configured",
-                        SKIP,
-                        agent.NAME,
-                        "no config file",
-                        ", ".join(env.display(f.path, environ) for f in current),
-                        f"agentcfg switch PROFILE --agent {agent.NAME}",
-                    )
-                )
-                continue
-            binding = agent.read(current)
-            target.static += agentfiles.check(agent.NAME, current, environ)
-        except AgentcfgError as exc:
+        except AgentcfgError as problem:
+            target.static.append(_unreadable(agent.NAME, problem, environ))
+            continue
+        shown = ", ".join(env.display(f.path, environ) for f in current)
+        if _unconfigured(agent, current, environ):
             target.static.append(
                 Finding(
-                    "config-unreadable",
-                    FAIL,
+                    "not-configured",
+                    SKIP,
                     agent.NAME,
-                    "its config file does not parse",
-                    str(exc),
-                    "fix the file at the line named (agentcfg never rewrites it)",
+                    "no config file",
+                    shown,
+                    hint=f"to set it up: agentcfg switch with one of your profiles and --agent {agent.NAME} "
+                    "(agentcfg profile list shows them)",
                 )
             )
             continue
+        try:
+            binding = agent.read(current)
+            target.static += agentfiles.check(agent.NAME, current, environ)
+        except AgentcfgError as problem:
+            target.static.append(_unparsable(agent.NAME, problem))
+            continue
         target.base_url, target.model = binding.base_url, binding.model
         target.output_tokens, target.wire_api = binding.output_tokens, binding.wire_api
-        target.endpoint_from = ", ".join(env.display(f.path, environ) for f in current)
+        target.context_window = binding.context_window
+        target.endpoint_from = shown
         if agent.NAME == "qwen":
             if not target.base_url and environ.get("OPENAI_BASE_URL"):
                 target.base_url, target.endpoint_from = environ["OPENAI_BASE_URL"], "OPENAI_BASE_URL in this shell"
             target.default_output = _qwen_default_output(target.model)
-        if agent.NAME != "claude" and _unusable_endpoint(target):
+        claude_env = _claude_endpoint(target, binding, _claude_layers(environ, cwd)) if agent.NAME == "claude" else None
+        found = attribution.attribute(
+            target.base_url,
+            target.model,
+            profiles,
+            own=binding.profile,
+            label=binding.label,
+            last_switch=switched.get(agent.NAME),
+        )
+        target.profile = found.profile
+        if found.removed:
+            target.static.append(_removed(target, found.removed, binding, shown))
+        if _unusable_endpoint(target):
             continue
-        profile = _match_profile(target.base_url, target.model, profiles)
-        target.profile = profile.name if profile else None
-        profile = helper_profile(binding.helper, profiles) or profile  # whose key a helper fetches
-        if agent.NAME == "claude":
-            _claude_target(target, binding, profile, environ, _claude_layers(environ, cwd), profiles)
-            profile = _match_profile(target.base_url, target.model, profiles)
-            target.profile = profile.name if profile else target.profile
+        # Whose key it is: the profile an agentcfg helper fetches it for (None: that profile is gone),
+        # else the profile the agent belongs to.
+        key_profile = helper_profile(binding.helper, profiles) if is_helper(binding.helper) else None
+        if not is_helper(binding.helper) and target.profile:
+            key_profile = profiles[target.profile]
+        if claude_env is not None:
+            _claude_auth(target, binding, key_profile, environ, claude_env, profiles)
         else:
             target.static += _header_findings(target, binding.headers, profiles, environ)
             if agent.NAME == "codex" and target.wire_api not in (None, "responses"):
@@ -610,10 +813,11 @@ def targets_from_files(
                         "codex",
                         f'wire_api = "{target.wire_api}": current Codex refuses to load the config',
                         f"wire_api={target.wire_api}",
-                        'set wire_api = "responses" (agentcfg switch ' + (target.profile or "PROFILE") + ")",
+                        fixes.switch(target.profile, "codex") if target.profile else "",
+                        f'set wire_api = "responses" in the provider\'s table in {shown}',
                     )
                 )
-            _resolve_key(target, binding, profile, environ, profiles)
+            _resolve_key(target, binding, key_profile, environ, profiles)
         _guard(target, profiles)
         if not target.base_url and not target.static:
             target.static.append(Finding("not-configured", SKIP, agent.NAME, "no custom endpoint configured"))
@@ -652,7 +856,7 @@ def targets_from_profile(profile: Profile, agents: list[ModuleType], environ: en
             try:
                 target.key, source = _exec_key(profile, environ)
             except AgentcfgError as problem:
-                target.static.append(_wrong_origin(agent.NAME, problem))
+                target.static.append(_wrong_origin(agent.NAME, problem, profile))
                 continue
             target.key_source = f"{source} (as `agentcfg {'key get' if claude else 'exec'}` gives it)"
             if target.key is None:
@@ -663,11 +867,11 @@ def targets_from_profile(profile: Profile, agents: list[ModuleType], environ: en
                         agent.NAME,
                         f"no key stored for {profile.name} and {profile.key_env} is not set",
                         "",
-                        f"agentcfg key set {profile.name}",
+                        fixes.key_set(profile.name),
                     )
                 )
-            target.static += _key_checks(target, target.key)
+            target.static += _key_checks(target, target.key, profile)
         elif agent.NAME in ("qwen", "claude"):  # what `switch` writes: these two refuse to run without a key
             target.key, target.key_source = PLACEHOLDER_KEY, "placeholder"
-            target.static += _key_checks(target, target.key)
+            target.static += _key_checks(target, target.key, profile)
     return result

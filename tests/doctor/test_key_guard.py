@@ -270,7 +270,7 @@ def test_claude_custom_headers_of_another_gateway_warn_at_switch_and_in_doctor(h
     report, output = run_doctor(home, "--agent", "claude", "--offline", **keyring_env(tmp_path / "k.json"))
     finding = one(report, "claude", "header-to-other-host", "warn")
     assert "x-portkey-api-key" in finding["summary"] and "taotoken.net" in finding["summary"]
-    assert "ANTHROPIC_CUSTOM_HEADERS" in finding["fix"]
+    assert "ANTHROPIC_CUSTOM_HEADERS" in finding["hint"] and not finding["fix"]
     assert not found(report, "claude", "header-to-other-host", "warn")[1:]  # x-portkey-provider is not one
     assert PORTKEY_VALUE not in output
 

@@ -1,0 +1,98 @@
+"""Which profile an agent's files belong to: the one `status` shows and doctor's fixes name.
+
+Base URL and model alone are ambiguous: a team's profile added with `profile add --from` next to
+an imported one often has both the same, and the first of them used to win for every agent. The
+files say more than their endpoint. Among the profiles with the base URL (or Anthropic base URL)
+and model the agent really uses, in the order of how sure each is:
+
+1. the one agentcfg's own id in the files names (Binding.profile): Codex's `model_provider =
+   "agentcfg-NAME"`, opencode's provider `agentcfg-NAME`, Claude's apiKeyHelper `agentcfg key get NAME`;
+2. the one whose label agentcfg wrote (Binding.label: qwen's entry is only named `agentcfg: LABEL`,
+   the profile's description or name), when exactly one has it: like the id, it is in the files now;
+3. the one of the agent's last switch in the journal (history: files copied or written since
+   without agentcfg make it wrong, hence after what the files say);
+4. the first.
+
+A profile that no longer has that URL and model is not the agent's, whatever names it: after a hand
+edit (or a change to the profile) a fix naming it would undo the edit. An id that names a profile
+which is gone is reported (Attribution.removed).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from agentcfg.profiles import Profile
+
+ID_PREFIX = "agentcfg-"  # Codex's model_provider and opencode's provider key: `agentcfg-NAME`
+LABEL_PREFIX = "agentcfg: "  # the name agentcfg gives its provider entry: `agentcfg: LABEL`
+
+
+@dataclass(frozen=True)
+class Attribution:
+    profile: str | None  # the profile the agent is attributed to; None: no profile fits
+    removed: str | None = None  # the profile agentcfg's id in the files names, which no longer exists
+    by: str = ""  # "id", "journal", "label" or "url+model": what decided it
+
+
+def profile_from_id(value: object) -> str | None:
+    """The profile named by an `agentcfg-NAME` id, or None."""
+    if isinstance(value, str) and value.startswith(ID_PREFIX) and len(value) > len(ID_PREFIX):
+        return value[len(ID_PREFIX) :]
+    return None
+
+
+def label_from_name(value: object) -> str | None:
+    """LABEL of an `agentcfg: LABEL` provider name, or None."""
+    if isinstance(value, str) and value.startswith(LABEL_PREFIX):
+        return value[len(LABEL_PREFIX) :]
+    return None
+
+
+def _norm(url: str | None) -> str:
+    return (url or "").rstrip("/")
+
+
+def matches(profile: Profile, base_url: str | None, model: str | None) -> bool:
+    """The profile has this base URL (OpenAI or Anthropic protocol) and model."""
+    if not base_url or model is None:
+        return False
+    return _norm(base_url) in {_norm(profile.base_url), _norm(profile.anthropic_base_url)} and model == profile.model
+
+
+def attribute(
+    base_url: str | None,
+    model: str | None,
+    profiles: dict[str, Profile],
+    *,
+    own: str | None = None,
+    label: str | None = None,
+    last_switch: str | None = None,
+) -> Attribution:
+    """The profile an agent with this endpoint and model belongs to (see the module's order)."""
+    removed = own if own and own not in profiles else None
+    candidates = [p for p in profiles.values() if matches(p, base_url, model)]
+    if own and any(p.name == own for p in candidates):
+        return Attribution(own, None, "id")
+    if label is not None:
+        labelled = [p.name for p in candidates if p.label == label]
+        if len(labelled) == 1:
+            return Attribution(labelled[0], removed, "label")
+    if last_switch and any(p.name == last_switch for p in candidates):
+        return Attribution(last_switch, removed, "journal")
+    if candidates:
+        return Attribution(candidates[0].name, removed, "url+model")
+    return Attribution(None, removed)
+
+
+def last_switches(entries: Iterable[Any]) -> dict[str, str]:
+    """agent -> the profile of the latest journal entry that wrote one of its files (entries oldest first)."""
+    last: dict[str, str] = {}
+    for entry in entries:
+        profile = entry.manifest.get("profile")
+        for item in entry.files:
+            if isinstance(profile, str):
+                last[item["agent"]] = profile
+    return last
