@@ -39,7 +39,7 @@ from typing import Any
 import pytest
 
 from tests import fault_server
-from tests.conftest import AGENTCFG, Home, keyring_env, make_home
+from tests.conftest import AGENTCFG, SHARED_FIXTURES, Home, keyring_env, make_home
 from tests.fault_server import MODEL, BlackHole, FaultServer, dead_port
 
 AGENTS = ("codex", "qwen", "opencode", "claude")
@@ -1164,3 +1164,51 @@ def test_broken_profile_file_is_exit_2(home):
     home.write(".config/agentcfg/profiles/bad.toml", 'base_url = "http://127.0.0.1:1/v1"\nmodel = \n')
     result = home.run("doctor", check=2)
     assert "bad.toml" in result.stderr and "Traceback" not in result.stderr
+
+
+# == issue 14: what doctor reads, and its rules ===========================================================
+
+LINE_SEPARATOR = "\u2028"  # str.splitlines() splits here; SSE does not, and vLLM writes it raw in JSON
+
+
+def _with_separator(text: str, marker: str) -> bytes:
+    """A captured stream with U+2028 put raw into the first text after `marker` (a delta's content)."""
+    at = text.index(marker) + len(marker)
+    return (text[:at] + "one" + LINE_SEPARATOR + "two" + text[at:]).encode()
+
+
+class SeparatorStreamHandler(fault_server._Handler):
+    """Streams as real vLLM 0.32 did (the captured bytes), with a U+2028 raw inside a delta's text."""
+
+    def _stream_bytes(self, data: bytes) -> None:
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream; charset=utf-8")
+        self.send_header("content-length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _chat(self, body: dict[str, Any]) -> None:
+        if not body.get("stream"):
+            super()._chat(body)
+            return
+        text = (SHARED_FIXTURES / "vllm-0.32-cpu" / "b_chat_stream_include_usage.txt").read_text(encoding="utf-8")
+        self._stream_bytes(_with_separator(text, '"delta":{"content":"'))
+
+    def _responses(self, body: dict[str, Any]) -> None:
+        text = (SHARED_FIXTURES / "vllm-0.32-cpu" / "c_responses_stream.txt").read_text(encoding="utf-8")
+        self._stream_bytes(_with_separator(text, '"content_index":0,"delta":"'))
+
+    def _messages(self, body: dict[str, Any]) -> None:
+        events = fault_server.messages_events(body["model"], "one" + LINE_SEPARATOR + "two")
+        lines = [f"event: {e['type']}\ndata: {json.dumps(e, ensure_ascii=False)}\n\n" for e in events]
+        self._stream_bytes("".join(lines).encode())
+
+
+def test_a_healthy_stream_with_a_line_separator_in_the_models_text_passes(standard):
+    set_fault(standard.server, handler=SeparatorStreamHandler)
+    report = doctor(standard.home, check=0)
+    assert report["ok"] is True, problems(report)
+    streamed = [body for path, _, body in posts(standard.server) if body.get("stream")]
+    assert len(streamed) >= 3  # the chat, Responses and Messages streams were all read
+    for agent in AGENTS:
+        one(report, agent, "stream-broken", "pass")
