@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from agentcfg import fixes
 from agentcfg.doctor.model import BLOCKING, FAIL, PASS, WARN, Finding, Target
 from agentcfg.doctor.probes import Result
 from agentcfg.doctor.replies import error_message, looks_html, max_model_len, model_ids, parse_json, sse_events
@@ -20,6 +21,7 @@ class Verdict:
     ok: bool
     id: str | None = None
     message: str = ""
+    upstream: bool = False  # a gateway passed on what its upstream said (LiteLLM's "model group ... failed")
 
 
 def _snippet(result: Result, limit: int = 160) -> str:
@@ -43,11 +45,32 @@ def classify(result: Result) -> Verdict:
             return Verdict(False, "response-not-openai", f"HTTP {status} with an HTML page: {_snippet(result, 80)}")
         return _check_shape(result)
     message = error_message(text) or ""
-    lowered = message.lower()
     where = f"HTTP {status}" + (f": {message}" if message else f": {_snippet(result)}" if text.strip() else "")
+    return _from_error(status, message, where)
+
+
+# LiteLLM names the exception its upstream raised: `litellm.NotFoundError: NotFoundError: OpenAIException -
+# The model `gpt-retired` does not exist` (litellm/litellm_core_utils/exception_mapping_utils.py maps an
+# upstream 404 to NotFoundError), then "LiteLLM: model group 'NAME' failed with the error above".
+_UPSTREAM_NOT_FOUND = re.compile(r"litellm\.notfounderror|\bmodel_not_found\b|not_found_error", re.IGNORECASE)
+_GONE_MODEL = re.compile(r"[Tt]he model [`'\"]([^`'\"]+)[`'\"] does not exist")
+
+
+def upstream_model(message: str) -> str | None:
+    """The model a gateway's upstream said does not exist (`gpt-retired`), if its message names one."""
+    match = _GONE_MODEL.search(message)
+    return match.group(1) if match else None
+
+
+def _from_error(status: int, message: str, where: str) -> Verdict:
+    """What an error's status and message mean (an HTTP error, or an error event inside a stream)."""
+    lowered = message.lower()
+    gateway = "litellm." in lowered  # LiteLLM passes on what the provider behind it said
+    if gateway and _UPSTREAM_NOT_FOUND.search(message) and "model" in lowered:
+        return Verdict(False, "model-not-found", where, upstream=True)
     if status == 429:
         return Verdict(False, "rate-limited", where)
-    if "model group" in lowered and "litellm." in lowered:  # the gateway's own upstream failed, not our request
+    if "model group" in lowered and gateway:  # the gateway's own upstream failed, not our request
         return Verdict(False, "server-error", where)
     if status in (401, 403) or "no connected db" in lowered or "malformed api key" in lowered:
         if "oauth token has expired" in lowered:
@@ -105,6 +128,10 @@ def _check_shape(result: Result) -> Verdict:
     if any(e is None for e in events):
         return Verdict(False, "stream-broken", "a `data:` line that is not JSON")
     if message := next((error_message(e) for e in payloads if error_message(e)), None):
+        where = f"HTTP {result.status}, then an error inside the stream: {message}"
+        named = _from_error(result.status or 200, message, where)
+        if named.id == "model-not-found" and named.upstream:  # a gateway's upstream, mid-stream: same cause
+            return named
         return Verdict(False, "stream-broken", f"an error inside the stream: {message}")
     # What each agent's parser insists on, seen by running them (codex 0.171, qwen-code 0.15, Claude Code 2.1).
     if kind == "chat-stream":
@@ -232,6 +259,8 @@ def _problem(target: Target, verdict: Verdict, seen: dict[str, Result]) -> Findi
             evidence,
             "run `claude` and /login again, or point Claude Code at a key: " + _switch_fix(target),
         )
+    if vid == "model-not-found" and verdict.upstream:
+        return _upstream_model_gone(target, verdict, seen)
     if vid == "model-not-found":
         ids = model_ids(seen.get("models"))
         import difflib
@@ -358,6 +387,33 @@ def _problem(target: Target, verdict: Verdict, seen: dict[str, Result]) -> Findi
             "see the evidence: the server (or a gateway's upstream) says why; try again later",
         )
     return Finding(vid, FAIL, agent, f"{base} refused the request", evidence, "see the evidence; the server says why")
+
+
+def _upstream_model_gone(target: Target, verdict: Verdict, seen: dict[str, Result]) -> Finding:
+    """A gateway (LiteLLM) lists the model, but the provider behind it says the model it maps to is gone."""
+    import difflib
+
+    model, ids = target.model or "", model_ids(seen.get("models"))
+    gone = upstream_model(verdict.message)
+    behind = f" (it maps to {gone!r})" if gone and gone != model else ""
+    listed = "lists" if model in ids else "accepts"
+    others = [i for i in ids if i != model]
+    close = difflib.get_close_matches(model, others, n=1, cutoff=0.8)  # a near namesake only
+    offer = f"; other models it lists: {', '.join(others[:8])}" if others else ""
+    fix = ""
+    if close and target.profile:
+        fix = fixes.then(fixes.profile_set(target.profile, model=close[0]), fixes.switch(target.profile))
+    return Finding(
+        "model-not-found",
+        FAIL,
+        target.agent,
+        f"the gateway {listed} model {model!r}{behind}, but its upstream provider does not have it: "
+        "every request fails",
+        verdict.message,
+        fix,
+        f"ask the gateway's admin to point {model!r} at a model the upstream has, or use another model "
+        f"the gateway lists{offer}",
+    )
 
 
 def seen_url(seen: dict[str, Result], target: Target) -> str:

@@ -153,7 +153,7 @@ EXPECTED: dict[str, object] = {
     "litellm-1.108/c04-chat-model-missing": "model-not-found",
     "litellm-1.108/c05-chat-unknown-model-nokey": "key-rejected",
     "litellm-1.108/c06-chat-model-deployment-name": None,
-    "litellm-1.108/c07-chat-model-stale-upstream": "server-error",  # the gateway's own upstream model is gone
+    "litellm-1.108/c07-chat-model-stale-upstream": "model-not-found",  # listed by the gateway, gone upstream
     "litellm-1.108/d01-responses-mock": None,
     # 500 with an SSE body holding an error and [DONE]: the status decides
     "litellm-1.108/d02-responses-mock-stream": "server-error",
