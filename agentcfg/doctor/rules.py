@@ -543,6 +543,41 @@ def _context_findings(target: Target, window: int | None) -> list[Finding]:
     return [Finding("context-limit-exceeded", PASS, agent, f"prompt + output ({asks:,}) fit the window ({window:,})")]
 
 
+# Where each agent is told its window when no profile can say it (what `agentcfg switch` writes).
+WINDOW_SETTING = {
+    "codex": "model_context_window in ~/.codex/config.toml",
+    "qwen": "generationConfig.contextWindowSize of its model in ~/.qwen/settings.json",
+    "opencode": "limit.context of its model in opencode.json",
+}
+
+
+def _window_told(target: Target, window: int | None) -> Finding | None:
+    """The agent is told a larger window than the server holds: it compacts by the number it is told, so
+    a long session grows past what the server accepts and every request from then on is refused."""
+    told = target.context_window
+    if window is None or told is None or told <= window or target.agent not in WINDOW_SETTING:
+        return None
+    agent = target.agent
+    asks = target.output_tokens if target.output_tokens is not None else None
+    also = f", and it asks for {asks:,} output tokens, more than the server holds" if asks and asks > window else ""
+    fix, hint = "", ""
+    if target.profile:
+        fix = fixes.then(fixes.profile_set(target.profile, context_window=window), fixes.switch(target.profile))
+    else:
+        hint = f"tell {agent} a window of {window:,} or less: {WINDOW_SETTING[agent]}"
+    return Finding(
+        "context-window-too-large",
+        FAIL,
+        agent,
+        f"{agent} is told the window is {told:,} tokens but the server holds {window:,}: it will not compact "
+        f"before the server refuses the conversation{also}",
+        f"max_model_len={window}; {agent} context window={told}"
+        + (f" (profile {target.profile})" if target.profile else ""),
+        fix,
+        hint,
+    )
+
+
 def diagnose(target: Target, seen: dict[str, Result], proxy_open: bool | None = None) -> list[Finding]:
     """Every finding for one agent: its static ones, then what its probes showed."""
     findings = list(target.static)
@@ -588,6 +623,13 @@ def diagnose(target: Target, seen: dict[str, Result], proxy_open: bool | None = 
                 f"/models lists: {', '.join(ids[:8])}",
             )
         )
+    window = max_model_len(seen.get("models"), target.model)
+    too_large = _window_told(target, window)
+    if too_large:
+        findings.append(too_large)
     if "context-limit-exceeded" not in failed:
-        findings += _context_findings(target, max_model_len(seen.get("models"), target.model))
+        context = _context_findings(target, window)
+        if too_large:  # the output limit follows from the window it is told: one cause, one finding
+            context = [f for f in context if f.status == PASS or "does not fit" in f.summary]
+        findings += context
     return findings

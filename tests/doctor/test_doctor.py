@@ -1212,3 +1212,14 @@ def test_a_healthy_stream_with_a_line_separator_in_the_models_text_passes(standa
     assert len(streamed) >= 3  # the chat, Responses and Messages streams were all read
     for agent in AGENTS:
         one(report, agent, "stream-broken", "pass")
+
+
+def test_a_profile_window_larger_than_the_servers_is_context_window_too_large(standard):
+    set_fault(standard.server, max_model_len=16384)  # profile t tells the agents 65,536
+    report = doctor(standard.home, "t", check=1)
+    for agent in ("codex", "qwen", "opencode"):
+        finding = one(report, agent, "context-window-too-large", "fail")
+        assert "65,536" in finding["summary"] and "16,384" in finding["summary"]
+        assert finding["fix"] == "agentcfg profile set t context_window=16384 && agentcfg switch t"
+        assert not found(report, agent, "context-limit-exceeded", "warn"), "one cause, one finding"
+    assert not found(report, "claude", "context-window-too-large")
