@@ -154,8 +154,19 @@ def _kind(exc: BaseException) -> str:
 
 async def _send(client: Any, probe: Probe, result: Result) -> None:
     started = time.monotonic()
+
+    async def trace(event: str, info: dict[str, Any]) -> None:
+        # Whether the server took the connection: a timeout after it did is a server that is up but
+        # silent (loading, overloaded), not one nothing listens on.
+        if event == "connection.connect_tcp.complete":
+            result.extra["connected"] = True
+        elif event.endswith(".send_request_body.complete"):
+            result.extra["sent"] = True
+
     try:
-        request = client.build_request(probe.method, probe.url, headers=dict(probe.headers), json=probe.body)
+        request = client.build_request(
+            probe.method, probe.url, headers=dict(probe.headers), json=probe.body, extensions={"trace": trace}
+        )
         response = await client.send(request, stream=True)
         try:
             result.status = response.status_code

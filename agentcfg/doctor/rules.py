@@ -33,6 +33,8 @@ def classify(result: Result) -> Verdict:
     """What a probe's answer means, from its transport error, status, content type and body."""
     if result.error == "timeout" and result.status is not None:
         return Verdict(False, "server-slow", f"HTTP {result.status}, then no complete answer: {result.detail}")
+    if result.error == "timeout" and result.extra.get("connected") and not result.probe.proxy:
+        return Verdict(False, "server-not-answering", f"connected, then no answer: {result.detail}")
     if result.error:
         kind = {"tls": "tls-untrusted", "proxy": "proxy-unreachable", "protocol": "key-malformed"}
         return Verdict(False, kind.get(result.error, "server-unreachable"), f"{result.error}: {result.detail}")
@@ -389,6 +391,24 @@ def _problem(target: Target, verdict: Verdict, seen: dict[str, Result]) -> Findi
     return Finding(vid, FAIL, agent, f"{base} refused the request", evidence, "see the evidence; the server says why")
 
 
+def _not_answering(target: Target, verdict: Verdict, seen: dict[str, Result]) -> Finding:
+    """The server took the connections but answered none of the agent's requests in time."""
+    models = seen.get("models")
+    models_answered = models is not None and models.status is not None
+    root = re.sub(r"/v1/?$", "", (target.base_url or "").rstrip("/"))
+    return Finding(
+        "server-not-answering",
+        WARN if models_answered else FAIL,
+        target.agent,
+        f"{target.base_url} accepts connections but sends no answer"
+        + (" to the agent's requests (its model list answers)" if models_answered else "")
+        + ": the server is up but not answering",
+        verdict.message,
+        hint=f"it may still be loading the model, or be overloaded: check its log or `curl {root}/health`, "
+        "then run doctor again (with a longer --timeout if it is only slow)",
+    )
+
+
 def _upstream_model_gone(target: Target, verdict: Verdict, seen: dict[str, Result]) -> Finding:
     """A gateway (LiteLLM) lists the model, but the provider behind it says the model it maps to is gone."""
     import difflib
@@ -587,16 +607,21 @@ def diagnose(target: Target, seen: dict[str, Result], proxy_open: bool | None = 
     proxy_explains = any(f.status == FAIL and f.id.startswith("proxy-") for f in findings)
     primary = [seen[k] for k in PRIMARY.get(target.agent, ()) if k in seen]
     verdicts = [classify(r) for r in primary]
-    if primary and all(v.id == "server-unreachable" for v in verdicts):
-        if not proxy_explains:
+    silent = [v for v in verdicts if v.id == "server-not-answering"]
+    if primary and all(v.id in ("server-unreachable", "server-not-answering") for v in verdicts):
+        if proxy_explains:
+            return findings
+        if silent:
+            findings.append(_not_answering(target, silent[0], seen))
+        else:
             findings.append(
                 Finding(
                     "server-unreachable",
                     FAIL,
                     target.agent,
-                    f"nothing answers at {target.base_url}",
+                    f"nothing listens at {target.base_url} (the connection is refused or the name does not resolve)",
                     verdicts[0].message,
-                    "start the server (and wait until /health answers), or check the host and port",
+                    hint="start the server, or check the host and port in the base URL",
                 )
             )
         return findings

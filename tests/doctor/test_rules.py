@@ -778,7 +778,7 @@ def test_all_primary_refused_is_one_unreachable_failure() -> None:
     assert finding.status == FAIL and finding.agent == "qwen"
     assert BASE in finding.summary
     assert "Connection refused" in finding.evidence
-    assert "start the server" in finding.fix
+    assert "start the server" in finding.hint and finding.fix == ""
 
 
 def test_unreachable_for_codex_counts_only_responses() -> None:
