@@ -443,7 +443,30 @@ def seen_url(seen: dict[str, Result], target: Target) -> str:
     return target.base_url or ""
 
 
+PROXY_VARIABLES = ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy")
+
+
+def _bypass(target: Target, host: str) -> tuple[str, str]:
+    """(fix, hint) that send this agent's requests to `host` past the proxy."""
+    from agentcfg.doctor.proxies import IGNORES_NO_PROXY
+
+    if target.agent in IGNORES_NO_PROXY:
+        # qwen-code takes --proxy, then its `proxy` setting, then HTTPS_PROXY/https_proxy/HTTP_PROXY/
+        # http_proxy for every request (packages/cli/src/config/config.ts) and never reads NO_PROXY; an
+        # empty --proxy falls through to the variables, so only running it without them goes direct.
+        unset = [word for name in PROXY_VARIABLES for word in ("-u", name)]
+        return fixes.command("env", *unset, "qwen"), (
+            "qwen-code ignores NO_PROXY: it sends every request through HTTPS_PROXY/HTTP_PROXY (or its `proxy` "
+            "setting in ~/.qwen/settings.json, which must not be set either), so run it without them"
+        )
+    if not re.fullmatch(r"[A-Za-z0-9.:_-]+", host):  # it goes inside double quotes: nothing the shell expands
+        return "", f"add {host} to NO_PROXY"
+    line = " ".join(f'{name}="${{{name}:+${name},}}{host}"' for name in ("NO_PROXY", "no_proxy"))
+    return f"export {line}", f"this adds {host} to NO_PROXY in this shell; put it in your shell's profile to keep it"
+
+
 def _proxy_findings(target: Target, seen: dict[str, Result], proxy_open: bool | None) -> list[Finding]:
+    """At most one finding per agent for its proxy: one cause, one finding."""
     from agentcfg.profiles import is_loopback
 
     if not target.proxy or not target.base_url:
@@ -456,44 +479,47 @@ def _proxy_findings(target: Target, seen: dict[str, Result], proxy_open: bool | 
         f"through {target.proxy}: {'works' if via_ok else classify(via).message if via else 'not tried'}; "
         f"direct: {'works' if direct_ok else classify(direct).message if direct else 'not tried'}"
     )
-    no_proxy = f"export NO_PROXY=localhost,127.0.0.1,::1 (or add {host} to it)"
-    findings = []
+    fix, hint = _bypass(target, host)
+    fix = fix if direct_ok else ""  # going direct helps only where direct works
     if proxy_open is False:
-        findings.append(
+        return [
             Finding(
                 "proxy-unreachable",
                 FAIL,
                 target.agent,
-                f"the proxy {target.proxy} applies to {host} and nothing answers there",
+                f"requests to {host} go through the proxy {target.proxy}, and nothing answers there"
+                + (" (direct works)" if direct_ok else ""),
                 evidence,
-                f"start the proxy, or unset the proxy variables, or {no_proxy}",
+                fix,
+                "start the proxy (a VPN or Clash, say), or unset the proxy variables; " + hint,
             )
-        )
+        ]
     if is_loopback(host):
-        status = WARN if via_ok else FAIL
-        findings.append(
+        return [
             Finding(
                 "proxy-intercepts-local",
-                status,
+                WARN if via_ok else FAIL,
                 target.agent,
                 f"requests to {host} go through the proxy {target.proxy}"
                 + ("" if via_ok else (", where they fail" + (" (direct works)" if direct_ok else ""))),
                 evidence,
-                no_proxy,
+                fix,
+                hint,
             )
-        )
-    elif not via_ok and direct_ok and proxy_open is not False:
-        findings.append(
+        ]
+    if not via_ok and direct_ok:
+        return [
             Finding(
                 "proxy-unreachable",
                 FAIL,
                 target.agent,
                 f"{host} works directly but not through the proxy {target.proxy}",
                 evidence,
-                f"fix the proxy, or add {host} to NO_PROXY",
+                fix,
+                "fix the proxy, or send this host past it; " + hint,
             )
-        )
-    return findings
+        ]
+    return []
 
 
 def _context_findings(target: Target, window: int | None) -> list[Finding]:

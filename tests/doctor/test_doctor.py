@@ -588,12 +588,12 @@ def test_headers_then_silence_is_server_slow_not_unreachable(standard):
 def test_proxy_on_a_dead_port_intercepts_local_requests(standard):
     proxy = f"http://127.0.0.1:{dead_port()}"
     report = doctor(standard.home, check=1, HTTP_PROXY=proxy, NO_PROXY="")
-    for agent in AGENTS:
-        for fid in ("proxy-intercepts-local", "proxy-unreachable"):
-            finding = one(report, agent, fid, "fail")
-            assert proxy in finding["summary"]
-            assert "direct: works" in finding["evidence"]
-            assert "NO_PROXY" in finding["fix"]
+    for agent in AGENTS:  # one cause (the dead proxy), one finding per agent
+        finding = one(report, agent, "proxy-unreachable", "fail")
+        assert proxy in finding["summary"] and "(direct works)" in finding["summary"]
+        assert "direct: works" in finding["evidence"]
+        assert ("env -u HTTPS_PROXY" if agent == "qwen" else "export NO_PROXY=") in finding["fix"]
+        assert not found(report, agent, "proxy-intercepts-local")
         assert not found(report, agent, "server-unreachable"), "the proxy explains it"
     assert {a["agent"]: a["proxy"] for a in report["agents"]} == dict.fromkeys(AGENTS, proxy)
 
@@ -604,8 +604,11 @@ def test_no_proxy_covers_local_requests_except_for_qwen_which_ignores_it(standar
     for agent in ("codex", "opencode", "claude"):
         assert not any(f["id"].startswith("proxy-") for f in report["findings"] if f["agent"] == agent), agent
         assert problems(report, agent) == set()
-    one(report, "qwen", "proxy-intercepts-local", "fail")
-    one(report, "qwen", "proxy-unreachable", "fail")
+    finding = one(report, "qwen", "proxy-unreachable", "fail")
+    assert problems(report, "qwen") == {("qwen", "proxy-unreachable", "fail")}  # one finding, not two
+    # NO_PROXY is already set: the fix that works for qwen runs it without the proxy variables
+    assert finding["fix"] == "env -u HTTPS_PROXY -u https_proxy -u HTTP_PROXY -u http_proxy qwen"
+    assert "ignores NO_PROXY" in finding["hint"]
     proxies = {a["agent"]: a["proxy"] for a in report["agents"]}
     assert proxies == {"codex": None, "qwen": proxy, "opencode": None, "claude": None}
 
@@ -619,7 +622,7 @@ def test_working_proxy_in_front_of_a_local_server_is_a_warning(standard):
     for agent in AGENTS:
         finding = one(report, agent, "proxy-intercepts-local", "warn")
         assert "through the proxy" in finding["summary"] and "fail" not in finding["summary"]
-        assert "NO_PROXY" in finding["fix"]
+        assert ("env -u HTTPS_PROXY" if agent == "qwen" else "NO_PROXY") in finding["fix"]
         assert not found(report, agent, "proxy-unreachable")
 
 

@@ -1102,7 +1102,8 @@ def test_dead_proxy_is_proxy_unreachable_not_server_unreachable() -> None:
     assert ids(findings, FAIL) == ["proxy-unreachable"]
     finding = only(findings, "proxy-unreachable")
     assert PROXY in finding.summary and "gw.example.com" in finding.summary
-    assert "NO_PROXY" in finding.fix
+    assert finding.fix == "env -u HTTPS_PROXY -u https_proxy -u HTTP_PROXY -u http_proxy qwen"
+    assert "ignores NO_PROXY" in finding.hint
     assert "direct: works" in finding.evidence
 
 
@@ -1114,7 +1115,7 @@ def test_loopback_through_failing_proxy_while_direct_works() -> None:
     assert "(direct works)" in finding.summary
     assert finding.evidence.startswith(f"through {PROXY}: HTTP 502")
     assert finding.evidence.endswith("direct: works")
-    assert "NO_PROXY=localhost,127.0.0.1,::1" in finding.fix
+    assert finding.fix == "env -u HTTPS_PROXY -u https_proxy -u HTTP_PROXY -u http_proxy qwen"
 
 
 def test_failing_proxy_is_not_also_blamed_on_the_server() -> None:
@@ -1133,14 +1134,20 @@ def test_loopback_through_working_proxy_warns() -> None:
     assert "server-unreachable" in ids(findings, PASS)
 
 
-def test_dead_proxy_for_loopback_gives_both_proxy_findings() -> None:
+def test_dead_proxy_for_loopback_is_one_finding() -> None:
     seen = {
         k: fail(k, None, error="refused", detail="ConnectError: [Errno 111]", proxy=PROXY)
         for k in ("models", "models-alt", "chat-stream", "chat")
     }
     seen["models-direct"] = ok("models-direct")
-    findings = diagnose(target("qwen", proxy=PROXY), seen, proxy_open=False)
-    assert sorted(ids(findings, FAIL)) == ["proxy-intercepts-local", "proxy-unreachable"]
+    findings = diagnose(target("opencode", proxy=PROXY), seen, proxy_open=False)
+    assert ids(findings, FAIL) == ["proxy-unreachable"]  # one cause (the dead proxy), one finding
+    finding = only(findings, "proxy-unreachable")
+    assert "127.0.0.1" in finding.summary and "(direct works)" in finding.summary
+    assert (
+        finding.fix == 'export NO_PROXY="${NO_PROXY:+$NO_PROXY,}127.0.0.1" no_proxy="${no_proxy:+$no_proxy,}127.0.0.1"'
+    )
+    assert "start the proxy" in finding.hint
 
 
 def test_remote_host_works_directly_but_not_through_proxy() -> None:
