@@ -6,7 +6,7 @@ responses captured from real servers in ../shared/fixtures.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from agentcfg import fixes
 from agentcfg.doctor.model import BLOCKING, FAIL, PASS, WARN, Finding, Target
@@ -36,12 +36,18 @@ def classify(result: Result) -> Verdict:
     if result.error == "timeout" and result.extra.get("connected") and not result.probe.proxy:
         return Verdict(False, "server-not-answering", f"connected, then no answer: {result.detail}")
     if result.error:
-        kind = {"tls": "tls-untrusted", "proxy": "proxy-unreachable", "protocol": "key-malformed"}
+        kind = {
+            "tls": "tls-untrusted",
+            "proxy": "proxy-unreachable",
+            "protocol": "key-malformed",
+            "redirects": "base-url-redirect",
+        }
         return Verdict(False, kind.get(result.error, "server-unreachable"), f"{result.error}: {result.detail}")
     status, text = result.status or 0, result.body
-    if 300 <= status < 400:
-        location = result.extra.get("location") or "?"
-        return Verdict(False, "base-url-path", f"HTTP {status}, redirected to {location}: use the final URL")
+    if 300 <= status < 400:  # a redirect the probe could not follow (no Location), as the agents cannot
+        location = result.extra.get("location")
+        where = f"redirected to {location}" if location else "a redirect without a Location header"
+        return Verdict(False, "base-url-redirect", f"HTTP {status}, {where}")
     if status < 400:
         if looks_html(result):
             return Verdict(False, "response-not-openai", f"HTTP {status} with an HTML page: {_snippet(result, 80)}")
@@ -391,6 +397,55 @@ def _problem(target: Target, verdict: Verdict, seen: dict[str, Result]) -> Findi
     return Finding(vid, FAIL, agent, f"{base} refused the request", evidence, "see the evidence; the server says why")
 
 
+def _redirect(target: Target, result: Result, verdict: Verdict) -> Finding | None:
+    """A request the server redirected (probes follow redirects as every agent does, see probes.REDIRECTS)."""
+    hops = result.extra.get("redirects") or []
+    if not hops and verdict.id != "base-url-redirect":
+        return None
+    asked, final = result.probe.url.split("?")[0], str(result.extra.get("final_url", "")).split("?")[0]
+    base = (target.base_url or "").rstrip("/")
+    field = "anthropic_base_url" if target.protocol == "anthropic" else "base_url"
+    fix = ""
+    if hops and asked.startswith(base) and final.endswith(tail := asked[len(base) :]) and tail:
+        moved = final[: len(final) - len(tail)]
+        if moved != base and target.profile:  # the same API at another address: point the profile there
+            fix = fixes.then(fixes.profile_set(target.profile, **{field: moved}), fixes.switch(target.profile))
+    chain = " → ".join(f"HTTP {status} to {location}" for status, location in hops)
+    if not hops:
+        return Finding(
+            "base-url-redirect",
+            FAIL,
+            target.agent,
+            f"{asked} answers with a redirect the agents cannot follow",
+            verdict.message,
+            hint="use the address it should redirect to as the base URL",
+        )
+    evidence = f"{chain}, then " + ("it works" if verdict.ok else verdict.message)
+    downgraded = result.probe.method == "POST" and any(status in (301, 302, 303) for status, _ in hops)
+    if verdict.ok:
+        return Finding(
+            "base-url-redirect",
+            WARN,
+            target.agent,
+            f"{asked} redirects to {final}: the agents follow it, but every request makes the detour",
+            evidence,
+            fix,
+            "" if fix else f"use {final.removesuffix(tail) if tail else final} as the base URL",
+        )
+    if downgraded:
+        return Finding(
+            "base-url-redirect",
+            FAIL,
+            target.agent,
+            f"{asked} redirects to {final} with HTTP {hops[0][0]}, so the agent resends its POST there as a GET, "
+            "which fails",
+            evidence,
+            fix,
+            "" if fix else "use the address it redirects to as the base URL (https:// for http://, say)",
+        )
+    return None  # followed as a POST and failed there: the failure's own finding says why
+
+
 def _not_answering(target: Target, verdict: Verdict, seen: dict[str, Result]) -> Finding:
     """The server took the connections but answered none of the agent's requests in time."""
     models = seen.get("models")
@@ -654,14 +709,23 @@ def diagnose(target: Target, seen: dict[str, Result], proxy_open: bool | None = 
     problems: dict[str, Finding] = {}
     if target.agent == "codex" and "chat" in seen and classify(seen["chat"]).id == "tool-parser-missing":
         problems["tool-parser-missing"] = _problem(target, classify(seen["chat"]), seen)
-    for verdict in verdicts:
-        if not verdict.ok and not proxy_explains:  # what came back through a failing proxy is the proxy's
+    for result, verdict in zip(primary, verdicts, strict=True):
+        if proxy_explains:  # what came back through a failing proxy is the proxy's
+            break
+        redirect = _redirect(target, result, verdict)
+        if redirect:
+            problems.setdefault(redirect.id, redirect)
+            if redirect.status == FAIL:
+                continue
+        if not verdict.ok:
+            if final := result.extra.get("final_url"):
+                verdict = replace(verdict, message=f"after a redirect to {final}: {verdict.message}")
             finding = _problem(target, verdict, seen)
             problems.setdefault(finding.id, finding)
     already = {f.id for f in findings if f.status == FAIL}  # a static finding already names this cause
     findings += [f for f in problems.values() if f.id not in already]
     failed = {f.id for f in findings if f.status == FAIL}
-    if primary and not failed and all(v.ok for v in verdicts):
+    if primary and not failed and all(v.ok for v in verdicts):  # a WARN (a redirect, say) keeps the passes
         findings += [Finding(fid, PASS, target.agent, text) for fid, text in ACCEPTED.items()]
     ids = model_ids(seen.get("models"))
     if ids and target.model and target.model not in ids and "model-not-found" not in failed:

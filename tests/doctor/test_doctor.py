@@ -1228,3 +1228,33 @@ def test_a_profile_window_larger_than_the_servers_is_context_window_too_large(st
         assert finding["fix"] == "agentcfg profile set t context_window=16384 && agentcfg switch t"
         assert not found(report, agent, "context-limit-exceeded", "warn"), "one cause, one finding"
     assert not found(report, "claude", "context-window-too-large")
+
+
+class RedirectHandler(fault_server._Handler):
+    """Every request under /v1 answered with a redirect (the server's `redirect` status) to `moved_to`."""
+
+    def _route(self, method: str, body: Any) -> None:
+        srv = self.server
+        srv.requests.append((method, self.path, dict(self.headers), body))
+        self.send_response(srv.redirect)
+        self.send_header("location", srv.moved_to + self.path.removeprefix("/v1"))
+        self.send_header("content-length", "0")
+        self.end_headers()
+
+
+@pytest.mark.parametrize("status", [307, 301])
+def test_a_server_that_moved_is_followed_as_the_agents_follow_it(standard, status):
+    with serve(FaultServer()) as moved:
+        set_fault(standard.server, handler=RedirectHandler)
+        standard.server._server.redirect, standard.server._server.moved_to = status, moved.base_url
+        report = doctor(standard.home, "--agent", "qwen", "--agent", "codex", check=None)
+        streamed = [body for path, _, body in posts(moved) if body.get("stream")]
+    for agent in ("qwen", "codex"):
+        finding = one(report, agent, "base-url-redirect", "warn" if status == 307 else "fail")
+        assert moved.base_url in finding["summary"]
+        assert finding["fix"] == f"agentcfg profile set t base_url={moved.base_url} && agentcfg switch t"
+        assert "answers 404" not in finding["summary"]
+    if status == 307:  # kept a POST: the requests really reached the new address
+        assert report["ok"] is True and streamed
+    else:  # resent as a GET, as reqwest and fetch do after a 301
+        assert "as a GET" in one(report, "qwen", "base-url-redirect", "fail")["summary"]

@@ -184,7 +184,7 @@ EXPECTED: dict[str, object] = {
     "litellm-1.108/f04-v1v1-chat": "base-url-path",
     "litellm-1.108/f05-v1v1-models": "base-url-path",
     # 307 with an empty body and a Location header (probes do not follow redirects)
-    "litellm-1.108/f06-v1-trailing-slash": "base-url-path",  # a 307 redirect: agents may not follow it
+    "litellm-1.108/f06-v1-trailing-slash": "base-url-redirect",  # as captured: the probe would have followed it
     "litellm-1.108/f07-v1-double-slash": "base-url-path",
     "litellm-1.108/f08-get-chat": "request-rejected",  # 405
     "litellm-1.108/f10-openai-v1-chat": "server-error",
