@@ -33,7 +33,7 @@ def test_a_multi_line_evidence_stays_in_its_column() -> None:
     assert lines[evidence + 1] == "" or lines[evidence + 1][:text_column].strip() == ""
     for line in lines[1:]:
         assert line == "" or line[:column].strip() == "", line  # nothing in the status and id columns
-    continued = [line for line in lines if "LiteLLM: model group" in line][0]
+    continued = next(line for line in lines if "LiteLLM: model group" in line)
     assert continued.index("LiteLLM") == text_column
     hint = next(i for i, line in enumerate(lines) if "hint: " in line)
     assert lines[hint + 1].index("the admin") == lines[hint].index("ask")
