@@ -184,12 +184,9 @@ def _check_shape(result: Result) -> Verdict:
 
 
 QWEN_FIRST_OUTPUT = 8000  # qwen-code's first output limit when its settings set none
-EXTRA_CA = {
-    "codex": "CODEX_CA_CERTIFICATE=/path/to/ca.pem (Codex adds it to the system store)",
-    "qwen": "NODE_EXTRA_CA_CERTS=/path/to/ca.pem",
-    "opencode": "NODE_EXTRA_CA_CERTS=/path/to/ca.pem",
-    "claude": "NODE_EXTRA_CA_CERTS=/path/to/ca.pem",
-}
+# The variable each agent adds extra CA certificates from (Codex adds them to the system store).
+EXTRA_CA = {"codex": "CODEX_CA_CERTIFICATE", "qwen": "NODE_EXTRA_CA_CERTS", "opencode": "NODE_EXTRA_CA_CERTS"}
+EXTRA_CA["claude"] = "NODE_EXTRA_CA_CERTS"
 
 # -- the rules ------------------------------------------------------------------------------------------
 
@@ -214,21 +211,31 @@ def _host(url: str) -> str:
     return urlsplit(url).hostname or ""
 
 
-def _switch_fix(target: Target) -> str:
-    return f"agentcfg switch {target.profile}" if target.profile else "agentcfg switch PROFILE"
+def _profile_fix(target: Target, **fields: object) -> str:
+    """`agentcfg profile set P field=value && agentcfg switch P`, or "" where no profile is known."""
+    if not target.profile:
+        return ""
+    return fixes.then(fixes.profile_set(target.profile, **fields), fixes.switch(target.profile))
 
 
-def _key_fix(target: Target) -> str:
+def _key_advice(target: Target) -> tuple[str, str]:
+    """(fix, hint) that give the agent its key."""
     if target.profile and target.key_env:
-        name = target.profile
-        return f"agentcfg key set {name}, then run the agent with `agentcfg exec {name} -- {target.agent}`"
+        # `key set` asks for the key and keeps it in the keyring; `exec` starts the agent with it in its variable
+        fix = fixes.then(fixes.key_set(target.profile), fixes.exec_agent(target.profile, target.agent))
+        return fix, f"or export {target.key_env} with the key in the shell you start {target.agent} from"
     if target.key_env:
-        return f"export {target.key_env}=<the key for {target.base_url}>"
-    return f"give the agent the key for {target.base_url} ({_switch_fix(target)} with a profile that has key_env)"
+        return "", f"set {target.key_env} to the key for {target.base_url} in the shell you start {target.agent} from"
+    return "", (
+        f"give {target.agent} the key for {target.base_url}: a profile for this server with key_env names the "
+        "variable it reads the key from (agentcfg profile add --help), then switch to it"
+    )
 
 
 def _problem(target: Target, verdict: Verdict, seen: dict[str, Result]) -> Finding:
     """A failed probe as the finding that names its cause and the fix."""
+    from agentcfg.profiles import is_loopback
+
     agent, base, evidence = target.agent, target.base_url or "", verdict.message
     vid = verdict.id or "request-rejected"
     if vid == "key-rejected" and target.key_withheld:  # sent without the key on purpose: not a wrong key
@@ -238,25 +245,20 @@ def _problem(target: Target, verdict: Verdict, seen: dict[str, Result]) -> Findi
             agent,
             f"{base} wants a key; doctor withheld the one {agent} would send",
             evidence,
-            "see the key-wrong-host finding above",
+            hint="see the key-wrong-host finding above: that key belongs to another host",
         )
     if vid == "key-rejected" and not target.key:
-        return Finding(
-            "key-missing", FAIL, agent, f"{base} wants a key and {agent} sends none", evidence, _key_fix(target)
-        )
+        fix, hint = _key_advice(target)
+        return Finding("key-missing", FAIL, agent, f"{base} wants a key and {agent} sends none", evidence, fix, hint)
     if vid == "key-rejected":
-        hint = ""
+        why = ""
         if '"unauthorized"' in evidence.lower() or evidence.endswith(": Unauthorized"):
-            hint = " (vLLM started with --api-key checks only `Authorization: Bearer`)"
+            why = " (vLLM started with --api-key checks only `Authorization: Bearer`)"
         if target.key_header == "x-api-key":
-            hint += "; Claude Code sends ANTHROPIC_API_KEY as x-api-key, ANTHROPIC_AUTH_TOKEN as Bearer"
+            why += "; Claude Code sends ANTHROPIC_API_KEY as x-api-key, ANTHROPIC_AUTH_TOKEN as Bearer"
+        fix, hint = _key_advice(target)
         return Finding(
-            "key-rejected",
-            FAIL,
-            agent,
-            f"{base} refuses the key from {target.key_source}{hint}",
-            evidence,
-            _key_fix(target),
+            "key-rejected", FAIL, agent, f"{base} refuses the key from {target.key_source}{why}", evidence, fix, hint
         )
     if vid == "claude-oauth-expired":
         return Finding(
@@ -265,25 +267,30 @@ def _problem(target: Target, verdict: Verdict, seen: dict[str, Result]) -> Findi
             agent,
             "the claude.ai login has expired",
             evidence,
-            "run `claude` and /login again, or point Claude Code at a key: " + _switch_fix(target),
+            fixes.switch(target.profile, "claude") if target.profile else "",
+            "run `claude` and /login again"
+            + (", or point Claude Code at this profile's key with the fix" if target.profile else ""),
         )
     if vid == "model-not-found" and verdict.upstream:
         return _upstream_model_gone(target, verdict, seen)
     if vid == "model-not-found":
-        ids = model_ids(seen.get("models"))
         import difflib
 
+        ids = model_ids(seen.get("models"))
         close = ids if len(ids) == 1 else difflib.get_close_matches(target.model or "", ids, n=1, cutoff=0.3)
         offer = f"; the server has: {', '.join(ids[:8])}" if ids else ""
-        fix = f"use model {close[0]!r}" if close else "use one of the server's model ids"
-        fix += (
-            f" (`agentcfg profile add {target.profile or 'NAME'} ... --model ID --force`, then `{_switch_fix(target)}`)"
+        hint = f"use model {close[0]!r}" if close else "use one of the server's model ids"
+        if is_loopback(_host(base)) and target.model:
+            hint += f", or start vLLM with --served-model-name {target.model}"
+        return Finding(
+            vid,
+            FAIL,
+            agent,
+            f"the server has no model {target.model!r}{offer}",
+            evidence,
+            _profile_fix(target, model=close[0]) if close and close[0] != target.model else "",
+            hint,
         )
-        from agentcfg.profiles import is_loopback
-
-        if is_loopback(_host(base)):
-            fix += ", or start vLLM with --served-model-name " + (target.model or "NAME")
-        return Finding(vid, FAIL, agent, f"the server has no model {target.model!r}{offer}", evidence, fix)
     if vid == "base-url-path":
         alt = seen.get("models-alt")
         models_ok = "models" in seen and classify(seen["models"]).ok
@@ -294,27 +301,32 @@ def _problem(target: Target, verdict: Verdict, seen: dict[str, Result]) -> Findi
                 agent,
                 f"{base}/responses does not exist: Codex speaks only the Responses API",
                 evidence,
-                "point Codex at a server with /v1/responses (vLLM serves it; some gateways do not)",
+                hint="point Codex at a server with /v1/responses (vLLM serves it; some gateways do not)",
             )
         if alt is not None and classify(alt).ok and not models_ok:
             good = alt.probe.url.removesuffix("/models")
+            field = "anthropic_base_url" if target.protocol == "anthropic" else "base_url"
+            fix = _profile_fix(target, **{field: good})
             return Finding(
                 vid,
                 FAIL,
                 agent,
                 f"{base} is the wrong path: {good} works",
                 evidence,
-                f"use base URL {good} (`agentcfg profile add ... --base-url {good} --force`, "
-                f"then `{_switch_fix(target)}`)",
+                fix,
+                "" if fix else f"use {good} as the base URL",
             )
         if target.agent == "claude" and base.rstrip("/").endswith("/v1"):
+            good = base.rstrip("/")[:-3]
+            fix = _profile_fix(target, anthropic_base_url=good)
             return Finding(
                 vid,
                 FAIL,
                 agent,
                 "ANTHROPIC_BASE_URL ends in /v1; Claude Code appends /v1/messages",
                 evidence,
-                f"use {base.rstrip('/')[:-3]} ({_switch_fix(target)})",
+                fix,
+                "" if fix else f"set ANTHROPIC_BASE_URL to {good}",
             )
         return Finding(
             vid,
@@ -322,7 +334,7 @@ def _problem(target: Target, verdict: Verdict, seen: dict[str, Result]) -> Findi
             agent,
             f"{seen_url(seen, target)} answers 404",
             evidence,
-            "check the base URL: vLLM serves /v1/...; a gateway may use /api or /api/v1",
+            hint="check the base URL: vLLM serves /v1/...; a gateway may use /api or /api/v1",
         )
     if vid == "tool-parser-missing":
         summary = "the server rejects requests with tools: no tool parser"
@@ -334,35 +346,42 @@ def _problem(target: Target, verdict: Verdict, seen: dict[str, Result]) -> Findi
             agent,
             summary,
             evidence,
-            "restart vLLM with --enable-auto-tool-choice --tool-call-parser P "
-            "(deepseek_v31, hermes, qwen3_coder, ... for your model)",
+            hint="restart vLLM with --enable-auto-tool-choice --tool-call-parser and the parser for your model "
+            "(hermes, qwen3_coder, deepseek_v31, ...)",
         )
     if vid == "tls-untrusted":
+        variable = EXTRA_CA.get(agent, "SSL_CERT_FILE")
         return Finding(
             vid,
             FAIL,
             agent,
             f"{_host(base)}'s certificate is not trusted (self-signed or a private CA)",
             evidence,
-            f"export {EXTRA_CA.get(agent, 'SSL_CERT_FILE=/path/to/ca.pem')}",
+            hint=f"export {variable} with the path of the CA certificate (PEM) that signed it, "
+            f"in the shell you start {agent} from",
         )
     if vid == "key-malformed":
+        fix, hint = _key_advice(target)
         return Finding(
             vid,
             FAIL,
             agent,
             "the key cannot be sent as a header (whitespace or a line break in it)",
             evidence,
-            _key_fix(target),
+            fix,
+            "store the key again without the whitespace; " + hint,
         )
     if vid == "context-limit-exceeded":
+        window = max_model_len(seen.get("models"), target.model)
+        fix = _profile_fix(target, context_window=window) if window else ""
         return Finding(
             vid,
             FAIL,
             agent,
             "the request does not fit the server's window",
             evidence,
-            f"set the profile's context_window, then {_switch_fix(target)}",
+            fix,
+            "" if fix else "give the agent a context window no larger than the server's max_model_len",
         )
     if vid in ("stream-broken", "response-not-openai"):
         what = "a stream the agent cannot read" if vid == "stream-broken" else "a response the agent cannot parse"
@@ -370,9 +389,9 @@ def _problem(target: Target, verdict: Verdict, seen: dict[str, Result]) -> Findi
             vid,
             FAIL,
             agent,
-            f"{base} returns {what} (the 'reading choices' family)",
+            f"{base} returns {what}",
             evidence,
-            "check that the base URL is the API itself, not a web page or a proxy that rewrites it",
+            hint="check that the base URL is the API itself, not a web page or a proxy that rewrites it",
         )
     if vid == "server-slow":
         return Finding(
@@ -381,10 +400,12 @@ def _problem(target: Target, verdict: Verdict, seen: dict[str, Result]) -> Findi
             agent,
             f"{base} answered but did not finish within the deadline (a slow or busy server, or a long generation)",
             evidence,
-            "run doctor again with a longer --timeout",
+            hint="run doctor again with a longer --timeout",
         )
     if vid == "rate-limited":
-        return Finding(vid, WARN, agent, "the server is rate-limiting this key", evidence, "wait, or raise the limit")
+        return Finding(
+            vid, WARN, agent, "the server is rate-limiting this key", evidence, hint="wait, or ask for a higher limit"
+        )
     if vid == "server-error":
         return Finding(
             vid,
@@ -392,9 +413,11 @@ def _problem(target: Target, verdict: Verdict, seen: dict[str, Result]) -> Findi
             agent,
             f"{base} failed with a server error",
             evidence,
-            "see the evidence: the server (or a gateway's upstream) says why; try again later",
+            hint="see the evidence: the server (or a gateway's upstream) says why; try again later",
         )
-    return Finding(vid, FAIL, agent, f"{base} refused the request", evidence, "see the evidence; the server says why")
+    return Finding(
+        vid, FAIL, agent, f"{base} refused the request", evidence, hint="see the evidence: the server says why"
+    )
 
 
 def _redirect(target: Target, result: Result, verdict: Verdict) -> Finding | None:
@@ -580,7 +603,8 @@ def _proxy_findings(target: Target, seen: dict[str, Result], proxy_open: bool | 
 def _context_findings(target: Target, window: int | None) -> list[Finding]:
     if window is None or target.protocol not in ("openai", "anthropic"):
         return []
-    agent, fix_window = target.agent, f"set the profile's context_window to {window:,}, then {_switch_fix(target)}"
+    agent, fix_window = target.agent, _profile_fix(target, context_window=window)
+    hint_window = "" if fix_window else f"give {agent} a context window of {window:,} or less"
     asks = target.output_tokens if target.output_tokens is not None else target.default_output
     default = target.output_tokens is None
     if target.prompt_tokens > window:
@@ -591,7 +615,7 @@ def _context_findings(target: Target, window: int | None) -> list[Finding]:
                 agent,
                 f"its first prompt (~{target.prompt_tokens:,} tokens) does not fit the server's window ({window:,})",
                 f"max_model_len={window}",
-                f"restart vLLM with a larger --max-model-len (at least {target.prompt_tokens + 4096:,})",
+                hint=f"restart vLLM with a larger --max-model-len (at least {target.prompt_tokens + 4096:,})",
             )
         ]
     if agent == "codex":
@@ -613,6 +637,7 @@ def _context_findings(target: Target, window: int | None) -> list[Finding]:
                 f"with {asks:,}, more than the server's window ({window:,}): that retry fails",
                 f"max_model_len={window}; no output limit in qwen's settings",
                 fix_window,
+                hint_window,
             )
         ]
     if agent == "qwen" and default:
@@ -627,6 +652,7 @@ def _context_findings(target: Target, window: int | None) -> list[Finding]:
                 f"it asks for {said}, more than the server's window ({window:,}): vLLM rejects every request",
                 f"max_model_len={window}; {agent} output limit={asks}",
                 fix_window,
+                hint_window,
             )
         ]
     if target.prompt_tokens + asks > window:
@@ -639,6 +665,7 @@ def _context_findings(target: Target, window: int | None) -> list[Finding]:
                 "answers get cut short" + (", and opencode compacts every turn" if agent == "opencode" else ""),
                 f"max_model_len={window}",
                 fix_window,
+                hint_window,
             )
         ]
     return [Finding("context-limit-exceeded", PASS, agent, f"prompt + output ({asks:,}) fit the window ({window:,})")]
