@@ -271,6 +271,10 @@ def _problem(target: Target, verdict: Verdict, seen: dict[str, Result]) -> Findi
             "run `claude` and /login again"
             + (", or point Claude Code at this profile's key with the fix" if target.profile else ""),
         )
+    if vid == "server-unreachable":
+        return _unreachable(target, verdict)
+    if vid == "server-not-answering":
+        return _not_answering(target, verdict, seen)
     if vid == "model-not-found" and verdict.upstream:
         return _upstream_model_gone(target, verdict, seen)
     if vid == "model-not-found":
@@ -467,6 +471,17 @@ def _redirect(target: Target, result: Result, verdict: Verdict) -> Finding | Non
             "" if fix else "use the address it redirects to as the base URL (https:// for http://, say)",
         )
     return None  # followed as a POST and failed there: the failure's own finding says why
+
+
+def _unreachable(target: Target, verdict: Verdict) -> Finding:
+    return Finding(
+        "server-unreachable",
+        FAIL,
+        target.agent,
+        f"nothing listens at {target.base_url} (the connection is refused or the name does not resolve)",
+        verdict.message,
+        hint="start the server, or check the host and port in the base URL",
+    )
 
 
 def _not_answering(target: Target, verdict: Verdict, seen: dict[str, Result]) -> Finding:
@@ -715,23 +730,10 @@ def diagnose(target: Target, seen: dict[str, Result], proxy_open: bool | None = 
     proxy_explains = any(f.status == FAIL and f.id.startswith("proxy-") for f in findings)
     primary = [seen[k] for k in PRIMARY.get(target.agent, ()) if k in seen]
     verdicts = [classify(r) for r in primary]
-    silent = [v for v in verdicts if v.id == "server-not-answering"]
     if primary and all(v.id in ("server-unreachable", "server-not-answering") for v in verdicts):
-        if proxy_explains:
-            return findings
-        if silent:
-            findings.append(_not_answering(target, silent[0], seen))
-        else:
-            findings.append(
-                Finding(
-                    "server-unreachable",
-                    FAIL,
-                    target.agent,
-                    f"nothing listens at {target.base_url} (the connection is refused or the name does not resolve)",
-                    verdicts[0].message,
-                    hint="start the server, or check the host and port in the base URL",
-                )
-            )
+        if not proxy_explains:
+            silent = [v for v in verdicts if v.id == "server-not-answering"]
+            findings.append(_not_answering(target, silent[0], seen) if silent else _unreachable(target, verdicts[0]))
         return findings
     problems: dict[str, Finding] = {}
     if target.agent == "codex" and "chat" in seen and classify(seen["chat"]).id == "tool-parser-missing":
@@ -749,6 +751,8 @@ def diagnose(target: Target, seen: dict[str, Result], proxy_open: bool | None = 
                 verdict = replace(verdict, message=f"after a redirect to {final}: {verdict.message}")
             finding = _problem(target, verdict, seen)
             problems.setdefault(finding.id, finding)
+    if "server-slow" in problems:  # one slow server: headers then silence on one request, none on another
+        problems.pop("server-not-answering", None)
     already = {f.id for f in findings if f.status == FAIL}  # a static finding already names this cause
     findings += [f for f in problems.values() if f.id not in already]
     failed = {f.id for f in findings if f.status == FAIL}
@@ -767,7 +771,8 @@ def diagnose(target: Target, seen: dict[str, Result], proxy_open: bool | None = 
         )
     window = max_model_len(seen.get("models"), target.model)
     too_large = _window_told(target, window)
-    if too_large:
+    if too_large:  # what the server said about the output limit that follows from that window is this cause
+        findings = [f for f in findings if f.id != "context-limit-exceeded" or f in target.static]
         findings.append(too_large)
     if "context-limit-exceeded" not in failed:
         context = _context_findings(target, window)

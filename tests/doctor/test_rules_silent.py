@@ -50,3 +50,11 @@ def test_refused_stays_unreachable() -> None:
 def test_a_silent_proxy_is_not_the_server() -> None:
     result = silent("chat-stream", proxy=PROXY)
     assert classify(result).id == "server-unreachable"
+
+
+def test_a_stream_that_stalls_and_a_request_never_answered_are_one_slow_server() -> None:
+    seen = healthy("qwen")
+    seen["chat-stream"] = fail("chat-stream", 200, "", error="timeout", detail="no complete answer")
+    seen["chat"] = silent("chat")
+    findings = diagnose(target("qwen"), seen)
+    assert ids(findings, WARN) == ["server-slow"] and not ids(findings, FAIL)

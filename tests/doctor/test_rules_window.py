@@ -63,3 +63,13 @@ def test_a_prompt_that_does_not_fit_is_still_its_own_finding() -> None:
 def test_pass_stays_when_the_request_fits() -> None:
     findings = findings_for("codex", 1_048_576)
     assert only(findings, "context-limit-exceeded").status == PASS
+
+
+def test_the_servers_refusal_of_that_output_limit_is_the_same_finding() -> None:
+    from tests.doctor.test_rules import VLLM, load
+
+    seen = healthy("qwen")
+    seen["models"] = window_models(2048)
+    seen["chat-stream"] = load(VLLM / "h_max_tokens_over_max_model_len.json")  # max_tokens=4096 > 2048
+    findings = diagnose(target("qwen", context_window=65_536, output_tokens=4096), seen)
+    assert ids(findings, FAIL) == ["context-window-too-large"]
