@@ -6,6 +6,7 @@ writes JSON with U+2028 and friends raw inside strings."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -84,3 +85,35 @@ def test_no_other_character_ends_a_line(character: str) -> None:
     assert sse_events(text) == [None]  # one event, and not the end of the stream
     parser = Parser()
     assert parser.feed(text.encode()) + parser.close() == [Event(f"[DONE]{character}more")]
+
+
+# -- real vLLM 0.32 streams whose model wrote U+2028, U+2029 and U+0085 (tests/fixtures/vllm-0.32-cpu-u2028,
+# captured by the "real" helper: vLLM writes them raw inside the JSON strings) --------------------------------
+
+REAL = Path(__file__).parent.parent / "fixtures" / "vllm-0.32-cpu-u2028"
+REAL_CASES = sorted(p.stem for p in REAL.glob("*_u*.json"))
+
+
+@pytest.mark.parametrize("case", REAL_CASES)
+def test_real_vllm_streams_with_separators_are_healthy(case: str) -> None:
+    from tests.doctor.test_rules import load
+
+    result = load(REAL / f"{case}.json")
+    assert result is not None and result.probe.stream
+    raw = (REAL / f"{case}.txt").read_text(encoding="utf-8")
+    assert result.body == raw and any(c in raw for c in RAW_IN_JSON)
+    assert len(raw.splitlines()) > len(sse_lines(raw))  # str.splitlines() would cut events in two
+    assert None not in sse_events(raw)
+    assert classify(result).ok, classify(result)
+    parser = Parser()
+    assert all(e.data == "[DONE]" or json.loads(e.data) for e in parser.feed(raw.encode()) + parser.close())
+
+
+def sse_lines(text: str) -> list[str]:  # the SSE rule, spelled out for the test
+    import re
+
+    return re.split(r"\r\n|\r|\n", text)
+
+
+def test_the_real_captures_are_there() -> None:
+    assert len(REAL_CASES) == 6

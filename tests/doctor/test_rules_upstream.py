@@ -5,6 +5,7 @@ upstream of the gateway (model-not-found), not a server error to wait out."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -128,3 +129,42 @@ def test_no_profile_no_fix_command() -> None:
 def test_probe_kinds_cover_the_agents() -> None:
     assert {p.probe.kind for p in SHAPES.values()} == {"chat", "chat-stream", "responses-stream", "messages-stream"}
     assert isinstance(SHAPES["chat"].probe, Probe)
+
+
+# -- real LiteLLM 1.108 in front of real vLLM 0.32 that does not serve the model (tests/fixtures/
+# litellm-1.108-upstream404, captured by the "real" helper): chat, streamed or not, Responses, Messages ------
+
+REAL = Path(__file__).parent.parent / "fixtures" / "litellm-1.108-upstream404"
+REAL_KIND = {
+    "b01-chat": "chat",
+    "b02-chat-stream": "chat-stream",
+    "d01-responses-stream": "responses-stream",
+    "e01-messages-stream": "messages-stream",
+}
+
+
+@pytest.mark.parametrize("case", sorted(p.stem for p in REAL.glob("[bde]*.json")))
+def test_real_upstream_404s_are_model_not_found_upstream(case: str) -> None:
+    result = load(REAL / f"{case}.json")
+    assert result is not None and result.status == 404
+    verdict = classify(result)
+    assert (verdict.id, verdict.upstream) == ("model-not-found", True), verdict
+    assert upstream_model(verdict.message) == "gpt-retired"
+
+
+@pytest.mark.parametrize(("case", "kind"), list(REAL_KIND.items()))
+def test_real_upstream_404_as_each_agent_sees_it(case: str, kind: str) -> None:
+    agent = {"chat": "opencode", "chat-stream": "qwen", "responses-stream": "codex", "messages-stream": "claude"}
+    base = GW.removesuffix("/v1") if kind == "messages-stream" else GW
+    seen = healthy(agent[kind], base)
+    models = load(REAL / "a01-get-v1-models.json")
+    seen["models"] = Result(probe("models", GW), 200, "application/json", models.body)
+    for other in ("chat", "chat-stream", "responses-stream", "messages-stream"):
+        if other in seen:
+            captured = load(REAL / f"{next(c for c, k in REAL_KIND.items() if k == other)}.json")
+            seen[other] = Result(probe(other, base), captured.status, captured.content_type, captured.body)
+    findings = diagnose(target(agent[kind], base, model="gpt-retired", profile="gw"), seen)
+    assert ids(findings, FAIL) == ["model-not-found"], findings
+    finding = only(findings, "model-not-found")
+    assert "upstream" in finding.summary and "gateway lists model 'gpt-retired'" in finding.summary
+    assert "DeepSeek-V4-Flash" in finding.hint and "admin" in finding.hint
