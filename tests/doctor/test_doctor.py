@@ -1264,3 +1264,32 @@ def test_a_server_that_moved_is_followed_as_the_agents_follow_it(standard, statu
         assert report["ok"] is True and streamed
     else:  # resent as a GET, as reqwest and fetch do after a 301
         assert "as a GET" in one(report, "qwen", "base-url-redirect", "fail")["summary"]
+
+
+class UpstreamGoneHandler(fault_server._Handler):
+    """A LiteLLM-like gateway that lists the model, and whose upstream says it does not exist (the
+    captured LiteLLM 1.108 answer, tests/fixtures/litellm-1.108-upstream404)."""
+
+    def _route(self, method: str, body: Any) -> None:
+        if method == "POST":
+            self.server.requests.append((method, self.path, dict(self.headers), body))
+            case = "e01-messages-stream" if "/messages" in self.path else "b01-chat"
+            captured = json.loads((UPSTREAM404 / f"{case}.json").read_text())["response"]["body"]
+            self._send(404, captured)
+            return
+        super()._route(method, body)
+
+
+UPSTREAM404 = Path(__file__).parent.parent / "fixtures" / "litellm-1.108-upstream404"
+
+
+def test_a_model_gone_upstream_of_a_gateway_is_model_not_found_naming_the_upstream(standard):
+    set_fault(standard.server, handler=UpstreamGoneHandler)  # /models lists MODEL; every request: 404 upstream
+    report = doctor(standard.home, check=1)
+    text = doctor_text(standard.home, check=1)
+    for agent in AGENTS:
+        assert problems(report, agent) == {(agent, "model-not-found", "fail")}
+        finding = one(report, agent, "model-not-found", "fail")
+        assert "upstream" in finding["summary"] and "gateway lists" in finding["summary"]
+        assert "admin" in finding["hint"] and "try again later" not in finding["hint"]
+    assert "litellm.NotFoundError" in text and "server-error" not in text
