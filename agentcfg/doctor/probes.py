@@ -117,6 +117,12 @@ def messages(anthropic_base_url: str, model: str, headers: dict[str, str]) -> Pr
     return Probe("messages-stream", url, (("anthropic-version", "2023-06-01"), *headers.items()), body)
 
 
+# Every agent follows redirects, and the same way: Codex's reqwest client (codex-rs/core/src/default_client.rs
+# sets no policy: reqwest's default, at most 10) and the fetch of Node and Bun (the OpenAI and Anthropic SDKs,
+# the AI SDK) resend a POST as a GET after 301, 302 or 303, keep it a POST after 307 and 308, and drop the
+# Authorization header when the redirect leaves the origin. httpx does the same, so probes follow as they do.
+REDIRECTS = 10
+
 # -- running them --------------------------------------------------------------------------------------
 
 
@@ -135,6 +141,8 @@ def _kind(exc: BaseException) -> str:
     text = f"{type(exc).__name__}: {exc}".lower()
     if isinstance(exc, httpx.ProxyError):
         return "proxy"
+    if isinstance(exc, httpx.TooManyRedirects):
+        return "redirects"
     if isinstance(exc, (httpx.TimeoutException, asyncio.TimeoutError)):
         return "timeout"
     if isinstance(exc, ssl.SSLError) or "certificate" in text or "ssl" in text:
@@ -154,14 +162,28 @@ def _kind(exc: BaseException) -> str:
 
 async def _send(client: Any, probe: Probe, result: Result) -> None:
     started = time.monotonic()
+
+    async def trace(event: str, info: dict[str, Any]) -> None:
+        # Whether the server took the connection: a timeout after it did is a server that is up but
+        # silent (loading, overloaded), not one nothing listens on.
+        if event == "connection.connect_tcp.complete":
+            result.extra["connected"] = True
+        elif event.endswith(".send_request_body.complete"):
+            result.extra["sent"] = True
+
     try:
-        request = client.build_request(probe.method, probe.url, headers=dict(probe.headers), json=probe.body)
+        request = client.build_request(
+            probe.method, probe.url, headers=dict(probe.headers), json=probe.body, extensions={"trace": trace}
+        )
         response = await client.send(request, stream=True)
         try:
             result.status = response.status_code
             result.content_type = response.headers.get("content-type", "")
             if response.headers.get("location"):
                 result.extra["location"] = response.headers["location"]
+            if response.history:  # followed as the agents follow them (see REDIRECTS)
+                result.extra["redirects"] = [(r.status_code, r.headers.get("location", "")) for r in response.history]
+                result.extra["final_url"] = str(response.url)
             chunks, size = [], 0
             async for chunk in response.aiter_bytes():
                 if not result.extra.get("first_byte"):
@@ -189,7 +211,12 @@ async def _run(probes: list[Probe], deadline: float, progress: Callable[[int, in
     for probe in probes:
         if (probe.proxy, probe.ca_file) not in clients:
             clients[probe.proxy, probe.ca_file] = httpx.AsyncClient(
-                proxy=probe.proxy, trust_env=False, timeout=timeout, verify=verify(probe.ca_file)
+                proxy=probe.proxy,
+                trust_env=False,
+                timeout=timeout,
+                verify=verify(probe.ca_file),
+                follow_redirects=True,
+                max_redirects=REDIRECTS,
             )
     tasks = [
         asyncio.ensure_future(_send(clients[p.proxy, p.ca_file], p, r)) for p, r in zip(probes, results, strict=True)

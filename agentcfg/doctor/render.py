@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict
 from typing import Any
 
@@ -37,6 +38,23 @@ def as_dict(report: Any) -> dict[str, Any]:
     }
 
 
+ID_COLUMN = 24  # ids longer than this get a line of their own rather than pushing every summary right
+_LINE_END = re.compile(r"\r\n|\r|\n")
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def _shown(text: str) -> list[str]:
+    """A server's text as lines a terminal shows and does not obey: control characters escaped."""
+    return [_CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", line) for line in _LINE_END.split(text)]
+
+
+def _block(first: str, indent: int, label: str, text: str) -> list[str]:
+    """`first` + label + the text's first line, every further line under the text's first character."""
+    lines = _shown(text)
+    pad = " " * (indent + len(label))
+    return [first + label + lines[0], *(pad + line for line in lines[1:])]
+
+
 def as_text(report: Any, colour: bool) -> str:
     lines: list[str] = []
     groups: list[tuple[str, list[Any]]] = []
@@ -52,23 +70,27 @@ def as_text(report: Any, colour: bool) -> str:
     shared = [f for f in report.findings if f.agent is None]
     if shared:
         groups.append(("server", shared))
-    width = max((len(f.id) for f in report.findings), default=10)
+    shown = [f for f in report.findings if f.status != "pass"]
+    width = min(max((len(f.id) for f in shown), default=10), ID_COLUMN)
+    column = 2 + 4 + 2 + width + 2  # where summaries, evidence, fixes and hints start
     for title, findings in groups:
-        lines.append(title)
+        lines.append(" ".join(_shown(title)))
         passed = [f.summary for f in findings if f.status == "pass"]
         for f in findings:
             if f.status == "pass":
                 continue
             label, kind = _STATUS[f.status]
-            lines.append(f"  {paint(label.ljust(4), kind, colour)}  {f.id.ljust(width)}  {f.summary}")
-            if f.evidence:
-                lines.append(f"        {'':<{width}}  evidence: {f.evidence}")
-            if f.fix:
-                lines.append(f"        {'':<{width}}  fix: {f.fix}")
-            if f.hint:
-                lines.append(f"        {'':<{width}}  hint: {f.hint}")
+            head = f"  {paint(label.ljust(4), kind, colour)}  "
+            if len(f.id) > width:  # the id on its own line, the summary under the others
+                lines.append(head + f.id)
+                lines += _block(" " * column, column, "", f.summary)
+            else:
+                lines += _block(head + f.id.ljust(width) + "  ", column, "", f.summary)
+            for name in ("evidence", "fix", "hint"):
+                if value := getattr(f, name):
+                    lines += _block(" " * column, column, f"{name}: ", value)
         if passed:
-            lines.append(f"  {paint('ok  ', 'create', colour)}  " + "; ".join(passed))
+            lines.append(f"  {paint('ok  ', 'create', colour)}  " + "; ".join(" ".join(_shown(p)) for p in passed))
     counts = report.summary()
     mode = (
         " (offline: no requests sent)" if report.offline else f" · {report.probes} requests in {report.elapsed:.2f} s"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from agentcfg.doctor.probes import Result
@@ -38,13 +39,30 @@ def error_message(body: Any) -> str | None:
     return None
 
 
+# SSE lines end at CRLF, LF or CR and nowhere else: not str.splitlines(), which also splits at U+2028,
+# U+2029, U+0085, \x0b, \x0c and \x1c-\x1e, characters vLLM writes raw inside JSON strings.
+_LINE_END = re.compile(r"\r\n|\r|\n")
+
+
 def sse_events(text: str) -> list[Any]:
-    """The JSON payloads of `data:` lines (`[DONE]` as the string itself); non-JSON payloads as None."""
+    """The JSON payload of each event (`[DONE]` as the string itself; a payload that is not JSON as None).
+
+    As the agents' SSE readers take it (WHATWG): `data:` with one optional space, several `data:` lines
+    of one event joined by "\n", `:` comments and other fields ignored, an event ending at a blank line
+    (the last one also at the end of the text), an event without data not dispatched.
+    """
     events: list[Any] = []
-    for line in text.splitlines():
-        if line.startswith("data:"):
-            payload = line[5:].strip()
-            events.append(payload if payload == "[DONE]" else parse_json(payload))
+    data: list[str] = []
+    for line in [*_LINE_END.split(text), ""]:
+        if not line:
+            payload = "\n".join(data)
+            if payload:
+                events.append("[DONE]" if payload.strip() == "[DONE]" else parse_json(payload))
+            data = []
+            continue
+        name, _, value = line.partition(":")
+        if name == "data":
+            data.append(value[1:] if value.startswith(" ") else value)
     return events
 
 

@@ -6,8 +6,9 @@ responses captured from real servers in ../shared/fixtures.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from agentcfg import fixes
 from agentcfg.doctor.model import BLOCKING, FAIL, PASS, WARN, Finding, Target
 from agentcfg.doctor.probes import Result
 from agentcfg.doctor.replies import error_message, looks_html, max_model_len, model_ids, parse_json, sse_events
@@ -20,6 +21,7 @@ class Verdict:
     ok: bool
     id: str | None = None
     message: str = ""
+    upstream: bool = False  # a gateway passed on what its upstream said (LiteLLM's "model group ... failed")
 
 
 def _snippet(result: Result, limit: int = 160) -> str:
@@ -31,23 +33,52 @@ def classify(result: Result) -> Verdict:
     """What a probe's answer means, from its transport error, status, content type and body."""
     if result.error == "timeout" and result.status is not None:
         return Verdict(False, "server-slow", f"HTTP {result.status}, then no complete answer: {result.detail}")
+    if result.error == "timeout" and result.extra.get("connected") and not result.probe.proxy:
+        return Verdict(False, "server-not-answering", f"connected, then no answer: {result.detail}")
     if result.error:
-        kind = {"tls": "tls-untrusted", "proxy": "proxy-unreachable", "protocol": "key-malformed"}
+        kind = {
+            "tls": "tls-untrusted",
+            "proxy": "proxy-unreachable",
+            "protocol": "key-malformed",
+            "redirects": "base-url-redirect",
+        }
         return Verdict(False, kind.get(result.error, "server-unreachable"), f"{result.error}: {result.detail}")
     status, text = result.status or 0, result.body
-    if 300 <= status < 400:
-        location = result.extra.get("location") or "?"
-        return Verdict(False, "base-url-path", f"HTTP {status}, redirected to {location}: use the final URL")
+    if 300 <= status < 400:  # a redirect the probe could not follow (no Location), as the agents cannot
+        location = result.extra.get("location")
+        where = f"redirected to {location}" if location else "a redirect without a Location header"
+        return Verdict(False, "base-url-redirect", f"HTTP {status}, {where}")
     if status < 400:
         if looks_html(result):
             return Verdict(False, "response-not-openai", f"HTTP {status} with an HTML page: {_snippet(result, 80)}")
         return _check_shape(result)
     message = error_message(text) or ""
-    lowered = message.lower()
     where = f"HTTP {status}" + (f": {message}" if message else f": {_snippet(result)}" if text.strip() else "")
+    return _from_error(status, message, where)
+
+
+# LiteLLM names the exception its upstream raised: `litellm.NotFoundError: NotFoundError: OpenAIException -
+# The model `gpt-retired` does not exist` (litellm/litellm_core_utils/exception_mapping_utils.py maps an
+# upstream 404 to NotFoundError), then "LiteLLM: model group 'NAME' failed with the error above".
+_UPSTREAM_NOT_FOUND = re.compile(r"litellm\.notfounderror|\bmodel_not_found\b|not_found_error", re.IGNORECASE)
+_GONE_MODEL = re.compile(r"[Tt]he model [`'\"]([^`'\"]+)[`'\"] does not exist")
+
+
+def upstream_model(message: str) -> str | None:
+    """The model a gateway's upstream said does not exist (`gpt-retired`), if its message names one."""
+    match = _GONE_MODEL.search(message)
+    return match.group(1) if match else None
+
+
+def _from_error(status: int, message: str, where: str) -> Verdict:
+    """What an error's status and message mean (an HTTP error, or an error event inside a stream)."""
+    lowered = message.lower()
+    gateway = "litellm." in lowered  # LiteLLM passes on what the provider behind it said
+    if gateway and _UPSTREAM_NOT_FOUND.search(message) and "model" in lowered:
+        return Verdict(False, "model-not-found", where, upstream=True)
     if status == 429:
         return Verdict(False, "rate-limited", where)
-    if "model group" in lowered and "litellm." in lowered:  # the gateway's own upstream failed, not our request
+    if "model group" in lowered and gateway:  # the gateway's own upstream failed, not our request
         return Verdict(False, "server-error", where)
     if status in (401, 403) or "no connected db" in lowered or "malformed api key" in lowered:
         if "oauth token has expired" in lowered:
@@ -105,6 +136,10 @@ def _check_shape(result: Result) -> Verdict:
     if any(e is None for e in events):
         return Verdict(False, "stream-broken", "a `data:` line that is not JSON")
     if message := next((error_message(e) for e in payloads if error_message(e)), None):
+        where = f"HTTP {result.status}, then an error inside the stream: {message}"
+        named = _from_error(result.status or 200, message, where)
+        if named.id == "model-not-found" and named.upstream:  # a gateway's upstream, mid-stream: same cause
+            return named
         return Verdict(False, "stream-broken", f"an error inside the stream: {message}")
     # What each agent's parser insists on, seen by running them (codex 0.171, qwen-code 0.15, Claude Code 2.1).
     if kind == "chat-stream":
@@ -149,12 +184,9 @@ def _check_shape(result: Result) -> Verdict:
 
 
 QWEN_FIRST_OUTPUT = 8000  # qwen-code's first output limit when its settings set none
-EXTRA_CA = {
-    "codex": "CODEX_CA_CERTIFICATE=/path/to/ca.pem (Codex adds it to the system store)",
-    "qwen": "NODE_EXTRA_CA_CERTS=/path/to/ca.pem",
-    "opencode": "NODE_EXTRA_CA_CERTS=/path/to/ca.pem",
-    "claude": "NODE_EXTRA_CA_CERTS=/path/to/ca.pem",
-}
+# The variable each agent adds extra CA certificates from (Codex adds them to the system store).
+EXTRA_CA = {"codex": "CODEX_CA_CERTIFICATE", "qwen": "NODE_EXTRA_CA_CERTS", "opencode": "NODE_EXTRA_CA_CERTS"}
+EXTRA_CA["claude"] = "NODE_EXTRA_CA_CERTS"
 
 # -- the rules ------------------------------------------------------------------------------------------
 
@@ -179,21 +211,31 @@ def _host(url: str) -> str:
     return urlsplit(url).hostname or ""
 
 
-def _switch_fix(target: Target) -> str:
-    return f"agentcfg switch {target.profile}" if target.profile else "agentcfg switch PROFILE"
+def _profile_fix(target: Target, **fields: object) -> str:
+    """`agentcfg profile set P field=value && agentcfg switch P`, or "" where no profile is known."""
+    if not target.profile:
+        return ""
+    return fixes.then(fixes.profile_set(target.profile, **fields), fixes.switch(target.profile))
 
 
-def _key_fix(target: Target) -> str:
+def _key_advice(target: Target) -> tuple[str, str]:
+    """(fix, hint) that give the agent its key."""
     if target.profile and target.key_env:
-        name = target.profile
-        return f"agentcfg key set {name}, then run the agent with `agentcfg exec {name} -- {target.agent}`"
+        # `key set` asks for the key and keeps it in the keyring; `exec` starts the agent with it in its variable
+        fix = fixes.then(fixes.key_set(target.profile), fixes.exec_agent(target.profile, target.agent))
+        return fix, f"or export {target.key_env} with the key in the shell you start {target.agent} from"
     if target.key_env:
-        return f"export {target.key_env}=<the key for {target.base_url}>"
-    return f"give the agent the key for {target.base_url} ({_switch_fix(target)} with a profile that has key_env)"
+        return "", f"set {target.key_env} to the key for {target.base_url} in the shell you start {target.agent} from"
+    return "", (
+        f"give {target.agent} the key for {target.base_url}: a profile for this server with key_env names the "
+        "variable it reads the key from (agentcfg profile add --help), then switch to it"
+    )
 
 
 def _problem(target: Target, verdict: Verdict, seen: dict[str, Result]) -> Finding:
     """A failed probe as the finding that names its cause and the fix."""
+    from agentcfg.profiles import is_loopback
+
     agent, base, evidence = target.agent, target.base_url or "", verdict.message
     vid = verdict.id or "request-rejected"
     if vid == "key-rejected" and target.key_withheld:  # sent without the key on purpose: not a wrong key
@@ -203,25 +245,20 @@ def _problem(target: Target, verdict: Verdict, seen: dict[str, Result]) -> Findi
             agent,
             f"{base} wants a key; doctor withheld the one {agent} would send",
             evidence,
-            "see the key-wrong-host finding above",
+            hint="see the key-wrong-host finding above: that key belongs to another host",
         )
     if vid == "key-rejected" and not target.key:
-        return Finding(
-            "key-missing", FAIL, agent, f"{base} wants a key and {agent} sends none", evidence, _key_fix(target)
-        )
+        fix, hint = _key_advice(target)
+        return Finding("key-missing", FAIL, agent, f"{base} wants a key and {agent} sends none", evidence, fix, hint)
     if vid == "key-rejected":
-        hint = ""
+        why = ""
         if '"unauthorized"' in evidence.lower() or evidence.endswith(": Unauthorized"):
-            hint = " (vLLM started with --api-key checks only `Authorization: Bearer`)"
+            why = " (vLLM started with --api-key checks only `Authorization: Bearer`)"
         if target.key_header == "x-api-key":
-            hint += "; Claude Code sends ANTHROPIC_API_KEY as x-api-key, ANTHROPIC_AUTH_TOKEN as Bearer"
+            why += "; Claude Code sends ANTHROPIC_API_KEY as x-api-key, ANTHROPIC_AUTH_TOKEN as Bearer"
+        fix, hint = _key_advice(target)
         return Finding(
-            "key-rejected",
-            FAIL,
-            agent,
-            f"{base} refuses the key from {target.key_source}{hint}",
-            evidence,
-            _key_fix(target),
+            "key-rejected", FAIL, agent, f"{base} refuses the key from {target.key_source}{why}", evidence, fix, hint
         )
     if vid == "claude-oauth-expired":
         return Finding(
@@ -230,23 +267,34 @@ def _problem(target: Target, verdict: Verdict, seen: dict[str, Result]) -> Findi
             agent,
             "the claude.ai login has expired",
             evidence,
-            "run `claude` and /login again, or point Claude Code at a key: " + _switch_fix(target),
+            fixes.switch(target.profile, "claude") if target.profile else "",
+            "run `claude` and /login again"
+            + (", or point Claude Code at this profile's key with the fix" if target.profile else ""),
         )
+    if vid == "server-unreachable":
+        return _unreachable(target, verdict)
+    if vid == "server-not-answering":
+        return _not_answering(target, verdict, seen)
+    if vid == "model-not-found" and verdict.upstream:
+        return _upstream_model_gone(target, verdict, seen)
     if vid == "model-not-found":
-        ids = model_ids(seen.get("models"))
         import difflib
 
+        ids = model_ids(seen.get("models"))
         close = ids if len(ids) == 1 else difflib.get_close_matches(target.model or "", ids, n=1, cutoff=0.3)
         offer = f"; the server has: {', '.join(ids[:8])}" if ids else ""
-        fix = f"use model {close[0]!r}" if close else "use one of the server's model ids"
-        fix += (
-            f" (`agentcfg profile add {target.profile or 'NAME'} ... --model ID --force`, then `{_switch_fix(target)}`)"
+        hint = f"use model {close[0]!r}" if close else "use one of the server's model ids"
+        if is_loopback(_host(base)) and target.model:
+            hint += f", or start vLLM with --served-model-name {target.model}"
+        return Finding(
+            vid,
+            FAIL,
+            agent,
+            f"the server has no model {target.model!r}{offer}",
+            evidence,
+            _profile_fix(target, model=close[0]) if close and close[0] != target.model else "",
+            hint,
         )
-        from agentcfg.profiles import is_loopback
-
-        if is_loopback(_host(base)):
-            fix += ", or start vLLM with --served-model-name " + (target.model or "NAME")
-        return Finding(vid, FAIL, agent, f"the server has no model {target.model!r}{offer}", evidence, fix)
     if vid == "base-url-path":
         alt = seen.get("models-alt")
         models_ok = "models" in seen and classify(seen["models"]).ok
@@ -257,27 +305,32 @@ def _problem(target: Target, verdict: Verdict, seen: dict[str, Result]) -> Findi
                 agent,
                 f"{base}/responses does not exist: Codex speaks only the Responses API",
                 evidence,
-                "point Codex at a server with /v1/responses (vLLM serves it; some gateways do not)",
+                hint="point Codex at a server with /v1/responses (vLLM serves it; some gateways do not)",
             )
         if alt is not None and classify(alt).ok and not models_ok:
             good = alt.probe.url.removesuffix("/models")
+            field = "anthropic_base_url" if target.protocol == "anthropic" else "base_url"
+            fix = _profile_fix(target, **{field: good})
             return Finding(
                 vid,
                 FAIL,
                 agent,
                 f"{base} is the wrong path: {good} works",
                 evidence,
-                f"use base URL {good} (`agentcfg profile add ... --base-url {good} --force`, "
-                f"then `{_switch_fix(target)}`)",
+                fix,
+                "" if fix else f"use {good} as the base URL",
             )
         if target.agent == "claude" and base.rstrip("/").endswith("/v1"):
+            good = base.rstrip("/")[:-3]
+            fix = _profile_fix(target, anthropic_base_url=good)
             return Finding(
                 vid,
                 FAIL,
                 agent,
                 "ANTHROPIC_BASE_URL ends in /v1; Claude Code appends /v1/messages",
                 evidence,
-                f"use {base.rstrip('/')[:-3]} ({_switch_fix(target)})",
+                fix,
+                "" if fix else f"set ANTHROPIC_BASE_URL to {good}",
             )
         return Finding(
             vid,
@@ -285,7 +338,7 @@ def _problem(target: Target, verdict: Verdict, seen: dict[str, Result]) -> Findi
             agent,
             f"{seen_url(seen, target)} answers 404",
             evidence,
-            "check the base URL: vLLM serves /v1/...; a gateway may use /api or /api/v1",
+            hint="check the base URL: vLLM serves /v1/...; a gateway may use /api or /api/v1",
         )
     if vid == "tool-parser-missing":
         summary = "the server rejects requests with tools: no tool parser"
@@ -297,35 +350,42 @@ def _problem(target: Target, verdict: Verdict, seen: dict[str, Result]) -> Findi
             agent,
             summary,
             evidence,
-            "restart vLLM with --enable-auto-tool-choice --tool-call-parser P "
-            "(deepseek_v31, hermes, qwen3_coder, ... for your model)",
+            hint="restart vLLM with --enable-auto-tool-choice --tool-call-parser and the parser for your model "
+            "(hermes, qwen3_coder, deepseek_v31, ...)",
         )
     if vid == "tls-untrusted":
+        variable = EXTRA_CA.get(agent, "SSL_CERT_FILE")
         return Finding(
             vid,
             FAIL,
             agent,
             f"{_host(base)}'s certificate is not trusted (self-signed or a private CA)",
             evidence,
-            f"export {EXTRA_CA.get(agent, 'SSL_CERT_FILE=/path/to/ca.pem')}",
+            hint=f"export {variable} with the path of the CA certificate (PEM) that signed it, "
+            f"in the shell you start {agent} from",
         )
     if vid == "key-malformed":
+        fix, hint = _key_advice(target)
         return Finding(
             vid,
             FAIL,
             agent,
             "the key cannot be sent as a header (whitespace or a line break in it)",
             evidence,
-            _key_fix(target),
+            fix,
+            "store the key again without the whitespace; " + hint,
         )
     if vid == "context-limit-exceeded":
+        window = max_model_len(seen.get("models"), target.model)
+        fix = _profile_fix(target, context_window=window) if window else ""
         return Finding(
             vid,
             FAIL,
             agent,
             "the request does not fit the server's window",
             evidence,
-            f"set the profile's context_window, then {_switch_fix(target)}",
+            fix,
+            "" if fix else "give the agent a context window no larger than the server's max_model_len",
         )
     if vid in ("stream-broken", "response-not-openai"):
         what = "a stream the agent cannot read" if vid == "stream-broken" else "a response the agent cannot parse"
@@ -333,9 +393,9 @@ def _problem(target: Target, verdict: Verdict, seen: dict[str, Result]) -> Findi
             vid,
             FAIL,
             agent,
-            f"{base} returns {what} (the 'reading choices' family)",
+            f"{base} returns {what}",
             evidence,
-            "check that the base URL is the API itself, not a web page or a proxy that rewrites it",
+            hint="check that the base URL is the API itself, not a web page or a proxy that rewrites it",
         )
     if vid == "server-slow":
         return Finding(
@@ -344,10 +404,12 @@ def _problem(target: Target, verdict: Verdict, seen: dict[str, Result]) -> Findi
             agent,
             f"{base} answered but did not finish within the deadline (a slow or busy server, or a long generation)",
             evidence,
-            "run doctor again with a longer --timeout",
+            hint="run doctor again with a longer --timeout",
         )
     if vid == "rate-limited":
-        return Finding(vid, WARN, agent, "the server is rate-limiting this key", evidence, "wait, or raise the limit")
+        return Finding(
+            vid, WARN, agent, "the server is rate-limiting this key", evidence, hint="wait, or ask for a higher limit"
+        )
     if vid == "server-error":
         return Finding(
             vid,
@@ -355,9 +417,116 @@ def _problem(target: Target, verdict: Verdict, seen: dict[str, Result]) -> Findi
             agent,
             f"{base} failed with a server error",
             evidence,
-            "see the evidence: the server (or a gateway's upstream) says why; try again later",
+            hint="see the evidence: the server (or a gateway's upstream) says why; try again later",
         )
-    return Finding(vid, FAIL, agent, f"{base} refused the request", evidence, "see the evidence; the server says why")
+    return Finding(
+        vid, FAIL, agent, f"{base} refused the request", evidence, hint="see the evidence: the server says why"
+    )
+
+
+def _redirect(target: Target, result: Result, verdict: Verdict) -> Finding | None:
+    """A request the server redirected (probes follow redirects as every agent does, see probes.REDIRECTS)."""
+    hops = result.extra.get("redirects") or []
+    if not hops and verdict.id != "base-url-redirect":
+        return None
+    asked, final = result.probe.url.split("?")[0], str(result.extra.get("final_url", "")).split("?")[0]
+    base = (target.base_url or "").rstrip("/")
+    field = "anthropic_base_url" if target.protocol == "anthropic" else "base_url"
+    fix = ""
+    if hops and asked.startswith(base) and final.endswith(tail := asked[len(base) :]) and tail:
+        moved = final[: len(final) - len(tail)]
+        if moved != base and target.profile:  # the same API at another address: point the profile there
+            fix = fixes.then(fixes.profile_set(target.profile, **{field: moved}), fixes.switch(target.profile))
+    chain = " → ".join(f"HTTP {status} to {location}" for status, location in hops)
+    if not hops:
+        return Finding(
+            "base-url-redirect",
+            FAIL,
+            target.agent,
+            f"{asked} answers with a redirect the agents cannot follow",
+            verdict.message,
+            hint="use the address it should redirect to as the base URL",
+        )
+    evidence = f"{chain}, then " + ("it works" if verdict.ok else verdict.message)
+    downgraded = result.probe.method == "POST" and any(status in (301, 302, 303) for status, _ in hops)
+    if verdict.ok:
+        return Finding(
+            "base-url-redirect",
+            WARN,
+            target.agent,
+            f"{asked} redirects to {final}: the agents follow it, but every request makes the detour",
+            evidence,
+            fix,
+            "" if fix else f"use {final.removesuffix(tail) if tail else final} as the base URL",
+        )
+    if downgraded:
+        return Finding(
+            "base-url-redirect",
+            FAIL,
+            target.agent,
+            f"{asked} redirects to {final} with HTTP {hops[0][0]}, so the agent resends its POST there as a GET, "
+            "which fails",
+            evidence,
+            fix,
+            "" if fix else "use the address it redirects to as the base URL (https:// for http://, say)",
+        )
+    return None  # followed as a POST and failed there: the failure's own finding says why
+
+
+def _unreachable(target: Target, verdict: Verdict) -> Finding:
+    return Finding(
+        "server-unreachable",
+        FAIL,
+        target.agent,
+        f"nothing listens at {target.base_url} (the connection is refused or the name does not resolve)",
+        verdict.message,
+        hint="start the server, or check the host and port in the base URL",
+    )
+
+
+def _not_answering(target: Target, verdict: Verdict, seen: dict[str, Result]) -> Finding:
+    """The server took the connections but answered none of the agent's requests in time."""
+    models = seen.get("models")
+    models_answered = models is not None and models.status is not None
+    root = re.sub(r"/v1/?$", "", (target.base_url or "").rstrip("/"))
+    return Finding(
+        "server-not-answering",
+        WARN if models_answered else FAIL,
+        target.agent,
+        f"{target.base_url} accepts connections but sends no answer"
+        + (" to the agent's requests (its model list answers)" if models_answered else "")
+        + ": the server is up but not answering",
+        verdict.message,
+        hint=f"it may still be loading the model, or be overloaded: check its log or `curl {root}/health`, "
+        "then run doctor again (with a longer --timeout if it is only slow)",
+    )
+
+
+def _upstream_model_gone(target: Target, verdict: Verdict, seen: dict[str, Result]) -> Finding:
+    """A gateway (LiteLLM) lists the model, but the provider behind it says the model it maps to is gone."""
+    import difflib
+
+    model, ids = target.model or "", model_ids(seen.get("models"))
+    gone = upstream_model(verdict.message)
+    behind = f" (it maps to {gone!r})" if gone and gone != model else ""
+    listed = "lists" if model in ids else "accepts"
+    others = [i for i in ids if i != model]
+    close = difflib.get_close_matches(model, others, n=1, cutoff=0.8)  # a near namesake only
+    offer = f"; other models it lists: {', '.join(others[:8])}" if others else ""
+    fix = ""
+    if close and target.profile:
+        fix = fixes.then(fixes.profile_set(target.profile, model=close[0]), fixes.switch(target.profile))
+    return Finding(
+        "model-not-found",
+        FAIL,
+        target.agent,
+        f"the gateway {listed} model {model!r}{behind}, but its upstream provider does not have it: "
+        "every request fails",
+        verdict.message,
+        fix,
+        f"ask the gateway's admin to point {model!r} at a model the upstream has, or use another model "
+        f"the gateway lists{offer}",
+    )
 
 
 def seen_url(seen: dict[str, Result], target: Target) -> str:
@@ -367,7 +536,30 @@ def seen_url(seen: dict[str, Result], target: Target) -> str:
     return target.base_url or ""
 
 
+PROXY_VARIABLES = ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy")
+
+
+def _bypass(target: Target, host: str) -> tuple[str, str]:
+    """(fix, hint) that send this agent's requests to `host` past the proxy."""
+    from agentcfg.doctor.proxies import IGNORES_NO_PROXY
+
+    if target.agent in IGNORES_NO_PROXY:
+        # qwen-code takes --proxy, then its `proxy` setting, then HTTPS_PROXY/https_proxy/HTTP_PROXY/
+        # http_proxy for every request (packages/cli/src/config/config.ts) and never reads NO_PROXY; an
+        # empty --proxy falls through to the variables, so only running it without them goes direct.
+        unset = [word for name in PROXY_VARIABLES for word in ("-u", name)]
+        return fixes.command("env", *unset, "qwen"), (
+            "qwen-code ignores NO_PROXY: it sends every request through HTTPS_PROXY/HTTP_PROXY (or its `proxy` "
+            "setting in ~/.qwen/settings.json, which must not be set either), so run it without them"
+        )
+    if not re.fullmatch(r"[A-Za-z0-9.:_-]+", host):  # it goes inside double quotes: nothing the shell expands
+        return "", f"add {host} to NO_PROXY"
+    line = " ".join(f'{name}="${{{name}:+${name},}}{host}"' for name in ("NO_PROXY", "no_proxy"))
+    return f"export {line}", f"this adds {host} to NO_PROXY in this shell; put it in your shell's profile to keep it"
+
+
 def _proxy_findings(target: Target, seen: dict[str, Result], proxy_open: bool | None) -> list[Finding]:
+    """At most one finding per agent for its proxy: one cause, one finding."""
     from agentcfg.profiles import is_loopback
 
     if not target.proxy or not target.base_url:
@@ -380,50 +572,54 @@ def _proxy_findings(target: Target, seen: dict[str, Result], proxy_open: bool | 
         f"through {target.proxy}: {'works' if via_ok else classify(via).message if via else 'not tried'}; "
         f"direct: {'works' if direct_ok else classify(direct).message if direct else 'not tried'}"
     )
-    no_proxy = f"export NO_PROXY=localhost,127.0.0.1,::1 (or add {host} to it)"
-    findings = []
+    fix, hint = _bypass(target, host)
+    fix = fix if direct_ok else ""  # going direct helps only where direct works
     if proxy_open is False:
-        findings.append(
+        return [
             Finding(
                 "proxy-unreachable",
                 FAIL,
                 target.agent,
-                f"the proxy {target.proxy} applies to {host} and nothing answers there",
+                f"requests to {host} go through the proxy {target.proxy}, and nothing answers there"
+                + (" (direct works)" if direct_ok else ""),
                 evidence,
-                f"start the proxy, or unset the proxy variables, or {no_proxy}",
+                fix,
+                "start the proxy (a VPN or Clash, say), or unset the proxy variables; " + hint,
             )
-        )
+        ]
     if is_loopback(host):
-        status = WARN if via_ok else FAIL
-        findings.append(
+        return [
             Finding(
                 "proxy-intercepts-local",
-                status,
+                WARN if via_ok else FAIL,
                 target.agent,
                 f"requests to {host} go through the proxy {target.proxy}"
                 + ("" if via_ok else (", where they fail" + (" (direct works)" if direct_ok else ""))),
                 evidence,
-                no_proxy,
+                fix,
+                hint,
             )
-        )
-    elif not via_ok and direct_ok and proxy_open is not False:
-        findings.append(
+        ]
+    if not via_ok and direct_ok:
+        return [
             Finding(
                 "proxy-unreachable",
                 FAIL,
                 target.agent,
                 f"{host} works directly but not through the proxy {target.proxy}",
                 evidence,
-                f"fix the proxy, or add {host} to NO_PROXY",
+                fix,
+                "fix the proxy, or send this host past it; " + hint,
             )
-        )
-    return findings
+        ]
+    return []
 
 
 def _context_findings(target: Target, window: int | None) -> list[Finding]:
     if window is None or target.protocol not in ("openai", "anthropic"):
         return []
-    agent, fix_window = target.agent, f"set the profile's context_window to {window:,}, then {_switch_fix(target)}"
+    agent, fix_window = target.agent, _profile_fix(target, context_window=window)
+    hint_window = "" if fix_window else f"give {agent} a context window of {window:,} or less"
     asks = target.output_tokens if target.output_tokens is not None else target.default_output
     default = target.output_tokens is None
     if target.prompt_tokens > window:
@@ -434,7 +630,7 @@ def _context_findings(target: Target, window: int | None) -> list[Finding]:
                 agent,
                 f"its first prompt (~{target.prompt_tokens:,} tokens) does not fit the server's window ({window:,})",
                 f"max_model_len={window}",
-                f"restart vLLM with a larger --max-model-len (at least {target.prompt_tokens + 4096:,})",
+                hint=f"restart vLLM with a larger --max-model-len (at least {target.prompt_tokens + 4096:,})",
             )
         ]
     if agent == "codex":
@@ -456,6 +652,7 @@ def _context_findings(target: Target, window: int | None) -> list[Finding]:
                 f"with {asks:,}, more than the server's window ({window:,}): that retry fails",
                 f"max_model_len={window}; no output limit in qwen's settings",
                 fix_window,
+                hint_window,
             )
         ]
     if agent == "qwen" and default:
@@ -470,6 +667,7 @@ def _context_findings(target: Target, window: int | None) -> list[Finding]:
                 f"it asks for {said}, more than the server's window ({window:,}): vLLM rejects every request",
                 f"max_model_len={window}; {agent} output limit={asks}",
                 fix_window,
+                hint_window,
             )
         ]
     if target.prompt_tokens + asks > window:
@@ -482,9 +680,45 @@ def _context_findings(target: Target, window: int | None) -> list[Finding]:
                 "answers get cut short" + (", and opencode compacts every turn" if agent == "opencode" else ""),
                 f"max_model_len={window}",
                 fix_window,
+                hint_window,
             )
         ]
     return [Finding("context-limit-exceeded", PASS, agent, f"prompt + output ({asks:,}) fit the window ({window:,})")]
+
+
+# Where each agent is told its window when no profile can say it (what `agentcfg switch` writes).
+WINDOW_SETTING = {
+    "codex": "model_context_window in ~/.codex/config.toml",
+    "qwen": "generationConfig.contextWindowSize of its model in ~/.qwen/settings.json",
+    "opencode": "limit.context of its model in opencode.json",
+}
+
+
+def _window_told(target: Target, window: int | None) -> Finding | None:
+    """The agent is told a larger window than the server holds: it compacts by the number it is told, so
+    a long session grows past what the server accepts and every request from then on is refused."""
+    told = target.context_window
+    if window is None or told is None or told <= window or target.agent not in WINDOW_SETTING:
+        return None
+    agent = target.agent
+    asks = target.output_tokens if target.output_tokens is not None else None
+    also = f", and it asks for {asks:,} output tokens, more than the server holds" if asks and asks > window else ""
+    fix, hint = "", ""
+    if target.profile:
+        fix = fixes.then(fixes.profile_set(target.profile, context_window=window), fixes.switch(target.profile))
+    else:
+        hint = f"tell {agent} a window of {window:,} or less: {WINDOW_SETTING[agent]}"
+    return Finding(
+        "context-window-too-large",
+        FAIL,
+        agent,
+        f"{agent} is told the window is {told:,} tokens but the server holds {window:,}: it will not compact "
+        f"before the server refuses the conversation{also}",
+        f"max_model_len={window}; {agent} context window={told}"
+        + (f" (profile {target.profile})" if target.profile else ""),
+        fix,
+        hint,
+    )
 
 
 def diagnose(target: Target, seen: dict[str, Result], proxy_open: bool | None = None) -> list[Finding]:
@@ -496,30 +730,33 @@ def diagnose(target: Target, seen: dict[str, Result], proxy_open: bool | None = 
     proxy_explains = any(f.status == FAIL and f.id.startswith("proxy-") for f in findings)
     primary = [seen[k] for k in PRIMARY.get(target.agent, ()) if k in seen]
     verdicts = [classify(r) for r in primary]
-    if primary and all(v.id == "server-unreachable" for v in verdicts):
+    if primary and all(v.id in ("server-unreachable", "server-not-answering") for v in verdicts):
         if not proxy_explains:
-            findings.append(
-                Finding(
-                    "server-unreachable",
-                    FAIL,
-                    target.agent,
-                    f"nothing answers at {target.base_url}",
-                    verdicts[0].message,
-                    "start the server (and wait until /health answers), or check the host and port",
-                )
-            )
+            silent = [v for v in verdicts if v.id == "server-not-answering"]
+            findings.append(_not_answering(target, silent[0], seen) if silent else _unreachable(target, verdicts[0]))
         return findings
     problems: dict[str, Finding] = {}
     if target.agent == "codex" and "chat" in seen and classify(seen["chat"]).id == "tool-parser-missing":
         problems["tool-parser-missing"] = _problem(target, classify(seen["chat"]), seen)
-    for verdict in verdicts:
-        if not verdict.ok and not proxy_explains:  # what came back through a failing proxy is the proxy's
+    for result, verdict in zip(primary, verdicts, strict=True):
+        if proxy_explains:  # what came back through a failing proxy is the proxy's
+            break
+        redirect = _redirect(target, result, verdict)
+        if redirect:
+            problems.setdefault(redirect.id, redirect)
+            if redirect.status == FAIL:
+                continue
+        if not verdict.ok:
+            if final := result.extra.get("final_url"):
+                verdict = replace(verdict, message=f"after a redirect to {final}: {verdict.message}")
             finding = _problem(target, verdict, seen)
             problems.setdefault(finding.id, finding)
+    if "server-slow" in problems:  # one slow server: headers then silence on one request, none on another
+        problems.pop("server-not-answering", None)
     already = {f.id for f in findings if f.status == FAIL}  # a static finding already names this cause
     findings += [f for f in problems.values() if f.id not in already]
     failed = {f.id for f in findings if f.status == FAIL}
-    if primary and not failed and all(v.ok for v in verdicts):
+    if primary and not failed and all(v.ok for v in verdicts):  # a WARN (a redirect, say) keeps the passes
         findings += [Finding(fid, PASS, target.agent, text) for fid, text in ACCEPTED.items()]
     ids = model_ids(seen.get("models"))
     if ids and target.model and target.model not in ids and "model-not-found" not in failed:
@@ -532,6 +769,14 @@ def diagnose(target: Target, seen: dict[str, Result], proxy_open: bool | None = 
                 f"/models lists: {', '.join(ids[:8])}",
             )
         )
+    window = max_model_len(seen.get("models"), target.model)
+    too_large = _window_told(target, window)
+    if too_large:  # what the server said about the output limit that follows from that window is this cause
+        findings = [f for f in findings if f.id != "context-limit-exceeded" or f in target.static]
+        findings.append(too_large)
     if "context-limit-exceeded" not in failed:
-        findings += _context_findings(target, max_model_len(seen.get("models"), target.model))
+        context = _context_findings(target, window)
+        if too_large:  # the output limit follows from the window it is told: one cause, one finding
+            context = [f for f in context if f.status == PASS or "does not fit" in f.summary]
+        findings += context
     return findings

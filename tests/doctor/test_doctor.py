@@ -39,7 +39,7 @@ from typing import Any
 import pytest
 
 from tests import fault_server
-from tests.conftest import AGENTCFG, Home, keyring_env, make_home
+from tests.conftest import AGENTCFG, SHARED_FIXTURES, Home, keyring_env, make_home
 from tests.fault_server import MODEL, BlackHole, FaultServer, dead_port
 
 AGENTS = ("codex", "qwen", "opencode", "claude")
@@ -546,7 +546,7 @@ def test_dead_port_is_server_unreachable_for_every_agent(dead):
         finding = one(report, agent, "server-unreachable", "fail")
         assert f"127.0.0.1:{port}" in finding["summary"]
         assert "refused" in finding["evidence"]
-        assert "start the server" in finding["fix"]
+        assert "start the server" in finding["hint"]
 
 
 def test_offline_sends_nothing_and_does_not_fail_for_unreachability(dead):
@@ -566,9 +566,11 @@ def test_black_hole_returns_within_the_deadline_as_a_timeout(home):
     assert wall < 4.5, wall  # the 2 s deadline + 1 s + the CLI's start-up
     report = json.loads(result.stdout)
     assert report["elapsed_s"] < 3.0
-    for agent in AGENTS:
-        finding = one(report, agent, "server-unreachable", "fail")
-        assert "timeout" in finding["evidence"]
+    for agent in AGENTS:  # it took the connection: a server that is up but silent, not one that is down
+        finding = one(report, agent, "server-not-answering", "fail")
+        assert "no answer" in finding["evidence"] and "connected" in finding["evidence"]
+        assert "up but not answering" in finding["summary"] and "/health" in finding["hint"]
+        assert not found(report, agent, "server-unreachable")
 
 
 def test_headers_then_silence_is_server_slow_not_unreachable(standard):
@@ -579,19 +581,19 @@ def test_headers_then_silence_is_server_slow_not_unreachable(standard):
     for agent in AGENTS:
         finding = one(report, agent, "server-slow", "warn")
         assert "HTTP 200" in finding["evidence"]
-        assert "--timeout" in finding["fix"]
+        assert "--timeout" in finding["hint"]
         assert not found(report, agent, "server-unreachable", "fail")
 
 
 def test_proxy_on_a_dead_port_intercepts_local_requests(standard):
     proxy = f"http://127.0.0.1:{dead_port()}"
     report = doctor(standard.home, check=1, HTTP_PROXY=proxy, NO_PROXY="")
-    for agent in AGENTS:
-        for fid in ("proxy-intercepts-local", "proxy-unreachable"):
-            finding = one(report, agent, fid, "fail")
-            assert proxy in finding["summary"]
-            assert "direct: works" in finding["evidence"]
-            assert "NO_PROXY" in finding["fix"]
+    for agent in AGENTS:  # one cause (the dead proxy), one finding per agent
+        finding = one(report, agent, "proxy-unreachable", "fail")
+        assert proxy in finding["summary"] and "(direct works)" in finding["summary"]
+        assert "direct: works" in finding["evidence"]
+        assert ("env -u HTTPS_PROXY" if agent == "qwen" else "export NO_PROXY=") in finding["fix"]
+        assert not found(report, agent, "proxy-intercepts-local")
         assert not found(report, agent, "server-unreachable"), "the proxy explains it"
     assert {a["agent"]: a["proxy"] for a in report["agents"]} == dict.fromkeys(AGENTS, proxy)
 
@@ -602,8 +604,11 @@ def test_no_proxy_covers_local_requests_except_for_qwen_which_ignores_it(standar
     for agent in ("codex", "opencode", "claude"):
         assert not any(f["id"].startswith("proxy-") for f in report["findings"] if f["agent"] == agent), agent
         assert problems(report, agent) == set()
-    one(report, "qwen", "proxy-intercepts-local", "fail")
-    one(report, "qwen", "proxy-unreachable", "fail")
+    finding = one(report, "qwen", "proxy-unreachable", "fail")
+    assert problems(report, "qwen") == {("qwen", "proxy-unreachable", "fail")}  # one finding, not two
+    # NO_PROXY is already set: the fix that works for qwen runs it without the proxy variables
+    assert finding["fix"] == "env -u HTTPS_PROXY -u https_proxy -u HTTP_PROXY -u http_proxy qwen"
+    assert "ignores NO_PROXY" in finding["hint"]
     proxies = {a["agent"]: a["proxy"] for a in report["agents"]}
     assert proxies == {"codex": None, "qwen": proxy, "opencode": None, "claude": None}
 
@@ -617,7 +622,7 @@ def test_working_proxy_in_front_of_a_local_server_is_a_warning(standard):
     for agent in AGENTS:
         finding = one(report, agent, "proxy-intercepts-local", "warn")
         assert "through the proxy" in finding["summary"] and "fail" not in finding["summary"]
-        assert "NO_PROXY" in finding["fix"]
+        assert ("env -u HTTPS_PROXY" if agent == "qwen" else "NO_PROXY") in finding["fix"]
         assert not found(report, agent, "proxy-unreachable")
 
 
@@ -629,9 +634,9 @@ def test_self_signed_https_is_tls_untrusted_with_each_agents_ca_variable(tls):
         finding = one(report, agent, "tls-untrusted", "fail")
         assert "127.0.0.1" in finding["summary"] and "not trusted" in finding["summary"]
         assert "certificate" in finding["evidence"].lower()
-    assert "CODEX_CA_CERTIFICATE" in one(report, "codex", "tls-untrusted", "fail")["fix"]
+    assert "CODEX_CA_CERTIFICATE" in one(report, "codex", "tls-untrusted", "fail")["hint"]
     for agent in ("qwen", "opencode", "claude"):
-        assert "NODE_EXTRA_CA_CERTS" in one(report, agent, "tls-untrusted", "fail")["fix"]
+        assert "NODE_EXTRA_CA_CERTS" in one(report, agent, "tls-untrusted", "fail")["hint"]
 
 
 def test_tls_untrusted_clears_once_the_agents_ca_variables_name_the_certificate(tls):
@@ -775,12 +780,14 @@ def test_unknown_model_is_model_not_found_listing_the_servers_models(catalogue):
         finding = one(report, agent, "model-not-found", "fail")
         assert "'gpt-4o'" in finding["summary"] and MODEL in finding["summary"]
         assert "does not exist" in finding["evidence"]
-        assert "--model" in finding["fix"] and "agentcfg switch gpt" in finding["fix"]
+        assert finding["fix"] == f"agentcfg profile set gpt model={MODEL} && agentcfg switch gpt"
 
 
 def test_model_with_the_wrong_case_is_model_not_found_suggesting_the_servers_id(catalogue):
     report = doctor(catalogue.home, "lower", "--agent", "codex", check=1)
-    assert f"use model {MODEL!r}" in one(report, "codex", "model-not-found", "fail")["fix"]
+    finding = one(report, "codex", "model-not-found", "fail")
+    assert f"use model {MODEL!r}" in finding["hint"]
+    assert finding["fix"] == f"agentcfg profile set lower model={MODEL} && agentcfg switch lower"
 
 
 def test_model_not_found_suggests_the_only_model_the_server_has(catalogue):
@@ -795,7 +802,7 @@ def test_base_url_with_v1_on_a_server_without_it_names_the_url_that_works(standa
     for agent in ("codex", "qwen", "opencode"):
         finding = one(report, agent, "base-url-path", "fail")
         assert f"{root} works" in finding["summary"]
-        assert f"--base-url {root} " in finding["fix"]
+        assert finding["fix"] == f"agentcfg profile set t base_url={root} && agentcfg switch t"
     one(report, "claude", "base-url-path", "fail")  # /v1/messages does not exist there at all
 
 
@@ -805,7 +812,7 @@ def test_base_url_without_v1_names_the_v1_url(catalogue):
     for agent in ("codex", "qwen", "opencode"):
         finding = one(report, agent, "base-url-path", "fail")
         assert f"{good} works" in finding["summary"]
-        assert f"--base-url {good} " in finding["fix"]
+        assert finding["fix"] == f"agentcfg profile set nov1 base_url={good} && agentcfg switch nov1"
     assert problems(report, "claude") == set()  # its URL is right without /v1
 
 
@@ -815,7 +822,7 @@ def test_html_page_is_response_not_openai(standard):
     for agent in AGENTS:
         finding = one(report, agent, "response-not-openai", "fail")
         assert "HTML" in finding["evidence"]
-        assert "not a web page" in finding["fix"]
+        assert "not a web page" in finding["hint"]
 
 
 def test_json_without_choices_is_response_not_openai(standard):
@@ -844,7 +851,7 @@ def test_server_without_a_tool_parser_fails_every_agent(standard):
     for agent in AGENTS:
         finding = one(report, agent, "tool-parser-missing", "fail")
         assert "--enable-auto-tool-choice" in finding["evidence"]
-        assert "--tool-call-parser" in finding["fix"]
+        assert "--tool-call-parser" in finding["hint"]
     assert "never runs a tool" in one(report, "codex", "tool-parser-missing", "fail")["summary"]
 
 
@@ -917,12 +924,12 @@ def test_small_window_fails_the_agents_whose_prompt_does_not_fit(unbounded):
     for agent, prompt in (("claude", "32,000"), ("qwen", "22,000")):
         finding = one(report, agent, "context-limit-exceeded", "fail")
         assert prompt in finding["summary"] and "16,384" in finding["summary"]
-        assert "--max-model-len" in finding["fix"]
+        assert "--max-model-len" in finding["hint"]
     one(report, "codex", "context-limit-exceeded", "pass")  # ~13k fits
     # opencode: 10k prompt + the 8,192 agentcfg bounds its output to without a window in the profile
     warned = one(report, "opencode", "context-limit-exceeded", "warn")
     assert "8,192" in warned["summary"] and "compacts" in warned["summary"]
-    assert "context_window to 16,384" in warned["fix"]
+    assert warned["fix"] == "agentcfg profile set t context_window=16384 && agentcfg switch t"
 
 
 def test_window_that_holds_every_prompt_and_the_bounded_output_passes(unbounded):
@@ -937,9 +944,13 @@ def test_window_that_holds_every_prompt_and_the_bounded_output_passes(unbounded)
 def test_profile_window_larger_than_the_servers_makes_the_output_too_large(standard):
     set_fault(standard.server, max_model_len=16384)  # the profile says 65,536: opencode may ask for ~27k
     report = doctor(standard.home, "--agent", "opencode", check=1)
-    finding = one(report, "opencode", "context-limit-exceeded", "fail")
+    # one cause, one finding: context-window-too-large once doctor reads the window opencode is told from
+    # its file (collect), context-limit-exceeded for the output limit that follows from it until then
+    ((_, fid, _),) = problems(report, "opencode")
+    finding = one(report, "opencode", fid, "fail")
+    assert fid in ("context-window-too-large", "context-limit-exceeded")
     assert "27,768 output tokens" in finding["summary"] and "16,384" in finding["summary"]
-    assert "context_window to 16,384" in finding["fix"]
+    assert finding["fix"] == "agentcfg profile set t context_window=16384 && agentcfg switch t"
 
 
 # == Claude Code login =====================================================================================
@@ -1028,7 +1039,7 @@ def test_server_saying_the_oauth_token_expired_is_claude_oauth_expired(standard)
     report = doctor(standard.home, check=1)
     finding = one(report, "claude", "claude-oauth-expired", "fail")
     assert "OAuth token has expired" in finding["evidence"]
-    assert "/login" in finding["fix"]
+    assert "/login" in finding["hint"] and finding["fix"] == "agentcfg switch t --agent claude"
     for agent in ("codex", "qwen", "opencode"):
         assert problems(report, agent) == set()
 
@@ -1165,3 +1176,121 @@ def test_broken_profile_file_is_exit_2(home):
     home.write(".config/agentcfg/profiles/bad.toml", 'base_url = "http://127.0.0.1:1/v1"\nmodel = \n')
     result = home.run("doctor", check=2)
     assert "bad.toml" in result.stderr and "Traceback" not in result.stderr
+
+
+# == issue 14: what doctor reads, and its rules ===========================================================
+
+LINE_SEPARATOR = "\u2028"  # str.splitlines() splits here; SSE does not, and vLLM writes it raw in JSON
+
+
+def _with_separator(text: str, marker: str) -> bytes:
+    """A captured stream with U+2028 put raw into the first text after `marker` (a delta's content)."""
+    at = text.index(marker) + len(marker)
+    return (text[:at] + "one" + LINE_SEPARATOR + "two" + text[at:]).encode()
+
+
+class SeparatorStreamHandler(fault_server._Handler):
+    """Streams as real vLLM 0.32 did (the captured bytes), with a U+2028 raw inside a delta's text."""
+
+    def _stream_bytes(self, data: bytes) -> None:
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream; charset=utf-8")
+        self.send_header("content-length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _chat(self, body: dict[str, Any]) -> None:
+        if not body.get("stream"):
+            super()._chat(body)
+            return
+        text = (SHARED_FIXTURES / "vllm-0.32-cpu" / "b_chat_stream_include_usage.txt").read_text(encoding="utf-8")
+        self._stream_bytes(_with_separator(text, '"delta":{"content":"'))
+
+    def _responses(self, body: dict[str, Any]) -> None:
+        text = (SHARED_FIXTURES / "vllm-0.32-cpu" / "c_responses_stream.txt").read_text(encoding="utf-8")
+        self._stream_bytes(_with_separator(text, '"content_index":0,"delta":"'))
+
+    def _messages(self, body: dict[str, Any]) -> None:
+        events = fault_server.messages_events(body["model"], "one" + LINE_SEPARATOR + "two")
+        lines = [f"event: {e['type']}\ndata: {json.dumps(e, ensure_ascii=False)}\n\n" for e in events]
+        self._stream_bytes("".join(lines).encode())
+
+
+def test_a_healthy_stream_with_a_line_separator_in_the_models_text_passes(standard):
+    set_fault(standard.server, handler=SeparatorStreamHandler)
+    report = doctor(standard.home, check=0)
+    assert report["ok"] is True, problems(report)
+    streamed = [body for path, _, body in posts(standard.server) if body.get("stream")]
+    assert len(streamed) >= 3  # the chat, Responses and Messages streams were all read
+    for agent in AGENTS:
+        one(report, agent, "stream-broken", "pass")
+
+
+def test_a_profile_window_larger_than_the_servers_is_context_window_too_large(standard):
+    set_fault(standard.server, max_model_len=16384)  # profile t tells the agents 65,536
+    report = doctor(standard.home, "t", check=1)
+    for agent in ("codex", "qwen", "opencode"):
+        finding = one(report, agent, "context-window-too-large", "fail")
+        assert "65,536" in finding["summary"] and "16,384" in finding["summary"]
+        assert finding["fix"] == "agentcfg profile set t context_window=16384 && agentcfg switch t"
+        assert not found(report, agent, "context-limit-exceeded", "warn"), "one cause, one finding"
+    assert not found(report, "claude", "context-window-too-large")
+
+
+class RedirectHandler(fault_server._Handler):
+    """Every request under /v1 answered with a redirect (the server's `redirect` status) to `moved_to`."""
+
+    def _route(self, method: str, body: Any) -> None:
+        srv = self.server
+        srv.requests.append((method, self.path, dict(self.headers), body))
+        self.send_response(srv.redirect)
+        self.send_header("location", srv.moved_to + self.path.removeprefix("/v1"))
+        self.send_header("content-length", "0")
+        self.end_headers()
+
+
+@pytest.mark.parametrize("status", [307, 301])
+def test_a_server_that_moved_is_followed_as_the_agents_follow_it(standard, status):
+    with serve(FaultServer()) as moved:
+        set_fault(standard.server, handler=RedirectHandler)
+        standard.server._server.redirect, standard.server._server.moved_to = status, moved.base_url
+        report = doctor(standard.home, "--agent", "qwen", "--agent", "codex", check=None)
+        streamed = [body for path, _, body in posts(moved) if body.get("stream")]
+    for agent in ("qwen", "codex"):
+        finding = one(report, agent, "base-url-redirect", "warn" if status == 307 else "fail")
+        assert moved.base_url in finding["summary"]
+        assert finding["fix"] == f"agentcfg profile set t base_url={moved.base_url} && agentcfg switch t"
+        assert "answers 404" not in finding["summary"]
+    if status == 307:  # kept a POST: the requests really reached the new address
+        assert report["ok"] is True and streamed
+    else:  # resent as a GET, as reqwest and fetch do after a 301
+        assert "as a GET" in one(report, "qwen", "base-url-redirect", "fail")["summary"]
+
+
+class UpstreamGoneHandler(fault_server._Handler):
+    """A LiteLLM-like gateway that lists the model, and whose upstream says it does not exist (the
+    captured LiteLLM 1.108 answer, tests/fixtures/litellm-1.108-upstream404)."""
+
+    def _route(self, method: str, body: Any) -> None:
+        if method == "POST":
+            self.server.requests.append((method, self.path, dict(self.headers), body))
+            case = "e01-messages-stream" if "/messages" in self.path else "b01-chat"
+            captured = json.loads((UPSTREAM404 / f"{case}.json").read_text())["response"]["body"]
+            self._send(404, captured)
+            return
+        super()._route(method, body)
+
+
+UPSTREAM404 = Path(__file__).parent.parent / "fixtures" / "litellm-1.108-upstream404"
+
+
+def test_a_model_gone_upstream_of_a_gateway_is_model_not_found_naming_the_upstream(standard):
+    set_fault(standard.server, handler=UpstreamGoneHandler)  # /models lists MODEL; every request: 404 upstream
+    report = doctor(standard.home, check=1)
+    text = doctor_text(standard.home, check=1)
+    for agent in AGENTS:
+        assert problems(report, agent) == {(agent, "model-not-found", "fail")}
+        finding = one(report, agent, "model-not-found", "fail")
+        assert "upstream" in finding["summary"] and "gateway lists" in finding["summary"]
+        assert "admin" in finding["hint"] and "try again later" not in finding["hint"]
+    assert "litellm.NotFoundError" in text and "server-error" not in text

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import os
+import shlex
+
 import pytest
 
+from agentcfg.doctor import proxies
 from agentcfg.doctor.proxies import bypassed, proxy_for
 
 # -- NO_PROXY ----------------------------------------------------------------------------------------------
@@ -171,3 +175,51 @@ def test_bad_port_in_url_still_answers() -> None:
     environ = {"HTTP_PROXY": P_HTTP, "NO_PROXY": "localhost"}
     assert proxy_for("opencode", "http://localhost:99999/v1", environ) is None
     assert proxy_for("opencode", "http://gw:99999/v1", environ) == P_HTTP
+
+
+# -- the fixes doctor prints really send the agent past the proxy, pasted into a shell as they are -----------
+
+
+def _proxy_after(fix: str, agent: str, url: str, environ: dict[str, str], *, wraps: bool) -> str:
+    """Run `fix` in sh with `environ`, then ask proxy_for in what the agent would see (its own process)."""
+    import subprocess
+    import sys
+
+    ask = f"import os; from agentcfg.doctor.proxies import proxy_for; print(proxy_for({agent!r}, {url!r}, os.environ))"
+    python = f"{shlex.quote(sys.executable)} -c {shlex.quote(ask)}"
+    # a wrapping fix (`env -u ... qwen`) runs the agent: the agent's place is taken by python
+    script = fix.removesuffix(" qwen") + " " + python if wraps else f"{fix}\n{python}"
+    result = subprocess.run(["sh", "-c", script], env=environ, capture_output=True, text=True, timeout=30, check=True)
+    return result.stdout.strip()
+
+
+@pytest.mark.parametrize("agent", ["codex", "opencode", "claude"])
+@pytest.mark.parametrize("existing", ["", "example.org"])
+def test_the_no_proxy_fix_sends_local_requests_direct(agent: str, existing: str) -> None:
+    from agentcfg.doctor.model import Target
+    from agentcfg.doctor.rules import _bypass
+
+    url = "http://127.0.0.1:8000/v1/models"
+    environ = {"PATH": os.environ["PATH"], "HTTP_PROXY": "http://127.0.0.1:9", "http_proxy": "http://127.0.0.1:9"}
+    if existing:
+        environ["NO_PROXY"] = environ["no_proxy"] = existing
+    assert proxies.proxy_for(agent, url, environ) == "http://127.0.0.1:9"
+    fix, _ = _bypass(Target(agent, "openai", url, "m"), "127.0.0.1")
+    assert _proxy_after(fix, agent, url, environ, wraps=False) == "None"
+
+
+def test_the_qwen_fix_runs_it_without_the_proxy_variables() -> None:
+    from agentcfg.doctor.model import Target
+    from agentcfg.doctor.rules import _bypass
+
+    url = "http://127.0.0.1:8000/v1/models"
+    environ = {
+        "PATH": os.environ["PATH"],
+        "HTTPS_PROXY": "http://127.0.0.1:9",
+        "http_proxy": "http://127.0.0.1:9",
+        "NO_PROXY": "127.0.0.1,localhost",
+    }
+    assert proxies.proxy_for("qwen", url, environ) == "http://127.0.0.1:9"  # NO_PROXY does not help qwen
+    fix, _ = _bypass(Target("qwen", "openai", url, "m"), "127.0.0.1")
+    assert fix.endswith(" qwen")
+    assert _proxy_after(fix, "qwen", url, environ, wraps=True) == "None"

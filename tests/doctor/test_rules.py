@@ -153,7 +153,7 @@ EXPECTED: dict[str, object] = {
     "litellm-1.108/c04-chat-model-missing": "model-not-found",
     "litellm-1.108/c05-chat-unknown-model-nokey": "key-rejected",
     "litellm-1.108/c06-chat-model-deployment-name": None,
-    "litellm-1.108/c07-chat-model-stale-upstream": "server-error",  # the gateway's own upstream model is gone
+    "litellm-1.108/c07-chat-model-stale-upstream": "model-not-found",  # listed by the gateway, gone upstream
     "litellm-1.108/d01-responses-mock": None,
     # 500 with an SSE body holding an error and [DONE]: the status decides
     "litellm-1.108/d02-responses-mock-stream": "server-error",
@@ -184,7 +184,7 @@ EXPECTED: dict[str, object] = {
     "litellm-1.108/f04-v1v1-chat": "base-url-path",
     "litellm-1.108/f05-v1v1-models": "base-url-path",
     # 307 with an empty body and a Location header (probes do not follow redirects)
-    "litellm-1.108/f06-v1-trailing-slash": "base-url-path",  # a 307 redirect: agents may not follow it
+    "litellm-1.108/f06-v1-trailing-slash": "base-url-redirect",  # as captured: the probe would have followed it
     "litellm-1.108/f07-v1-double-slash": "base-url-path",
     "litellm-1.108/f08-get-chat": "request-rejected",  # 405
     "litellm-1.108/f10-openai-v1-chat": "server-error",
@@ -778,7 +778,7 @@ def test_all_primary_refused_is_one_unreachable_failure() -> None:
     assert finding.status == FAIL and finding.agent == "qwen"
     assert BASE in finding.summary
     assert "Connection refused" in finding.evidence
-    assert "start the server" in finding.fix
+    assert "start the server" in finding.hint and finding.fix == ""
 
 
 def test_unreachable_for_codex_counts_only_responses() -> None:
@@ -798,7 +798,8 @@ def test_401_without_a_key_is_key_missing() -> None:
     assert ids(findings, FAIL) == ["key-missing"]
     finding = only(findings, "key-missing")
     assert "sends none" in finding.summary
-    assert finding.fix == "agentcfg key set gw, then run the agent with `agentcfg exec gw -- qwen`"
+    assert finding.fix == "agentcfg key set gw && agentcfg exec gw -- qwen"
+    assert "GW_KEY" in finding.hint
     assert "HTTP 401" in finding.evidence
     assert "key-rejected" not in ids(findings, PASS)
 
@@ -831,7 +832,8 @@ def test_claude_oauth_expired_from_a_probe() -> None:
     body = {"type": "error", "error": {"type": "authentication_error", "message": "OAuth token has expired."}}
     seen["messages-stream"] = fail("messages-stream", 401, body, base)
     finding = only(diagnose(target("claude", base), seen), "claude-oauth-expired")
-    assert finding.status == FAIL and "/login" in finding.fix
+    assert finding.status == FAIL and "/login" in finding.hint
+    assert finding.fix == "agentcfg switch gw --agent claude"
 
 
 LITELLM_MODELS = load(LITELLM / "a01-get-v1-models-key.json")
@@ -848,8 +850,9 @@ def test_model_not_found_lists_the_served_ids_and_suggests_the_closest() -> None
     assert finding.status == FAIL
     assert "'deepseek-v3'" in finding.summary
     assert "deepseek-chat, qwen-plus, claude-sonnet-4" in finding.summary
-    assert "use model 'deepseek-chat'" in finding.fix
-    assert "--served-model-name deepseek-v3" in finding.fix
+    assert finding.fix == "agentcfg profile set gw model=deepseek-chat && agentcfg switch gw"
+    assert "use model 'deepseek-chat'" in finding.hint
+    assert "--served-model-name deepseek-v3" in finding.hint
     assert "Invalid model name" in finding.evidence
     assert "model-not-found" not in ids(findings, WARN)  # no second, weaker finding
 
@@ -860,7 +863,7 @@ def test_model_not_found_without_a_model_list() -> None:
     seen["chat-stream"] = fail("chat-stream", 404, load(VLLM / "d_wrong_model.json").body)
     finding = only(diagnose(target("qwen", model="gpt-4o"), seen), "model-not-found")
     assert "the server has:" not in finding.summary
-    assert finding.fix.startswith("use one of the server's model ids")
+    assert finding.hint.startswith("use one of the server's model ids") and finding.fix == ""
 
 
 NOT_FOUND_BODY = {"detail": "Not Found"}
@@ -878,8 +881,7 @@ def test_base_url_path_names_the_url_that_works() -> None:
     finding = only(findings, "base-url-path")
     assert finding.status == FAIL
     assert finding.summary == "http://127.0.0.1:8000 is the wrong path: http://127.0.0.1:8000/v1 works"
-    assert "--base-url http://127.0.0.1:8000/v1" in finding.fix
-    assert "agentcfg switch gw" in finding.fix
+    assert finding.fix == "agentcfg profile set gw base_url=http://127.0.0.1:8000/v1 && agentcfg switch gw"
     assert ids(findings, FAIL) == ["base-url-path"]
 
 
@@ -894,7 +896,7 @@ def test_base_url_path_when_no_other_url_works() -> None:
     finding = only(diagnose(target("opencode", base), seen), "base-url-path")
     assert finding.summary == "http://127.0.0.1:8000/api/chat/completions answers 404"
     assert "Not Found" in finding.evidence
-    assert "/api/v1" in finding.fix
+    assert "/api/v1" in finding.hint and finding.fix == ""
 
 
 def test_claude_base_url_with_v1() -> None:
@@ -905,7 +907,7 @@ def test_claude_base_url_with_v1() -> None:
     }
     finding = only(diagnose(target("claude", base), seen), "base-url-path")
     assert "ends in /v1" in finding.summary
-    assert finding.fix.startswith("use http://127.0.0.1:8000 ")
+    assert finding.fix == "agentcfg profile set gw anthropic_base_url=http://127.0.0.1:8000 && agentcfg switch gw"
 
 
 def test_codex_responses_missing_while_models_works() -> None:
@@ -934,7 +936,7 @@ def test_codex_tool_parser_from_chat_though_responses_worked() -> None:
     finding = only(findings, "tool-parser-missing")
     assert finding.status == FAIL
     assert "Codex exits 0 but never runs a tool" in finding.summary
-    assert "--enable-auto-tool-choice --tool-call-parser" in finding.fix
+    assert "--enable-auto-tool-choice --tool-call-parser" in finding.hint and finding.fix == ""
     assert "requires --enable-auto-tool-choice" in finding.evidence
     assert PASS not in {f.status for f in findings if f.id != "context-limit-exceeded"}
 
@@ -978,7 +980,7 @@ def test_tls_and_malformed_key_findings() -> None:
     seen = healthy("claude", "https://gw.example.com")
     seen["messages-stream"] = fail("messages-stream", None, error="tls", detail="CERTIFICATE_VERIFY_FAILED")
     finding = only(diagnose(target("claude", "https://gw.example.com"), seen), "tls-untrusted")
-    assert "gw.example.com" in finding.summary and "NODE_EXTRA_CA_CERTS" in finding.fix
+    assert "gw.example.com" in finding.summary and "NODE_EXTRA_CA_CERTS" in finding.hint and finding.fix == ""
     seen = healthy("codex")
     seen["responses-stream"] = fail("responses-stream", None, error="protocol", detail="Illegal header value")
     finding = only(diagnose(target("codex"), seen), "key-malformed")
@@ -1005,7 +1007,7 @@ def test_prompt_larger_than_window_fails() -> None:
     assert finding.status == FAIL
     assert "does not fit" in finding.summary
     assert finding.evidence == "max_model_len=8192"
-    assert "--max-model-len (at least 14,096)" in finding.fix
+    assert "--max-model-len (at least 14,096)" in finding.hint and finding.fix == ""
 
 
 def test_qwen_default_output_larger_than_window_fails() -> None:
@@ -1014,7 +1016,7 @@ def test_qwen_default_output_larger_than_window_fails() -> None:
     assert finding.status == FAIL
     assert "8,000 output tokens (its default)" in finding.summary
     assert "qwen output limit=8000" in finding.evidence
-    assert "context_window to 7,000" in finding.fix
+    assert finding.fix == "agentcfg profile set gw context_window=7000 && agentcfg switch gw"
 
 
 def test_qwen_default_retry_larger_than_window_warns() -> None:
@@ -1022,7 +1024,7 @@ def test_qwen_default_retry_larger_than_window_warns() -> None:
     finding = context("qwen", 32_768, prompt_tokens=22_000, output_tokens=None, default_output=64_000)
     assert finding.status == WARN
     assert "retries with 64,000" in finding.summary and "8,000" in finding.summary
-    assert "context_window to 32,768" in finding.fix
+    assert finding.fix == "agentcfg profile set gw context_window=32768 && agentcfg switch gw"
 
 
 def test_configured_output_larger_than_window_fails() -> None:
@@ -1102,7 +1104,8 @@ def test_dead_proxy_is_proxy_unreachable_not_server_unreachable() -> None:
     assert ids(findings, FAIL) == ["proxy-unreachable"]
     finding = only(findings, "proxy-unreachable")
     assert PROXY in finding.summary and "gw.example.com" in finding.summary
-    assert "NO_PROXY" in finding.fix
+    assert finding.fix == "env -u HTTPS_PROXY -u https_proxy -u HTTP_PROXY -u http_proxy qwen"
+    assert "ignores NO_PROXY" in finding.hint
     assert "direct: works" in finding.evidence
 
 
@@ -1114,7 +1117,7 @@ def test_loopback_through_failing_proxy_while_direct_works() -> None:
     assert "(direct works)" in finding.summary
     assert finding.evidence.startswith(f"through {PROXY}: HTTP 502")
     assert finding.evidence.endswith("direct: works")
-    assert "NO_PROXY=localhost,127.0.0.1,::1" in finding.fix
+    assert finding.fix == "env -u HTTPS_PROXY -u https_proxy -u HTTP_PROXY -u http_proxy qwen"
 
 
 def test_failing_proxy_is_not_also_blamed_on_the_server() -> None:
@@ -1133,14 +1136,20 @@ def test_loopback_through_working_proxy_warns() -> None:
     assert "server-unreachable" in ids(findings, PASS)
 
 
-def test_dead_proxy_for_loopback_gives_both_proxy_findings() -> None:
+def test_dead_proxy_for_loopback_is_one_finding() -> None:
     seen = {
         k: fail(k, None, error="refused", detail="ConnectError: [Errno 111]", proxy=PROXY)
         for k in ("models", "models-alt", "chat-stream", "chat")
     }
     seen["models-direct"] = ok("models-direct")
-    findings = diagnose(target("qwen", proxy=PROXY), seen, proxy_open=False)
-    assert sorted(ids(findings, FAIL)) == ["proxy-intercepts-local", "proxy-unreachable"]
+    findings = diagnose(target("opencode", proxy=PROXY), seen, proxy_open=False)
+    assert ids(findings, FAIL) == ["proxy-unreachable"]  # one cause (the dead proxy), one finding
+    finding = only(findings, "proxy-unreachable")
+    assert "127.0.0.1" in finding.summary and "(direct works)" in finding.summary
+    assert (
+        finding.fix == 'export NO_PROXY="${NO_PROXY:+$NO_PROXY,}127.0.0.1" no_proxy="${no_proxy:+$no_proxy,}127.0.0.1"'
+    )
+    assert "start the proxy" in finding.hint
 
 
 def test_remote_host_works_directly_but_not_through_proxy() -> None:
