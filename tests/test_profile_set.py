@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import json
-import tomllib
 
 import pytest
+import tomllib
 
 from tests.fault_server import MODEL, FaultServer
 
@@ -130,7 +130,7 @@ def test_a_project_profile_is_refused_naming_its_file(home, tmp_path):
     )
     assert result.returncode == 2, result.stderr
     assert "this project's profile" in result.stderr and "team.toml" in result.stderr
-    assert "model = \"m\"" in (project / ".agentcfg" / "profiles" / "team.toml").read_text()
+    assert 'model = "m"' in (project / ".agentcfg" / "profiles" / "team.toml").read_text()
 
 
 def test_agents_on_the_profile_are_named_with_the_switch_to_run(home):
