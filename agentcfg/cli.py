@@ -537,7 +537,7 @@ def key_set(name: str, as_json: bool) -> None:
     if reason := keystore.check_value(value):
         raise AgentcfgError(
             f"not storing the key for {name}: {reason}",
-            hint=f'Give the key alone, e.g. `printf %s "$KEY" | agentcfg key set {name}`.',
+            hint=f"Give the key alone: `agentcfg key set {name}` asks for it (input hidden).",
         )
     store.store(found, value)  # bound to the profile's hosts now: `key bind` after moving it
     if as_json:
@@ -811,6 +811,11 @@ def _detect_key(draft: Any, environ: dict[str, str]) -> str | None:
     help="Read the window (max_model_len) from the server's GET /models; for vLLM also Claude Code's URL.",
 )
 @click.option("--description", help="A short label shown in agent UIs.")
+@click.option(
+    "--key-stdin",
+    is_flag=True,
+    help="Read the profile's key (hidden prompt, or one line of stdin): --detect sends it, then it is stored.",
+)
 @click.option("--force", is_flag=True, help="Replace an existing profile of that name.")
 def profile_add(
     name: str,
@@ -824,16 +829,23 @@ def profile_add(
     max_output_tokens: int | None,
     detect: bool,
     description: str | None,
+    key_stdin: bool,
     force: bool,
 ) -> None:
     """Add (or with --force replace) a profile of your own.
 
+    \b
+    agentcfg profile add gpu --base-url http://gpu-box:8000/v1 --detect
+    printf %s "$KEY" | agentcfg profile add gw --base-url https://gw.example/v1 --detect --key-stdin
+    agentcfg profile add team --from team.toml
+
     Without --key-env or --no-key, a profile for a server on this machine needs no key and any
-    other reads NAME_API_KEY (upper-cased). With --from, the profile is a team's shared file (as
-    `agentcfg profile export` writes it): validated, then saved as yours.
+    other reads NAME_API_KEY (upper-cased); --key-stdin also stores the key (bound to the profile's
+    hosts). With --from, the profile is a team's shared file (as `agentcfg profile export` writes
+    it): validated, then saved as yours. To change a profile later: `agentcfg profile set`.
     """
     from agentcfg import detect as detection
-    from agentcfg import env, fields, fsutil, profiles
+    from agentcfg import env, fields, fixes, fsutil, profiles
 
     environ = _environ()
     if source:
@@ -841,8 +853,9 @@ def profile_add(
         return
     if not base_url:
         raise click.UsageError("give --base-url URL (with --model ID), or --from FILE|URL")
-    if key_env and no_key:
-        raise AgentcfgError("--key-env and --no-key contradict each other", hint="Give one of them.")
+    if no_key and (key_env or key_stdin):
+        other = "--key-env" if key_env else "--key-stdin"
+        raise AgentcfgError(f"{other} and --no-key contradict each other", hint="Give one of them.")
     _check_new_name(name, force, environ)
     given = {"description": description, "base_url": base_url, "anthropic_base_url": anthropic_base_url,
              "model": model, "key_env": key_env}  # fmt: skip
@@ -854,11 +867,35 @@ def profile_add(
             hint=f"Use {anthropic_base_url.rstrip('/')[:-3]} instead.",
         )
     draft = profiles.Profile(name=name, base_url=base_url, model=model or "?")
-    if not key_env and not no_key and not draft.is_local:
+    if not key_env and not no_key and (key_stdin or not draft.is_local):
         key_env = name.upper().replace("-", "_") + "_API_KEY"
+    draft = profiles.Profile(name=name, base_url=base_url, model=model or "?", key_env=key_env)
+    store, key = None, None
+    if key_stdin:
+        from agentcfg import keystore
+
+        store = keystore.KeyStore(environ, draft)
+        store.label  # noqa: B018 - a missing keyring fails here, before the key is typed or anything is sent
+        key = _read_key()
+        if reason := keystore.check_value(key):
+            raise AgentcfgError(f"not using the key for {name}: {reason}", hint="Give the key alone.")
     if detect:
-        draft = profiles.Profile(name=name, base_url=base_url, model=model or "?", key_env=key_env)
-        models = detection.list_models(draft, _detect_key(draft, environ))
+        try:
+            models = detection.list_models(draft, key or _detect_key(draft, environ))
+        except detection.KeyNeeded as problem:
+            again = fixes.command(
+                "agentcfg", "profile", "add", name, "--base-url", base_url,
+                *(("--model", model) if model else ()),
+                *(("--anthropic-base-url", anthropic_base_url) if anthropic_base_url else ()),
+                *(("--key-env", key_env) if key_env else ()),  # else --key-stdin gives NAME_API_KEY
+                *(("--context-window", str(context_window)) if context_window else ()),
+                *(("--max-output-tokens", str(max_output_tokens)) if max_output_tokens else ()),
+                *(("--description", description) if description else ()),
+                "--detect", "--key-stdin", *(("--force",) if force else ()),
+            )  # fmt: skip
+            refused = "the right key" if problem.sent or key else "its key"
+            problem.hint = f"Give --detect {refused}: {again} (it asks for the key; or pipe it in on stdin)."
+            raise
         model, context_window = detection.context_window(models, model, base_url.rstrip("/") + "/models")
         anthropic_base_url = anthropic_base_url or detection.anthropic_base_url(models, model, base_url)
     if not model:
@@ -884,7 +921,10 @@ def profile_add(
     click.echo(f"Added profile {name}: {model} at {base_url}{detected}\n  {env.display(path, environ)}")
     if anthropic_base_url:
         click.echo(f"  Claude Code uses {anthropic_base_url}/v1/messages")
-    if key_env:
+    if store is not None and key:
+        store.store(new, key)  # bound to the profile's hosts, as `key set` binds it
+        click.echo(f"  stored its key in the {store.label}; agents read it from {key_env}")
+    elif key_env:
         click.echo(f"  agents read its key from {key_env}; store the key with: agentcfg key set {name}")
     click.echo(f"Switch to it with: agentcfg switch {name}")
 
@@ -1015,7 +1055,26 @@ def _detected(profile: Any, environ: dict[str, str]) -> Any:
     from agentcfg import detect as detection
     from agentcfg import profiles
 
-    models = detection.list_models(profile, _detect_key(profile, environ))
+    try:
+        models = detection.list_models(profile, _detect_key(profile, environ))
+    except detection.KeyNeeded as problem:
+        from agentcfg import fixes
+
+        name = profile.name
+        key_env = profile.key_env or name.upper().replace("-", "_") + "_API_KEY"
+        problem.hint = (
+            "Store "
+            + ("the right key" if problem.sent else "its key")
+            + ", then detect again: "
+            + (
+                fixes.then(
+                    "" if profile.key_env else fixes.profile_set(name, key_env=key_env),
+                    fixes.key_set(name),
+                    fixes.command("agentcfg", "profile", "set", name, "--detect"),
+                )
+            )
+        )
+        raise
     _, window = detection.context_window(models, profile.model, profile.base_url.rstrip("/") + "/models")
     updates: dict[str, object] = {"context_window": window}
     url = detection.anthropic_base_url(models, profile.model, profile.base_url)
@@ -1273,12 +1332,21 @@ def profile_rm(name: str, keep_key: bool) -> None:
     said, notes = _forget_key(name, found, keep_key, environ)
     for line in said:
         click.echo(line)
-    if name in profiles.load_all(environ):
+    built_in = name in profiles.load_all(environ)
+    if built_in:
         click.echo(f"The built-in profile {name} applies again.")
     if pointing:
+        from agentcfg import fixes
+
+        they = "it" if len(pointing) == 1 else "them"
+        to = (
+            f"to the built-in {name}: `{fixes.switch(name, agents=pointing)}`"
+            if built_in
+            else "to another profile: `agentcfg profile list` shows them, agentcfg switch with its name moves them"
+        )
         notes.append(
             f"{', '.join(pointing)} still point{'s' if len(pointing) == 1 else ''} at profile {name} (its host "
-            f"and model); switch {'it' if len(pointing) == 1 else 'them'} to another: `agentcfg switch PROFILE`"
+            f"and model); switch {they} {to}"
         )
     _emit_notes(notes)
 

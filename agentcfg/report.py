@@ -104,11 +104,12 @@ def status_text(statuses: list[AgentStatus], colour: bool) -> str:
                 + " (`agentcfg switch` again restores them)"
             )
         if s.key_in_file:
-            profile_name = s.profile if s.profile not in (None, "other") else "PROFILE"
             where = "its file" if s.key == "in file" else (s.key or "")[3:]
+            # `profile import` moves a plaintext key into the keyring whichever profile it belongs to (one of
+            # yours, or one it creates for an endpoint no profile has), and points the file at the keyring.
             notes.append(
                 paint(f"{s.name}: a key is in plaintext in {where}", "edited", colour)
-                + f" (to keep it in the keyring: agentcfg key set {profile_name} && agentcfg switch {profile_name})"
+                + " (to keep it in the keyring instead: agentcfg profile import --yes; `agentcfg rollback` undoes it)"
             )
         elif s.key:
             notes.append(f"{s.name}: key {s.key}")
