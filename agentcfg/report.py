@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from agentcfg import env
+from agentcfg import env, fixes
 from agentcfg.plan import Plan, unified_diff
 from agentcfg.profiles import BUILT_IN, Profile
 from agentcfg.switch import AgentStatus
@@ -99,9 +99,10 @@ def status_text(statuses: list[AgentStatus], colour: bool) -> str:
             profile = "-" + ("" if s.installed else " (not installed)")
         rows.append((s.name, profile, s.model or "", s.base_url or "", ", ".join(s.files)))
         if s.edited:
+            restore = s.profile if s.profile not in (None, "other") else (s.last_switch or {}).get("profile")
             notes.append(
                 paint(f"{s.name}: edited since agentcfg wrote it: {', '.join(s.edited)}", "edited", colour)
-                + " (`agentcfg switch` again restores them)"
+                + (f" (`{fixes.switch(restore, s.name)}` restores them)" if restore else " (a switch restores them)")
             )
         if s.key_in_file:
             where = "its file" if s.key == "in file" else (s.key or "")[3:]
@@ -109,7 +110,7 @@ def status_text(statuses: list[AgentStatus], colour: bool) -> str:
             # yours, or one it creates for an endpoint no profile has), and points the file at the keyring.
             notes.append(
                 paint(f"{s.name}: a key is in plaintext in {where}", "edited", colour)
-                + " (to keep it in the keyring instead: agentcfg profile import --yes; `agentcfg rollback` undoes it)"
+                + " (to keep it in the keyring instead: `agentcfg profile import --yes`; `agentcfg rollback` undoes it)"
             )
         elif s.key:
             notes.append(f"{s.name}: key {s.key}")

@@ -114,7 +114,9 @@ def key_source(
         )
     if helpers:
         names = [a.NAME for a in agents if a.NAME in helpers]
-        notes.append(f"{_they(names, 'fetches', 'fetch')} the key from the keyring by itself (`agentcfg key get`)")
+        notes.append(
+            f"{_they(names, 'fetches', 'fetch')} the key from the keyring by itself (`agentcfg key get {profile.name}`)"
+        )
     if by_env := [a.NAME for a in agents if a.NAME not in helpers]:
         starts = ", ".join(f"`{fixes.exec_agent(profile.name, AGENTS[n].BINARY)}`" for n in by_env)
         notes.append(
@@ -168,7 +170,7 @@ def plan_switch(
                 if profile.is_local
                 else "Set it: "
             )
-            + f"give the model's window in tokens as context_window to `agentcfg profile set {profile.name}`."
+            + f"set context_window to the model's window in tokens with agentcfg profile set {profile.name}."
         )
     return plan
 

@@ -442,7 +442,7 @@ def test_switch_after_key_set_writes_no_key_and_agents_fetch_or_read_it(home, ke
     )
     set_key(home, "gw", GW_KEY)
     first = run(home, "switch", "gw", "--all")
-    assert "note: claude fetches the key from the keyring by itself (`agentcfg key get`)\n" in first.stderr
+    assert "note: claude fetches the key from the keyring by itself (`agentcfg key get gw`)\n" in first.stderr
     assert f"note: codex, qwen, opencode {helper_note('codex', 'qwen', 'opencode')}" in first.stderr
     assert "no key stored" not in first.stderr
     assert GW_KEY not in first.stdout + first.stderr
