@@ -52,6 +52,7 @@ def cli() -> None:
     agentcfg key set taotoken           keep the gateway key in the OS keyring
     agentcfg exec taotoken -- opencode  run an agent with the key set
     agentcfg trust                      use this repository's .agentcfg/profiles (ignored until then)
+    agentcfg profile set local context_window=65536   change a field (a built-in becomes yours)
     """
 
 
@@ -755,7 +756,14 @@ def agents_command(as_json: bool) -> None:
 
 @cli.group()
 def profile() -> None:
-    """List, show, add, import, export and remove provider profiles."""
+    """List, show, add, change (set, unset), import, export and remove provider profiles.
+
+    \b
+    agentcfg profile list
+    agentcfg profile add gpu --base-url http://gpu-box:8000/v1 --detect
+    agentcfg profile set local context_window=65536     change fields, keep the rest
+    agentcfg profile unset gpu max_output_tokens
+    """
 
 
 @profile.command("list")

@@ -198,7 +198,7 @@ def profile_text(profile: Profile, environ: env.Environ) -> str:
     lines = []
     for key, value in data.items():
         if key == "key_in_environment":
-            value = "set" if value else f"not set (export {profile.key_env}=...)"
+            value = "set" if value else "not set in this shell (`agentcfg exec` and `agentcfg env` set it)"
         elif key == "source":
             value = source_text(value, environ)
         lines.append(f"{key:<{width}}  {value}")
