@@ -431,3 +431,28 @@ def test_the_guard_sees_a_placeholder_and_prose() -> None:
     assert placeholders("agentcfg key set t && agentcfg switch t --agent claude") == []
     assert placeholders("kill 123") == []
     assert placeholders("agentcfg profile set t model=other-model") == []
+
+
+def test_switch_notes_about_the_shells_keys_run_as_pasted(tmp_path):
+    with serve(FaultServer(key=KEY)) as server:
+        world = make_world(tmp_path, server)
+        add_profile(world.home, server.base_url, server.root, name="box")  # keyless
+        add_profile(world.home, server.base_url, server.root, key_env="T_KEY")
+        store_key(world.home, "t", KEY)
+        keyless = world.home.run("switch", "box", "--all", OPENAI_API_KEY="sk-from-the-shell-123")
+        keyed = world.home.run("switch", "t", "--all", ANTHROPIC_AUTH_TOKEN="sk-other-token-456")
+        commands = [c for r in (keyless, keyed) for note in notes_of(r) for c in backticked(note)]
+        assert {"env -u OPENAI_API_KEY qwen", "unset ANTHROPIC_AUTH_TOKEN"} <= set(commands), commands
+        for command in commands:
+            run_fix(world, command)
+
+
+def test_profile_rm_note_switches_the_agents_back_to_the_built_in(tmp_path):
+    world = make_world(tmp_path)
+    world.home.run("profile", "set", "local", "context_window=65536")
+    world.home.run("switch", "local", "--agent", "codex")
+    removed = world.home.run("profile", "rm", "local")
+    (command,) = [c for note in notes_of(removed) for c in backticked(note)]
+    assert command == "agentcfg switch local --agent codex"
+    run_fix(world, command)
+    assert "model_context_window = 1048576" in world.home.read(".codex/config.toml")
