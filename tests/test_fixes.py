@@ -456,3 +456,19 @@ def test_profile_rm_note_switches_the_agents_back_to_the_built_in(tmp_path):
     assert command == "agentcfg switch local --agent codex"
     run_fix(world, command)
     assert "model_context_window = 1048576" in world.home.read(".codex/config.toml")
+
+
+# -- errors whose hint is the command to run next -----------------------------------------------------------
+
+
+def test_detect_on_a_keyless_profile_of_a_server_that_wants_a_key_hints_the_commands_that_work(tmp_path):
+    with serve(FaultServer(key=KEY, max_model_len=49152)) as server:
+        world = make_world(tmp_path, server)
+        add_profile(world.home, server.base_url, server.root, window=None)  # keyless
+        refused = world.home.run("profile", "set", "t", "--detect", check=2)
+        command = refused.stderr.split("then detect again: ", 1)[1].strip()
+        assert command == (
+            "agentcfg profile set t key_env=T_API_KEY && agentcfg key set t && agentcfg profile set t --detect"
+        )
+        run_fix(world, command)
+    assert world.home.json("profile", "show", "t")["context_window"] == 49152
