@@ -52,6 +52,7 @@ def cli() -> None:
     agentcfg key set taotoken           keep the gateway key in the OS keyring
     agentcfg exec taotoken -- opencode  run an agent with the key set
     agentcfg trust                      use this repository's .agentcfg/profiles (ignored until then)
+    agentcfg profile set local context_window=65536   change a field (a built-in becomes yours)
     """
 
 
@@ -537,7 +538,7 @@ def key_set(name: str, as_json: bool) -> None:
     if reason := keystore.check_value(value):
         raise AgentcfgError(
             f"not storing the key for {name}: {reason}",
-            hint=f'Give the key alone, e.g. `printf %s "$KEY" | agentcfg key set {name}`.',
+            hint=f"Give the key alone: `agentcfg key set {name}` asks for it (input hidden).",
         )
     store.store(found, value)  # bound to the profile's hosts now: `key bind` after moving it
     if as_json:
@@ -755,7 +756,14 @@ def agents_command(as_json: bool) -> None:
 
 @cli.group()
 def profile() -> None:
-    """List, show, add, import, export and remove provider profiles."""
+    """List, show, add, change (set, unset), import, export and remove provider profiles.
+
+    \b
+    agentcfg profile list
+    agentcfg profile add gpu --base-url http://gpu-box:8000/v1 --detect
+    agentcfg profile set local context_window=65536     change fields, keep the rest
+    agentcfg profile unset gpu max_output_tokens
+    """
 
 
 @profile.command("list")
@@ -811,6 +819,11 @@ def _detect_key(draft: Any, environ: dict[str, str]) -> str | None:
     help="Read the window (max_model_len) from the server's GET /models; for vLLM also Claude Code's URL.",
 )
 @click.option("--description", help="A short label shown in agent UIs.")
+@click.option(
+    "--key-stdin",
+    is_flag=True,
+    help="Read the profile's key (hidden prompt, or one line of stdin): --detect sends it, then it is stored.",
+)
 @click.option("--force", is_flag=True, help="Replace an existing profile of that name.")
 def profile_add(
     name: str,
@@ -824,16 +837,23 @@ def profile_add(
     max_output_tokens: int | None,
     detect: bool,
     description: str | None,
+    key_stdin: bool,
     force: bool,
 ) -> None:
     """Add (or with --force replace) a profile of your own.
 
+    \b
+    agentcfg profile add gpu --base-url http://gpu-box:8000/v1 --detect
+    printf %s "$KEY" | agentcfg profile add gw --base-url https://gw.example/v1 --detect --key-stdin
+    agentcfg profile add team --from team.toml
+
     Without --key-env or --no-key, a profile for a server on this machine needs no key and any
-    other reads NAME_API_KEY (upper-cased). With --from, the profile is a team's shared file (as
-    `agentcfg profile export` writes it): validated, then saved as yours.
+    other reads NAME_API_KEY (upper-cased); --key-stdin also stores the key (bound to the profile's
+    hosts). With --from, the profile is a team's shared file (as `agentcfg profile export` writes
+    it): validated, then saved as yours. To change a profile later: `agentcfg profile set`.
     """
     from agentcfg import detect as detection
-    from agentcfg import env, fields, fsutil, profiles
+    from agentcfg import env, fields, fixes, fsutil, profiles
 
     environ = _environ()
     if source:
@@ -841,8 +861,9 @@ def profile_add(
         return
     if not base_url:
         raise click.UsageError("give --base-url URL (with --model ID), or --from FILE|URL")
-    if key_env and no_key:
-        raise AgentcfgError("--key-env and --no-key contradict each other", hint="Give one of them.")
+    if no_key and (key_env or key_stdin):
+        other = "--key-env" if key_env else "--key-stdin"
+        raise AgentcfgError(f"{other} and --no-key contradict each other", hint="Give one of them.")
     _check_new_name(name, force, environ)
     given = {"description": description, "base_url": base_url, "anthropic_base_url": anthropic_base_url,
              "model": model, "key_env": key_env}  # fmt: skip
@@ -854,11 +875,35 @@ def profile_add(
             hint=f"Use {anthropic_base_url.rstrip('/')[:-3]} instead.",
         )
     draft = profiles.Profile(name=name, base_url=base_url, model=model or "?")
-    if not key_env and not no_key and not draft.is_local:
+    if not key_env and not no_key and (key_stdin or not draft.is_local):
         key_env = name.upper().replace("-", "_") + "_API_KEY"
+    draft = profiles.Profile(name=name, base_url=base_url, model=model or "?", key_env=key_env)
+    store, key = None, None
+    if key_stdin:
+        from agentcfg import keystore
+
+        store = keystore.KeyStore(environ, draft)
+        store.label  # noqa: B018 - a missing keyring fails here, before the key is typed or anything is sent
+        key = _read_key()
+        if reason := keystore.check_value(key):
+            raise AgentcfgError(f"not using the key for {name}: {reason}", hint="Give the key alone.")
     if detect:
-        draft = profiles.Profile(name=name, base_url=base_url, model=model or "?", key_env=key_env)
-        models = detection.list_models(draft, _detect_key(draft, environ))
+        try:
+            models = detection.list_models(draft, key or _detect_key(draft, environ))
+        except detection.KeyNeeded as problem:
+            again = fixes.command(
+                "agentcfg", "profile", "add", name, "--base-url", base_url,
+                *(("--model", model) if model else ()),
+                *(("--anthropic-base-url", anthropic_base_url) if anthropic_base_url else ()),
+                *(("--key-env", key_env) if key_env else ()),  # else --key-stdin gives NAME_API_KEY
+                *(("--context-window", str(context_window)) if context_window else ()),
+                *(("--max-output-tokens", str(max_output_tokens)) if max_output_tokens else ()),
+                *(("--description", description) if description else ()),
+                "--detect", "--key-stdin", *(("--force",) if force else ()),
+            )  # fmt: skip
+            refused = "the right key" if problem.sent or key else "its key"
+            problem.hint = f"Give --detect {refused}: {again} (it asks for the key; or pipe it in on stdin)."
+            raise
         model, context_window = detection.context_window(models, model, base_url.rstrip("/") + "/models")
         anthropic_base_url = anthropic_base_url or detection.anthropic_base_url(models, model, base_url)
     if not model:
@@ -884,9 +929,201 @@ def profile_add(
     click.echo(f"Added profile {name}: {model} at {base_url}{detected}\n  {env.display(path, environ)}")
     if anthropic_base_url:
         click.echo(f"  Claude Code uses {anthropic_base_url}/v1/messages")
-    if key_env:
+    if store is not None and key:
+        store.store(new, key)  # bound to the profile's hosts, as `key set` binds it
+        click.echo(f"  stored its key in the {store.label}; agents read it from {key_env}")
+    elif key_env:
         click.echo(f"  agents read its key from {key_env}; store the key with: agentcfg key set {name}")
     click.echo(f"Switch to it with: agentcfg switch {name}")
+
+
+# -- profile set / unset ---------------------------------------------------------------------------------
+
+
+@profile.command("set")
+@click.argument("name", shell_complete=_complete_profile)
+@click.argument("changes", nargs=-1, metavar="FIELD=VALUE...")
+@click.option(
+    "--detect", is_flag=True, help="Read context_window (max_model_len) from the server's GET /models, with its key."
+)
+@click.option("--json", "as_json", is_flag=True, help="Print what changed as JSON.")
+def profile_set(name: str, changes: tuple[str, ...], detect: bool, as_json: bool) -> None:
+    """Change fields of profile NAME and keep the rest, validated as `profile add` validates them.
+
+    \b
+    agentcfg profile set local context_window=65536
+    agentcfg profile set gpu model=Qwen3-Coder base_url=http://gpu-box:8000/v1
+    agentcfg profile set taotoken anthropic_base_url=https://taotoken.net/api/anthropic
+    agentcfg profile set gpu --detect          the window as the vLLM server reports it
+
+    Fields: description, base_url, anthropic_base_url, model, key_env, context_window (or
+    context-window), max_output_tokens. Changing a built-in (local, taotoken) makes a profile of
+    yours from its fields plus the change (`agentcfg profile rm NAME` goes back to the built-in); a
+    project's profile is the project's file and is not changed. The agents keep the old values until
+    you switch again: the command says so, with the switch to run.
+    """
+    if not changes and not detect:
+        raise click.UsageError("give at least one FIELD=VALUE (or --detect), e.g. agentcfg profile set local model=M")
+    _change_profile(name, changes, (), detect, as_json)
+
+
+@profile.command("unset")
+@click.argument("name", shell_complete=_complete_profile)
+@click.argument("names", nargs=-1, required=True, metavar="FIELD...")
+@click.option("--json", "as_json", is_flag=True, help="Print what changed as JSON.")
+def profile_unset(name: str, names: tuple[str, ...], as_json: bool) -> None:
+    """Remove optional fields of profile NAME (base_url and model are required and stay).
+
+    \b
+    agentcfg profile unset gpu max_output_tokens
+    agentcfg profile unset gw key_env            the server needs no key
+
+    A built-in becomes a profile of yours without those fields, as with `profile set`.
+    """
+    _change_profile(name, (), names, False, as_json)
+
+
+def _editable(name: str, environ: dict[str, str]) -> Any:
+    """The profile `profile set` changes: yours or a built-in; never a project's file."""
+    from agentcfg import profiles
+
+    found = profiles.get(name, environ)  # an unknown name: the usual error with suggestions
+    if found.source.startswith(profiles.PROJECT):
+        where = found.source.removeprefix(profiles.PROJECT)
+        raise AgentcfgError(
+            f"{name!r} is this project's profile: agentcfg does not change a project's files",
+            where=where,
+            hint=f"Edit {where} in the project (then run `agentcfg trust` again), or make a profile of your own "
+            f"under another name with `agentcfg profile add`.",
+        )
+    return found
+
+
+def _change_profile(name: str, changes: tuple[str, ...], removed: tuple[str, ...], detect: bool, as_json: bool) -> None:
+    from pathlib import Path
+
+    from agentcfg import env, fixes, fsutil, profiles, report
+
+    environ = _environ()
+    where = f"agentcfg profile {'set' if changes or detect else 'unset'} {name}"
+    updates = profiles.assignments(changes, where)
+    unset = list(dict.fromkeys(profiles.field_name(f, where) for f in removed))
+    old = _editable(name, environ)
+    built_in = old.source == profiles.BUILT_IN
+    new = profiles.changed(old, updates, unset)  # every field validated before anything is sent or written
+    if detect:
+        new = _detected(new, environ)
+    differences = profiles.differences(old, new)
+    path = profiles.profiles_dir(environ) / f"{name}.toml" if built_in else Path(old.source)
+    shown = env.display(path, environ)
+    pointing = _pointing_agents(name, environ) if differences else []
+    if differences:
+        current = None if built_in else fsutil.read_text(path, shown, fsutil.PROFILE_LIMIT)
+        text = profiles.edited_text(current, old, new, shown)
+        profiles.parse(name, text, str(path))  # what is written must load as the profile shown
+        fsutil.private_dir(path.parent)
+        fsutil.atomic_write(path, text.encode("utf-8"), 0o644)
+    notes = _key_notes(old, new, environ) if differences else []
+    run_next = fixes.switch(name, agents=pointing if len(pointing) < len(AGENT_NAMES) else ()) if pointing else None
+    if as_json:
+        data = {
+            "profile": name,
+            "path": str(path),
+            "from_built_in": built_in and bool(differences),
+            "changed": bool(differences),
+            "changes": {f: {"old": a, "new": b} for f, (a, b) in differences.items()},
+            "agents_pointing": pointing,
+            "switch": run_next,
+            "notes": notes,
+        }
+        click.echo(report.dumps(data))
+        return
+    if not differences:
+        click.echo(f"Profile {name} already has those values: nothing changed.")
+        return
+    origin = f" (a profile of yours now, from the built-in {name})" if built_in else ""
+    click.echo(f"Changed profile {name}{origin}: {shown}")
+    for field, (before, after) in differences.items():
+        click.echo(f"  {field}: {_shown_value(before)} -> {_shown_value(after)}")
+    _emit_notes(notes)
+    if run_next:
+        they = ", ".join(pointing)
+        click.echo(f"{they} still {'uses' if len(pointing) == 1 else 'use'} the old values.")
+        click.echo(f"Switch to it with: {run_next}")
+
+
+def _shown_value(value: object) -> str:
+    if value is None:
+        return "(not set)"
+    return f"{value:,}" if isinstance(value, int) else str(value)
+
+
+def _detected(profile: Any, environ: dict[str, str]) -> Any:
+    """`profile set --detect`: the window (and for vLLM Claude Code's URL, if none is set) from the server."""
+    from agentcfg import detect as detection
+    from agentcfg import profiles
+
+    try:
+        models = detection.list_models(profile, _detect_key(profile, environ))
+    except detection.KeyNeeded as problem:
+        from agentcfg import fixes
+
+        name = profile.name
+        key_env = profile.key_env or name.upper().replace("-", "_") + "_API_KEY"
+        problem.hint = (
+            "Store "
+            + ("the right key" if problem.sent else "its key")
+            + ", then detect again: "
+            + (
+                fixes.then(
+                    "" if profile.key_env else fixes.profile_set(name, key_env=key_env),
+                    fixes.key_set(name),
+                    fixes.command("agentcfg", "profile", "set", name, "--detect"),
+                )
+            )
+        )
+        raise
+    _, window = detection.context_window(models, profile.model, profile.base_url.rstrip("/") + "/models")
+    updates: dict[str, object] = {"context_window": window}
+    url = detection.anthropic_base_url(models, profile.model, profile.base_url)
+    if url and not profile.anthropic_base_url:
+        updates["anthropic_base_url"] = url
+    return profiles.changed(profile, updates, [])
+
+
+def _key_notes(old: Any, new: Any, environ: dict[str, str]) -> list[str]:
+    """What a change of key_env or of the hosts means for the profile's stored key (kept per profile name)."""
+    from agentcfg import keystore
+
+    name, notes = new.name, []
+    stored_here = name in keystore.remembered(environ)  # no keyring is opened for a profile without a key
+    if new.key_env and not old.key_env and not stored_here:
+        notes.append(f"{name} needs a key now, read from {new.key_env}: store it with `agentcfg key set {name}`")
+    elif old.key_env and new.key_env and old.key_env != new.key_env and stored_here:
+        notes.append(
+            f"the stored key of {name} stays (the keyring keeps it under the profile's name); `agentcfg exec` and "
+            f"`agentcfg env` now put it in {new.key_env}"
+        )
+    elif old.key_env and not new.key_env and stored_here:
+        notes.append(f"{name} needs no key now; its stored key stays: `agentcfg key rm {name}` removes it")
+    if not new.key_env or not stored_here or keystore.profile_origins(old) == keystore.profile_origins(new):
+        return notes
+    store = keystore.KeyStore(environ, new)
+    try:
+        recorded = store.origins(name) if store.get(name) is not None else None
+    except keystore.KeyringProblem as problem:
+        return [*notes, f"could not check the keyring for the key of {name}: {problem.message}"]
+    now = keystore.profile_origins(new)
+    if recorded is not None and all(o in recorded for o in now):
+        return notes
+    bound = ", ".join(recorded) if recorded else "no host"
+    moved = ", ".join(o for o in now if o not in (recorded or ()))
+    notes.append(
+        f"the stored key of {name} is bound to {bound}, and the profile now points at {moved}: no agent gets it "
+        f"there until you run `agentcfg key bind {name}` (that host gets this key) or `agentcfg key set {name}` "
+        "(its own key)"
+    )
+    return notes
 
 
 def _check_new_name(name: str, force: bool, environ: dict[str, str]) -> None:
@@ -1103,12 +1340,21 @@ def profile_rm(name: str, keep_key: bool) -> None:
     said, notes = _forget_key(name, found, keep_key, environ)
     for line in said:
         click.echo(line)
-    if name in profiles.load_all(environ):
+    built_in = name in profiles.load_all(environ)
+    if built_in:
         click.echo(f"The built-in profile {name} applies again.")
     if pointing:
+        from agentcfg import fixes
+
+        they = "it" if len(pointing) == 1 else "them"
+        to = (
+            f"to the built-in {name}: `{fixes.switch(name, agents=pointing)}`"
+            if built_in
+            else "to another profile: `agentcfg profile list` shows them, agentcfg switch with its name moves them"
+        )
         notes.append(
             f"{', '.join(pointing)} still point{'s' if len(pointing) == 1 else ''} at profile {name} (its host "
-            f"and model); switch {'it' if len(pointing) == 1 else 'them'} to another: `agentcfg switch PROFILE`"
+            f"and model); switch {they} {to}"
         )
     _emit_notes(notes)
 

@@ -15,6 +15,20 @@ DEADLINE = 15.0
 MODELS_LIMIT = 16 << 20
 
 
+class KeyNeeded(AgentcfgError):
+    """The server answered 401/403 to GET /models: it wants a key (`sent`: the one sent was refused).
+    The command that ran adds the hint: the same command, given the key (see cli.profile_add)."""
+
+    def __init__(self, url: str, status: int, *, sent: bool) -> None:
+        what = "refuses the key sent" if sent else "wants a key"
+        super().__init__(
+            f"{url} answered {status}: the server {what}",
+            hint="Give --detect the key with --key-stdin (it asks for it, or reads one line of stdin), "
+            "or give the window yourself with --context-window.",
+        )
+        self.sent = sent
+
+
 def list_models(profile: Profile, key: str | None, timeout: float = TIMEOUT) -> list[dict[str, Any]]:
     """`GET {base_url}/models` of the profile; its key (if any) goes only to the profile's own host."""
     import httpx
@@ -31,11 +45,7 @@ def list_models(profile: Profile, key: str | None, timeout: float = TIMEOUT) -> 
             hint="Is the server running? Or give the window yourself with --context-window N.",
         ) from None
     if status in (401, 403):
-        raise AgentcfgError(
-            f"{url} answered {status}: the server wants a key",
-            hint="Store the key first (`agentcfg key set NAME` after adding without --detect, or export "
-            "the --key-env variable), or give --context-window N.",
-        )
+        raise KeyNeeded(url, status, sent=bool(headers))
     try:
         data = json.loads(body)["data"]
         assert isinstance(data, list)

@@ -8,6 +8,7 @@ words instead (Finding.hint); tests run each printed fix in a temporary HOME (te
 from __future__ import annotations
 
 import shlex
+from collections.abc import Sequence
 
 
 def command(*argv: str) -> str:
@@ -20,9 +21,10 @@ def then(*commands: str) -> str:
     return " && ".join(c for c in commands if c)
 
 
-def switch(profile: str, agent: str | None = None) -> str:
-    """`agentcfg switch PROFILE`, for one agent when only that agent is meant."""
-    return command("agentcfg", "switch", profile, *(("--agent", agent) if agent else ()))
+def switch(profile: str, agent: str | None = None, *, agents: Sequence[str] = ()) -> str:
+    """`agentcfg switch PROFILE`, for one agent (or these agents) when only they are meant."""
+    chosen = [*([agent] if agent else []), *agents]
+    return command("agentcfg", "switch", profile, *(w for a in dict.fromkeys(chosen) for w in ("--agent", a)))
 
 
 def key_set(profile: str) -> str:

@@ -327,8 +327,9 @@ def missing(profile: Profile, label: str) -> KeyringProblem:
 def not_keyed(profile: Profile) -> AgentcfgError:
     return AgentcfgError(
         f"profile {profile.name!r} needs no key (it has no key_env)",
-        hint=f"If its server checks a key, give it one: `agentcfg profile add {profile.name} "
-        f"--base-url {profile.base_url} --model {profile.model} --key-env VAR --force`.",
+        hint="If its server checks a key, give the profile a key variable and store its key with "
+        f"`agentcfg profile set {profile.name} key_env={profile.name.upper().replace('-', '_')}_API_KEY && "
+        f"agentcfg key set {profile.name}`.",
     )
 
 

@@ -464,3 +464,108 @@ def to_toml(profile: Profile) -> str:
     for key, value in profile.fields().items():
         lines.append(f"{key} = {json.dumps(value, ensure_ascii=False)}")
     return "\n".join(lines) + "\n"
+
+
+# -- `profile set` / `profile unset`: change some fields, keep the rest -----------------------------------
+
+# The fields of a profile file, in the order `profile show` lists them; `context-window` is accepted for
+# `context_window` (the spelling of `profile add`'s options).
+FIELDS = ("description", "base_url", "anthropic_base_url", "model", "key_env", "context_window", "max_output_tokens")
+REQUIRED = ("base_url", "model")
+# The smallest values `profile add` takes (its click.IntRange), also the schema's minimums.
+INT_MINIMUMS = {"context_window": 256, "max_output_tokens": 16}
+
+
+def field_name(given: str, where: str) -> str:
+    """A field as the user typed it (`context-window` or `context_window`) -> the profile TOML's name."""
+    name = given.strip().lower().replace("-", "_")
+    if name not in FIELDS:
+        import difflib
+
+        close = difflib.get_close_matches(name, FIELDS, n=1)
+        raise AgentcfgError(
+            f"unknown field {given!r}" + (f" (did you mean {close[0]}?)" if close else ""),
+            where=where,
+            hint=f"Fields a profile has: {', '.join(FIELDS)}.",
+        )
+    return name
+
+
+def assignments(args: tuple[str, ...] | list[str], where: str) -> dict[str, object]:
+    """`field=value` arguments -> {field: value}, integers for the window and the output bound."""
+    found: dict[str, object] = {}
+    for arg in args:
+        given, sep, value = arg.partition("=")
+        if not sep:
+            raise AgentcfgError(
+                f"{arg!r} is not FIELD=VALUE",
+                where=where,
+                hint="Give each change as field=value, e.g. model=DeepSeek-V4-Flash context_window=65536 "
+                "(`agentcfg profile unset` removes a field).",
+            )
+        name = field_name(given, where)
+        if name in found:
+            raise AgentcfgError(f"field {name!r} is given twice", where=where, hint="Give each field once.")
+        found[name] = _number(name, value, where) if name in INT_MINIMUMS else value
+    return found
+
+
+def _number(name: str, value: str, where: str) -> int:
+    least = INT_MINIMUMS[name]
+    text = value.replace("_", "").replace(",", "")  # 1_048_576 and 1,048,576 as people write them
+    if not text.isascii() or not text.isdigit():
+        raise AgentcfgError(f"field {name!r} must be a whole number of tokens, not {value[:40]!r}", where=where)
+    number = int(text)
+    if number < least:
+        raise AgentcfgError(f"field {name!r} is {number}; at least {least}", where=where)
+    return number
+
+
+def changed(profile: Profile, updates: dict[str, object], removed: list[str]) -> Profile:
+    """`profile` with `updates` set and `removed` taken out, validated as `profile add` validates: pure."""
+    where = f"profile {profile.name}"
+    for name in removed:
+        if name in REQUIRED:
+            raise AgentcfgError(
+                f"{name} cannot be unset: every profile has one",
+                where=where,
+                hint="Set another value instead (`agentcfg profile set`).",
+            )
+        if name in updates:
+            raise AgentcfgError(f"field {name!r} is both set and unset", where=where)
+    data = {**profile.fields(), **updates}
+    for name in removed:
+        data.pop(name, None)
+    fields.check(data, where, name=profile.name)
+    anthropic = data.get("anthropic_base_url")
+    if isinstance(anthropic, str) and anthropic.rstrip("/").endswith("/v1"):
+        raise AgentcfgError(
+            f"anthropic_base_url {anthropic} ends in /v1, but Claude Code appends /v1/messages itself",
+            where=where,
+            hint=f"Use anthropic_base_url={anthropic.rstrip('/')[:-3]} instead.",
+        )
+    validate(data, schema_text(), where)
+    return Profile(name=profile.name, source=profile.source, **data)  # type: ignore[arg-type]
+
+
+def differences(old: Profile, new: Profile) -> dict[str, tuple[object, object]]:
+    """{field: (old, new)} for every field that differs (None: not set)."""
+    before, after = old.fields(), new.fields()
+    return {f: (before.get(f), after.get(f)) for f in FIELDS if before.get(f) != after.get(f)}
+
+
+def edited_text(current: str | None, old: Profile, new: Profile, path: str) -> str:
+    """The profile file's text after the change. A file of yours is edited in place (its comments and
+    order stay); a built-in becomes a file of yours holding all its fields."""
+    if current is None:
+        return (
+            f"# agentcfg profile {new.name}: your copy of the built-in profile (`agentcfg profile set`);\n"
+            f"# `agentcfg profile rm {new.name}` goes back to the built-in.\n" + to_toml(new).split("\n", 1)[1]
+        )
+    from agentcfg import edit
+
+    changes = differences(old, new)
+    return edit.apply(
+        "toml", current, [((name, ), edit.REMOVE if value is None else value) for name, (_, value) in changes.items()],
+        path=path,
+    )  # fmt: skip

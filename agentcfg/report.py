@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from agentcfg import env
+from agentcfg import env, fixes
 from agentcfg.plan import Plan, unified_diff
 from agentcfg.profiles import BUILT_IN, Profile
 from agentcfg.switch import AgentStatus
@@ -99,16 +99,18 @@ def status_text(statuses: list[AgentStatus], colour: bool) -> str:
             profile = "-" + ("" if s.installed else " (not installed)")
         rows.append((s.name, profile, s.model or "", s.base_url or "", ", ".join(s.files)))
         if s.edited:
+            restore = s.profile if s.profile not in (None, "other") else (s.last_switch or {}).get("profile")
             notes.append(
                 paint(f"{s.name}: edited since agentcfg wrote it: {', '.join(s.edited)}", "edited", colour)
-                + " (`agentcfg switch` again restores them)"
+                + (f" (`{fixes.switch(restore, s.name)}` restores them)" if restore else " (a switch restores them)")
             )
         if s.key_in_file:
-            profile_name = s.profile if s.profile not in (None, "other") else "PROFILE"
             where = "its file" if s.key == "in file" else (s.key or "")[3:]
+            # `profile import` moves a plaintext key into the keyring whichever profile it belongs to (one of
+            # yours, or one it creates for an endpoint no profile has), and points the file at the keyring.
             notes.append(
                 paint(f"{s.name}: a key is in plaintext in {where}", "edited", colour)
-                + f" (to keep it in the keyring: agentcfg key set {profile_name} && agentcfg switch {profile_name})"
+                + " (to keep it in the keyring instead: `agentcfg profile import --yes`; `agentcfg rollback` undoes it)"
             )
         elif s.key:
             notes.append(f"{s.name}: key {s.key}")
@@ -196,7 +198,7 @@ def profile_text(profile: Profile, environ: env.Environ) -> str:
     lines = []
     for key, value in data.items():
         if key == "key_in_environment":
-            value = "set" if value else f"not set (export {profile.key_env}=...)"
+            value = "set" if value else "not set in this shell (`agentcfg exec` and `agentcfg env` set it)"
         elif key == "source":
             value = source_text(value, environ)
         lines.append(f"{key:<{width}}  {value}")

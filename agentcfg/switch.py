@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
 
-from agentcfg import budget, edit, env, fsutil
+from agentcfg import budget, edit, env, fixes, fsutil
 from agentcfg.agents import AGENTS
 from agentcfg.agents.base import Binding, KeySource, Texts
 from agentcfg.errors import AgentcfgError
@@ -100,7 +100,7 @@ def key_source(
                 f"not writing the key of profile {profile.name!r} (from {resolved.source}) into the agents' files: "
                 f"{reason}",
                 hint=f"Store the real key with `agentcfg key set {profile.name}`"
-                + (f" (or export {profile.key_env}=<key>)." if resolved.source == "environment" else "."),
+                + (f" (it is used before {profile.key_env})." if resolved.source == "environment" else "."),
             )
         notes += [resolved.note] if resolved.note else []
         notes.append("the key is in the agents' files now (mode 0600), as asked; `agentcfg status` flags them")
@@ -114,11 +114,15 @@ def key_source(
         )
     if helpers:
         names = [a.NAME for a in agents if a.NAME in helpers]
-        notes.append(f"{_they(names, 'fetches', 'fetch')} the key from the keyring by itself (`agentcfg key get`)")
-    if by_env := [a.NAME for a in agents if a.NAME not in helpers]:
         notes.append(
-            f"{_they(by_env, 'reads', 'read')} the key from {profile.key_env}: start it with "
-            f'`agentcfg exec {profile.name} -- <agent>` (or once per shell: eval "$(agentcfg env {profile.name})")'
+            f"{_they(names, 'fetches', 'fetch')} the key from the keyring by itself (`agentcfg key get {profile.name}`)"
+        )
+    if by_env := [a.NAME for a in agents if a.NAME not in helpers]:
+        starts = ", ".join(f"`{fixes.exec_agent(profile.name, AGENTS[n].BINARY)}`" for n in by_env)
+        notes.append(
+            f"{_they(by_env, 'reads', 'read')} the key from {profile.key_env}: start "
+            f"{'it' if len(by_env) == 1 else 'them'} with {starts} "
+            f'(or once per shell: `eval "$(agentcfg env {profile.name})"`)'
         )
     if "claude" in helpers:
         from agentcfg.agents import claude
@@ -127,7 +131,7 @@ def key_source(
             if environ.get(variable):
                 notes.append(
                     f"{variable} is set in this shell: Claude Code prefers it to the keyring's key and would send it "
-                    f"to {profile.anthropic_base_url}; unset it before running claude"
+                    f"to {profile.anthropic_base_url}; run `unset {variable}` before running claude"
                 )
     return keys, notes
 
@@ -160,9 +164,13 @@ def plan_switch(
     if profile.context_window is None and any(c.agent != "codex" for c in plan.changes):
         plan.notes.append(
             f"profile {profile.name!r} does not say its context window; agents' output is bounded to "
-            f"{budget.output_tokens(profile, 0):,} tokens. Set the window with "
-            f"`agentcfg profile add {profile.name} --base-url ... --model ... --context-window N --force` "
-            "(or --detect, for a vLLM server)."
+            f"{budget.output_tokens(profile, 0):,} tokens. "
+            + (
+                f"`agentcfg profile set {profile.name} --detect` reads it from the vLLM server; for another server "
+                if profile.is_local
+                else "Set it: "
+            )
+            + f"set context_window to the model's window in tokens with agentcfg profile set {profile.name}."
         )
     return plan
 

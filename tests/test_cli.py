@@ -456,3 +456,31 @@ def test_help_and_version(home):
 def test_unwritable_directory_is_refused(home):  # pragma: no cover - CI runs as root
     home.path(".codex").mkdir(mode=0o500)
     assert_clean_error(home.run("switch", "local", "--agent", "codex", check=2), "cannot create files")
+
+
+def test_detect_against_a_server_that_wants_a_key_names_the_command_that_gives_it(home, keyring_file):
+    import shlex
+    import subprocess
+
+    from tests.conftest import AGENTCFG
+    from tests.fault_server import MODEL, FaultServer
+
+    with FaultServer(key="sk-detect-key-123456", max_model_len=40960) as server:
+        refused = home.run("profile", "add", "gw", "--base-url", server.base_url, "--detect", check=2)
+        assert "wants a key" in refused.stderr and "NAME" not in refused.stderr
+        command = refused.stderr.split("Give --detect its key: ", 1)[1].split(" (it asks", 1)[0]
+        assert command == shlex.join(
+            ["agentcfg", "profile", "add", "gw", "--base-url", server.base_url, "--detect", "--key-stdin"]
+        )  # fmt: skip
+        argv = shlex.split(command)
+        done = subprocess.run(
+            [AGENTCFG, *argv[1:]], env=home.env, input="sk-detect-key-123456\n", capture_output=True, text=True
+        )
+        assert done.returncode == 0, done.stderr
+        wrong = home.run("profile", "add", "gw", "--base-url", server.base_url, "--detect", "--key-stdin", "--force",
+                         stdin_text="sk-wrong-key-000000\n", check=2)  # fmt: skip
+    assert "refuses the key sent" in wrong.stderr and "Give --detect the right key" in wrong.stderr
+    assert "sk-wrong" not in wrong.stderr
+    shown = home.json("profile", "show", "gw")
+    assert (shown["model"], shown["context_window"], shown["key_env"]) == (MODEL, 40960, "GW_API_KEY")
+    assert home.run("key", "get", "gw").stdout == "sk-detect-key-123456\n"  # stored with the profile

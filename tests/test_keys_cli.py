@@ -31,7 +31,12 @@ model = "m"
 key_env = "GW_API_KEY"
 """
 TAOTOKEN_BOUND = {"agentcfg-origins/taotoken": '["https://taotoken.net:443"]'}  # key set binds the key
-HELPER_NOTE = "read the key from GW_API_KEY: start it with `agentcfg exec gw -- <agent>`"
+HELPER_NOTE = "read the key from GW_API_KEY: start them with "
+
+
+def helper_note(*binaries: str) -> str:
+    """The switch note for the agents that read the key from its variable: one pasteable command each."""
+    return HELPER_NOTE + ", ".join(f"`agentcfg exec gw -- {b}`" for b in binaries)
 
 
 def run(home, *args: str, input: str = "", check: int | None = 0, **extra_env: str) -> subprocess.CompletedProcess:
@@ -165,8 +170,7 @@ def test_key_commands_refuse_a_keyless_profile(home, keyring_file, command):
     assert_clean_error(
         result,
         "profile 'local' needs no key (it has no key_env)",
-        "`agentcfg profile add local --base-url http://localhost:8000/v1",
-        "--key-env VAR --force`",
+        "`agentcfg profile set local key_env=LOCAL_API_KEY && agentcfg key set local`",
     )
     assert result.stdout == ""
     assert not keyring_file.exists()
@@ -438,8 +442,8 @@ def test_switch_after_key_set_writes_no_key_and_agents_fetch_or_read_it(home, ke
     )
     set_key(home, "gw", GW_KEY)
     first = run(home, "switch", "gw", "--all")
-    assert "note: claude fetches the key from the keyring by itself (`agentcfg key get`)\n" in first.stderr
-    assert f"note: codex, qwen, opencode {HELPER_NOTE}" in first.stderr
+    assert "note: claude fetches the key from the keyring by itself (`agentcfg key get gw`)\n" in first.stderr
+    assert f"note: codex, qwen, opencode {helper_note('codex', 'qwen', 'opencode')}" in first.stderr
     assert "no key stored" not in first.stderr
     assert GW_KEY not in first.stdout + first.stderr
     assert files_holding(home.root, GW_KEY) == []
@@ -463,7 +467,7 @@ def test_switch_after_key_set_writes_no_key_and_agents_fetch_or_read_it(home, ke
     fake_codex(home, "0.171.0")  # runs an auth command
     second = run(home, "switch", "gw", "--all")
     assert "note: codex, claude fetch the key from the keyring by itself" in second.stderr
-    assert f"note: qwen, opencode {HELPER_NOTE}" in second.stderr
+    assert f"note: qwen, opencode {helper_note('qwen', 'opencode')}" in second.stderr
     provider = tomllib.loads(home.read(".codex/config.toml"))["model_providers"]["agentcfg-gw"]
     assert provider["auth"] == {"command": AGENTCFG, "args": ["key", "get", "gw"]}
     assert "env_key" not in provider and "experimental_bearer_token" not in provider
@@ -479,7 +483,7 @@ def test_switch_after_key_set_writes_no_key_and_agents_fetch_or_read_it(home, ke
 
     fake_codex(home, "0.118.0")  # before the auth command existed
     third = run(home, "switch", "gw", "--all")
-    assert f"note: codex, qwen, opencode {HELPER_NOTE}" in third.stderr
+    assert f"note: codex, qwen, opencode {helper_note('codex', 'qwen', 'opencode')}" in third.stderr
     provider = tomllib.loads(home.read(".codex/config.toml"))["model_providers"]["agentcfg-gw"]
     assert provider["env_key"] == "GW_API_KEY" and "auth" not in provider
     assert files_holding(home.root, GW_KEY) == []

@@ -163,13 +163,13 @@ def _local_findings(targets: list[Target]) -> list[Finding]:
                 port = parts.port or (443 if parts.scheme == "https" else 80)
             except ValueError:
                 continue
-            local.setdefault(port, target.model)
+            local.setdefault(port, (target.model, target.profile))
     if not local:
         return []
     found = localserver.processes()
     findings: list[Finding] = []
-    for port, model in local.items():
-        for finding in localserver.findings(found, port, model):
+    for port, (model, profile) in local.items():
+        for finding in localserver.findings(found, port, model, profile):
             if finding not in findings:
                 findings.append(finding)
     return findings

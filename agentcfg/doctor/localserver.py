@@ -11,6 +11,7 @@ import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
+from agentcfg import fixes
 from agentcfg.doctor.model import FAIL, WARN, Finding
 
 ENGINE_NAMES = ("VLLM::EngineCore", "VLLM::Worker", "VLLM::EngineCor")
@@ -117,8 +118,16 @@ def redacted(args: tuple[str, ...]) -> str:
     return shlex.join(out)
 
 
-def findings(procs: list[Process], port: int, model: str | None) -> list[Finding]:
-    """What the vLLM processes on this host say about the server on `port`."""
+def without(args: tuple[str, ...], name: str) -> tuple[str, ...]:
+    """The command line without the bare flag `name` (for the hint that shows how to restart)."""
+    return tuple(a for a in args if a != name)
+
+
+def findings(procs: list[Process], port: int, model: str | None, profile: str | None = None) -> list[Finding]:
+    """What the vLLM processes on this host say about the server on `port` (`profile`: the agents' profile,
+    for a fix that changes it). A restart is never a fix line: how vLLM runs (a systemd unit, a container,
+    its working directory and environment) is not on its command line, and the --api-key there is masked.
+    Only `kill PID` of a worker whose server is gone is a command that works as pasted."""
     by_pid = {p.pid: p for p in procs}
     servers = [p for p in procs if p.is_server]
     mine = [s for s in servers if port_of(s) == port]
@@ -149,7 +158,9 @@ def findings(procs: list[Process], port: int, model: str | None) -> list[Finding
                 None,
                 f"{len(mine)} `vllm serve` processes for port {port} (pids {pids}): they fight for the port",
                 pids,
-                "stop all but one (check for duplicate systemd units)",
+                "",
+                "stop all but one: two systemd units (or a unit and a shell) that both start vLLM restart each other's "
+                "victim, so check `systemctl list-units '*vllm*'` before killing one",
             )
         )
     for server in mine[:1]:
@@ -162,7 +173,9 @@ def findings(procs: list[Process], port: int, model: str | None) -> list[Finding
                     None,
                     "vLLM runs with --enforce-eager: decoding is much slower (about 13x on a large MoE model)",
                     evidence,
-                    "restart vLLM without --enforce-eager (keep it only to debug CUDA graphs)",
+                    "",
+                    "restart vLLM without --enforce-eager (keep it only to debug CUDA graphs): "
+                    + redacted(without(server.args, "--enforce-eager")),
                 )
             )
         if flag(server.args, "--enable-auto-tool-choice") is None or not flag(server.args, "--tool-call-parser"):
@@ -173,7 +186,9 @@ def findings(procs: list[Process], port: int, model: str | None) -> list[Finding
                     None,
                     "vLLM was started without --enable-auto-tool-choice --tool-call-parser: every agent sends tools",
                     evidence,
-                    "restart vLLM with --enable-auto-tool-choice --tool-call-parser P",
+                    "",
+                    "restart vLLM with --enable-auto-tool-choice and --tool-call-parser set to your model's parser "
+                    "(hermes, qwen3_coder, deepseek_v31, ...: see vLLM's tool calling docs)",
                 )
             )
         names = values(server.args, "--served-model-name")
@@ -185,7 +200,10 @@ def findings(procs: list[Process], port: int, model: str | None) -> list[Finding
                     None,
                     f"vLLM serves {', '.join(names)}, the agents ask for {model}",
                     evidence,
-                    f"start vLLM with --served-model-name {model}, or switch to a profile with model {names[0]}",
+                    fixes.then(fixes.profile_set(profile, model=names[0]), fixes.switch(profile)) if profile else "",
+                    f"point the agents at {names[0]}"
+                    + (" (the fix)" if profile else " (a profile with that model, then `agentcfg switch` to it)")
+                    + f", or restart vLLM with --served-model-name {model}",
                 )
             )
     return result

@@ -1073,7 +1073,8 @@ def test_vllm_with_enforce_eager_and_no_tool_parser_and_its_api_key_masked(stand
     eager = one(report, None, "vllm-enforce-eager", "warn")
     assert f"pid {process.pid}" in eager["evidence"]
     assert "--api-key '****'" in eager["evidence"]  # shlex-quoted
-    assert "without --enforce-eager" in eager["fix"]
+    assert "without --enforce-eager" in eager["hint"] and eager["fix"] == ""
+    assert "--enforce-eager" not in eager["hint"].split(": ", 1)[1]  # the command line to restart with
     parser = one(report, None, "tool-parser-missing", "fail")
     assert "--enable-auto-tool-choice" in parser["summary"]
     assert "secret-xyz" not in result.stdout + result.stderr + text
@@ -1097,7 +1098,8 @@ def test_vllm_serving_another_model_name_is_model_not_found(standard, tmp_path, 
     report = doctor(standard.home, "--offline", check=1)
     finding = one(report, None, "model-not-found", "fail")
     assert "other-model" in finding["summary"] and MODEL in finding["summary"]
-    assert f"--served-model-name {MODEL}" in finding["fix"]
+    assert f"--served-model-name {MODEL}" in finding["hint"]
+    assert finding["fix"] == "agentcfg profile set t model=other-model && agentcfg switch t"
 
 
 def test_two_vllm_servers_on_one_port_are_duplicates(standard, tmp_path, spawn):

@@ -75,7 +75,8 @@ def test_default_server_findings() -> None:
     assert "--enable-auto-tool-choice" in finding.summary
     assert finding.evidence.startswith("pid 20537: ")
     assert "--served-model-name DeepSeek-V4-Flash" in finding.evidence
-    assert "--enable-auto-tool-choice --tool-call-parser P" in finding.fix
+    assert finding.fix == ""  # a restart is advice: how vLLM was started is not all on its command line
+    assert "--enable-auto-tool-choice and --tool-call-parser" in finding.hint
 
 
 def test_apikey_eager_tools_server_findings() -> None:
@@ -84,7 +85,7 @@ def test_apikey_eager_tools_server_findings() -> None:
     (finding,) = found
     assert finding.status == WARN
     assert "--enforce-eager" in finding.evidence
-    assert "secret123" not in finding.evidence + finding.summary + finding.fix
+    assert "secret123" not in finding.evidence + finding.summary + finding.fix + finding.hint
     assert "--api-key" in finding.evidence
 
 
@@ -92,7 +93,7 @@ def test_evidence_never_holds_the_key() -> None:
     for procs in (DEFAULT, EAGER):
         for model in ("DeepSeek-V4-Flash", "other-model", None):
             for f in findings(procs, 8000, model):
-                assert "secret123" not in f"{f.summary} {f.evidence} {f.fix}"
+                assert "secret123" not in f"{f.summary} {f.evidence} {f.fix} {f.hint}"
 
 
 @pytest.mark.parametrize(
@@ -135,8 +136,11 @@ def test_model_mismatch_with_served_model_name() -> None:
     (finding,) = found["model-not-found"]
     assert finding.status == FAIL
     assert finding.summary == "vLLM serves DeepSeek-V4-Flash, the agents ask for deepseek-chat"
-    assert "--served-model-name deepseek-chat" in finding.fix
-    assert "profile with model DeepSeek-V4-Flash" in finding.fix
+    assert finding.fix == ""  # which profile the agents use is not known here: advice only
+    assert "--served-model-name deepseek-chat" in finding.hint
+    assert "point the agents at DeepSeek-V4-Flash" in finding.hint
+    (named,) = findings(procs, 8000, "deepseek-chat", "gw")
+    assert named.fix == "agentcfg profile set gw model=DeepSeek-V4-Flash && agentcfg switch gw"
     assert findings(procs, 8000, None) == []
     assert findings([server(100, *TOOLS)], 8000, "anything") == []  # no --served-model-name: no claim
 
