@@ -8,9 +8,6 @@ the finding, doctor no longer reports it afterwards.
 Running a fix: PATH has this venv's `agentcfg` and stubs for the four agents (never a real agent:
 `agentcfg exec t -- codex` runs a stub that exits 0), stdin holds the key for a command that reads one,
 and a `kill` is only ever run on a process this test started.
-
-Fixes the other helpers are converting on their branches are marked xfail(strict=True) with the
-owner in the reason: once their work is merged those XPASS, and the mark goes.
 """
 
 from __future__ import annotations
@@ -44,8 +41,6 @@ KEY = "sk-harness-key-0123456789"
 WRONG_KEY = "sk-harness-wrong-987654321"
 VENV_BIN = Path(AGENTCFG).parent
 AGENT_BINARIES = ("codex", "qwen", "opencode", "claude")
-RULES = "rules helper converts this fix (agentcfg/doctor/rules.py) to fixes.* commands or a hint"
-COLLECT = "collect helper converts this fix (agentcfg/doctor/collect.py) to fixes.* commands or a hint"
 
 # -- what a pasteable command is -----------------------------------------------------------------------
 
@@ -210,31 +205,31 @@ SITUATIONS = [
                            server={"key": KEY}), id="key-missing-profile"),
     pytest.param(Situation("agents switched to a keyed profile, no key anywhere", "key-missing",
                            _keyed_agents_without_key, clears=False, server={"key": KEY}),
-                 id="key-missing-files", marks=pytest.mark.xfail(strict=True, reason=f"{COLLECT} ({RULES})")),
+                 id="key-missing-files"),
     pytest.param(Situation("a wrong key stored", "key-rejected", _wrong_key_stored, server={"key": KEY}),
-                 id="key-rejected", marks=pytest.mark.xfail(strict=True, reason=RULES)),
+                 id="key-rejected"),
     pytest.param(Situation("a model the server does not have", "model-not-found", _unknown_model),
-                 id="model-not-found", marks=pytest.mark.xfail(strict=True, reason=RULES)),
+                 id="model-not-found"),
     pytest.param(Situation("a base URL without /v1", "base-url-path", _base_url_without_v1),
-                 id="base-url-path", marks=pytest.mark.xfail(strict=True, reason=RULES)),
-    pytest.param(Situation("the profile's window larger than the server's", "context-limit-exceeded",
+                 id="base-url-path"),
+    pytest.param(Situation("the profile's window larger than the server's", "context-window-too-large",
                            _window_larger_than_the_servers, server={"max_model_len": 16384}),
-                 id="context-limit-exceeded", marks=pytest.mark.xfail(strict=True, reason=RULES)),
+                 id="context-window-too-large"),
     pytest.param(Situation("vLLM without a tool parser", "tool-parser-missing", _tool_parser_missing,
                            clears=False, server={"fault": "no-tool-parser"}),
-                 id="tool-parser-missing", marks=pytest.mark.xfail(strict=True, reason=RULES)),
+                 id="tool-parser-missing"),
     pytest.param(Situation("nothing listens", "server-unreachable", _dead_port, clears=False),
-                 id="server-unreachable", marks=pytest.mark.xfail(strict=True, reason=RULES)),
+                 id="server-unreachable"),
     pytest.param(Situation("a keyless profile on a remote host", "key-placeholder-to-remote",
                            _placeholder_to_remote),
-                 id="key-placeholder-to-remote", marks=pytest.mark.xfail(strict=True, reason=COLLECT)),
+                 id="key-placeholder-to-remote"),
     pytest.param(Situation("an agent not set up", "not-configured", _nothing_configured, clears=False),
-                 id="not-configured", marks=pytest.mark.xfail(strict=True, reason=COLLECT)),
+                 id="not-configured"),
     pytest.param(Situation("Codex with wire_api chat", "codex-wire-api", _codex_wire_api_chat),
-                 id="codex-wire-api", marks=pytest.mark.xfail(strict=True, reason=COLLECT)),
-    pytest.param(Situation("a dead proxy in front of a local server", "proxy-intercepts-local",
+                 id="codex-wire-api"),
+    pytest.param(Situation("a dead proxy in front of a local server", "proxy-unreachable",
                            _proxy_in_front_of_local, clears=False),
-                 id="proxy-intercepts-local", marks=pytest.mark.xfail(strict=True, reason=RULES)),
+                 id="proxy-unreachable"),
 ]  # fmt: skip
 
 
@@ -397,16 +392,15 @@ def fix_literals(path: Path) -> list[tuple[int, str]]:
     return found
 
 
-def doctor_module(name: str, owner: str | None = None) -> Any:
-    marks = [pytest.mark.xfail(strict=True, reason=owner)] if owner else []
-    return pytest.param(DOCTOR / name, id=name, marks=marks)
+def doctor_module(name: str) -> Any:
+    return pytest.param(DOCTOR / name, id=name)
 
 
 @pytest.mark.parametrize(
     "path",
     [
-        doctor_module("rules.py", RULES),
-        doctor_module("collect.py", COLLECT),
+        doctor_module("rules.py"),
+        doctor_module("collect.py"),
         doctor_module("localserver.py"),
         doctor_module("agentfiles.py"),
         doctor_module("__init__.py"),
