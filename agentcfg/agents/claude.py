@@ -43,7 +43,8 @@ def unsupported(profile: Profile) -> str | None:
     if not profile.anthropic_base_url:
         return (
             f"profile {profile.name!r} has no Anthropic-protocol base URL "
-            f"(add one with `agentcfg profile add {profile.name} ... --anthropic-base-url URL --force`)"
+            f"(give it the provider's Anthropic URL, without /v1: `agentcfg profile set {profile.name} "
+            "anthropic_base_url=` followed by the URL)"
         )
     return None
 

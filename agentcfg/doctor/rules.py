@@ -724,7 +724,11 @@ def _window_told(target: Target, window: int | None) -> Finding | None:
 def diagnose(target: Target, seen: dict[str, Result], proxy_open: bool | None = None) -> list[Finding]:
     """Every finding for one agent: its static ones, then what its probes showed."""
     findings = list(target.static)
-    if not target.base_url or any(f.status == FAIL and f.id in BLOCKING for f in findings):
+    if any(f.status == FAIL and f.id in BLOCKING for f in findings):
+        # The agent stops before it sends a request: what is wrong with the key it would send is not a
+        # second cause (qwen with qwen-oauth selected never reads its .env's key).
+        return [f for f in findings if not f.id.startswith("key-")]
+    if not target.base_url:
         return findings
     findings += _proxy_findings(target, seen, proxy_open)
     proxy_explains = any(f.status == FAIL and f.id.startswith("proxy-") for f in findings)

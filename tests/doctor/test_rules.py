@@ -1217,3 +1217,13 @@ def test_static_key_failure_suppresses_passes() -> None:
 
 def test_offline_no_probes_no_probe_findings() -> None:
     assert diagnose(target("qwen"), {}) == []
+
+
+def test_an_agent_that_refuses_to_start_gets_no_second_finding_about_its_key():
+    refused = Finding("qwen-oauth-selected", FAIL, "qwen", "qwen uses Qwen OAuth")
+    missing = Finding("key-missing", FAIL, "qwen", "TAOTOKEN_API_KEY is not set")
+    t = target("qwen", key=None, key_source="none")
+    t.static += [refused, missing]
+    assert diagnose(t, {}) == [refused]
+    t.static.remove(refused)
+    assert diagnose(t, {}) == [missing]  # without the refusal the key is the cause
