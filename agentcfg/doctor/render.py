@@ -55,6 +55,10 @@ def _block(first: str, indent: int, label: str, text: str) -> list[str]:
     return [first + label + lines[0], *(pad + line for line in lines[1:])]
 
 
+# The --json value stays short and stable; the text says what it means.
+_KEY_SOURCES = {"placeholder": "agentcfg's stand-in (the server needs none)", "none": "none sent"}
+
+
 def as_text(report: Any, colour: bool) -> str:
     lines: list[str] = []
     groups: list[tuple[str, list[Any]]] = []
@@ -63,7 +67,7 @@ def as_text(report: Any, colour: bool) -> str:
         if target.model:
             where += f"  model {target.model}"
         if target.base_url:
-            where += f"  key: {target.key_source}"
+            where += f"  key: {_KEY_SOURCES.get(target.key_source, target.key_source)}"
         if target.profile:
             where += f"  (profile {target.profile})"
         groups.append((f"{target.agent:<9}{where}", [f for f in report.findings if f.agent == target.agent]))

@@ -69,3 +69,9 @@ def test_control_characters_from_a_server_are_shown_not_obeyed() -> None:
 def test_passes_stay_one_line() -> None:
     text = as_text(report(Finding("stream-broken", PASS, "qwen", "streaming works")), colour=False)
     assert "ok    streaming works" in text
+
+
+def test_the_title_says_what_a_stand_in_key_is() -> None:
+    target = Target("qwen", "openai", "http://127.0.0.1:8000/v1", "m", key_source="placeholder", profile="local")
+    title = as_text(Report([target], []), colour=False).splitlines()[0]
+    assert "key: agentcfg's stand-in (the server needs none)" in title and "placeholder" not in title
