@@ -235,7 +235,7 @@ def check(data: dict[str, Any], where: str, *, name: str | None = None) -> None:
             )
         elif field == "key_env" and (value.upper() in RUNTIME_VARIABLES or value.upper().startswith(RUNTIME_PREFIXES)):
             raise AgentcfgError(
-                f"field 'key_env' is {value}, a variable that steers programs rather than holds a key: "
+                f"field 'key_env' is {value}, a variable that steers programs (not one that holds a key); "
                 "`agentcfg exec` and `agentcfg env` would set it to the key, and doctor would send its value as one",
                 where=where,
                 hint=f"Name a variable of the profile's own, for example {_own_variable(name)}.",

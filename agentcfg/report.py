@@ -86,6 +86,13 @@ def status_dicts(statuses: list[AgentStatus]) -> list[dict[str, Any]]:
     return [vars(s).copy() for s in statuses]
 
 
+# How the agent gets its key, in words (AgentStatus.key keeps the short form for --json).
+_KEY_WORDS = {
+    "placeholder": "not needed (agentcfg's stand-in key)",
+    "helper command": "printed by a command (apiKeyHelper / auth.command)",
+}
+
+
 def status_text(statuses: list[AgentStatus], colour: bool) -> str:
     rows = [("AGENT", "PROFILE", "MODEL", "BASE URL", "FILE")]
     notes = []
@@ -113,7 +120,7 @@ def status_text(statuses: list[AgentStatus], colour: bool) -> str:
                 + " (to keep it in the keyring instead: `agentcfg profile import --yes`; `agentcfg rollback` undoes it)"
             )
         elif s.key:
-            notes.append(f"{s.name}: key {s.key}")
+            notes.append(f"{s.name}: key {_KEY_WORDS.get(s.key, s.key)}")
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=False)) + "  " + row[-1] for row in rows]
     switches = [s.last_switch for s in statuses if s.last_switch]

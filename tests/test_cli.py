@@ -484,3 +484,11 @@ def test_detect_against_a_server_that_wants_a_key_names_the_command_that_gives_i
     shown = home.json("profile", "show", "gw")
     assert (shown["model"], shown["context_window"], shown["key_env"]) == (MODEL, 40960, "GW_API_KEY")
     assert home.run("key", "get", "gw").stdout == "sk-detect-key-123456\n"  # stored with the profile
+
+
+def test_status_says_how_each_agent_gets_its_key_in_words(home):
+    home.run("switch", "local", "--all")
+    text = home.run("status").stdout
+    assert "key placeholder" not in text and "key helper command" not in text
+    assert "qwen: key not needed (agentcfg's stand-in key)" in text
+    assert home.json("status")["agents"][1]["key"] == "placeholder"  # --json keeps the short form

@@ -163,7 +163,7 @@ def _local_findings(targets: list[Target]) -> list[Finding]:
                 port = parts.port or (443 if parts.scheme == "https" else 80)
             except ValueError:
                 continue
-            local.setdefault(port, (target.model, target.profile))
+            local.setdefault(port, (target.model, None if target.profile_project else target.profile))
     if not local:
         return []
     found = localserver.processes()

@@ -14,11 +14,13 @@ from urllib.parse import urlsplit
 
 from agentcfg import attribution, budget, env, fixes
 from agentcfg.agents.base import Binding, Header, helper_profile_name, is_credential, is_helper
+from agentcfg.agents.codex import BUILT_IN_PROVIDERS
 from agentcfg.doctor import agentfiles
 from agentcfg.doctor.model import FAIL, SKIP, WARN, Finding, Target
 from agentcfg.errors import AgentcfgError, ParseError
-from agentcfg.profiles import PLACEHOLDER_KEY, Profile, is_loopback, is_placeholder
+from agentcfg.profiles import PLACEHOLDER_KEY, PROJECT, Profile, is_loopback, is_placeholder
 
+OPENAI_API = BUILT_IN_PROVIDERS["openai"]  # Codex's built-in provider
 DEFAULT_OUTPUT = {"codex": 0, "qwen": 8000, "opencode": 32000, "claude": 32000}
 # Where each agent names the command it runs for its key (for messages).
 HELPER_SETTING = {"claude": "apiKeyHelper", "codex": "the provider's auth.command"}
@@ -95,7 +97,7 @@ def _key_checks(target: Target, value: str | None, profile: Profile | None = Non
         fix, hint = "", "give the agent this server's key: a profile for it with key_env, its key stored, a switch"
         if profile and profile.key_env:
             fix, hint = fixes.then(fixes.key_set(profile.name), fixes.switch(profile.name, target.agent)), ""
-        elif profile:  # the profile says the server needs no key: give it the variable `profile add` would
+        elif profile and not profile.source.startswith(PROJECT):  # needs no key, it says: give it one
             variable = _own_variable(profile.name)
             fix = fixes.then(
                 fixes.profile_set(profile.name, key_env=variable),
@@ -778,6 +780,14 @@ def targets_from_files(
         target.output_tokens, target.wire_api = binding.output_tokens, binding.wire_api
         target.context_window = binding.context_window
         target.endpoint_from = shown
+        if agent.NAME == "codex" and target.base_url == OPENAI_API:
+            # Codex's built-in provider: OpenAI's own API, like Claude Code's own: never probed (the
+            # probes would leave this machine, and a ChatGPT login is not a key doctor can send).
+            target.base_url = None
+            target.static.append(
+                Finding("not-configured", SKIP, "codex", "uses OpenAI's own API; doctor probes only custom endpoints")
+            )
+            continue
         if agent.NAME == "qwen":
             if not target.base_url and environ.get("OPENAI_BASE_URL"):
                 target.base_url, target.endpoint_from = environ["OPENAI_BASE_URL"], "OPENAI_BASE_URL in this shell"
@@ -792,6 +802,7 @@ def targets_from_files(
             last_switch=switched.get(agent.NAME),
         )
         target.profile = found.profile
+        target.profile_project = bool(found.profile) and profiles[str(found.profile)].source.startswith(PROJECT)
         if found.removed:
             target.static.append(_removed(target, found.removed, binding, shown))
         if _unusable_endpoint(target):
@@ -835,6 +846,7 @@ def targets_from_profile(profile: Profile, agents: list[ModuleType], environ: en
             profile.anthropic_base_url if claude else profile.base_url,
             profile.model,
             profile=profile.name,
+            profile_project=profile.source.startswith(PROJECT),
             prompt_tokens=agent.PROMPT_TOKENS,
             output_tokens=None if agent.NAME == "codex" else budget.output_tokens(profile, agent.PROMPT_TOKENS),
             wire_api="responses" if agent.NAME == "codex" else None,

@@ -7,8 +7,9 @@ from dataclasses import dataclass, field
 FAIL, WARN, PASS, SKIP = "fail", "warn", "pass", "skip"
 # Static findings after which probing an agent would only add noise.
 BLOCKING = {"config-unreadable", "codex-wire-api", "claude-login-required", "not-configured"}
-# ... and the agent's own refusals (doctor/agentfiles.py): it never sends what a probe would test.
-BLOCKING |= {
+# The agent's own refusals of its files (doctor/agentfiles.py): it never sends what a probe would test,
+# and what else its files say (no login, no key) is moot.
+REFUSALS = {
     "codex-config-rejected",
     "opencode-config-rejected",
     "opencode-provider-disabled",
@@ -17,6 +18,12 @@ BLOCKING |= {
     "qwen-auth-type",
     "qwen-config-rejected",
     "claude-settings-invalid",
+}
+BLOCKING |= REFUSALS
+# A cause, and the findings it explains for the same agent: only the cause is reported.
+EXPLAINS = {
+    "key-malformed": {"key-rejected", "key-missing"},  # the key cannot be sent as it is
+    "profile-removed": {"key-missing"},  # its key went with the profile
 }
 
 
@@ -44,6 +51,7 @@ class Target:
     key_env: str | None = None  # the variable the agent reads, if it reads one
     key_header: str = "bearer"  # bearer, x-api-key or both (Claude Code's two variables)
     profile: str | None = None  # the profile it matches, for fixes like `agentcfg switch NAME`
+    profile_project: bool = False  # that profile is a project's (.agentcfg/profiles): `profile set` refuses it
     output_tokens: int | None = None  # what it asks for; None: its default
     default_output: int = 32000
     prompt_tokens: int = 0

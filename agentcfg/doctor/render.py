@@ -50,7 +50,7 @@ def _shown(text: str) -> list[str]:
 
 def _block(first: str, indent: int, label: str, text: str) -> list[str]:
     """`first` + label + the text's first line, every further line under the text's first character."""
-    lines = _shown(text)
+    lines = [line for line in _shown(text) if line.strip()] or [""]  # a server's blank lines say nothing
     pad = " " * (indent + len(label))
     return [first + label + lines[0], *(pad + line for line in lines[1:])]
 

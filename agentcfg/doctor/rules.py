@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass, replace
 
 from agentcfg import fixes
-from agentcfg.doctor.model import BLOCKING, FAIL, PASS, WARN, Finding, Target
+from agentcfg.doctor.model import BLOCKING, EXPLAINS, FAIL, PASS, REFUSALS, WARN, Finding, Target
 from agentcfg.doctor.probes import Result
 from agentcfg.doctor.replies import error_message, looks_html, max_model_len, model_ids, parse_json, sse_events
 
@@ -212,10 +212,11 @@ def _host(url: str) -> str:
 
 
 def _profile_fix(target: Target, **fields: object) -> str:
-    """`agentcfg profile set P field=value && agentcfg switch P`, or "" where no profile is known."""
-    if not target.profile:
+    """`agentcfg profile set P field=value && agentcfg switch P --agent A`, or "" where no profile is
+    known or it is a project's (`profile set` refuses those: the project's file is the project's)."""
+    if not target.profile or target.profile_project:
         return ""
-    return fixes.then(fixes.profile_set(target.profile, **fields), fixes.switch(target.profile))
+    return fixes.then(fixes.profile_set(target.profile, **fields), fixes.switch(target.profile, target.agent))
 
 
 def _key_advice(target: Target) -> tuple[str, str]:
@@ -252,11 +253,17 @@ def _problem(target: Target, verdict: Verdict, seen: dict[str, Result]) -> Findi
         return Finding("key-missing", FAIL, agent, f"{base} wants a key and {agent} sends none", evidence, fix, hint)
     if vid == "key-rejected":
         why = ""
-        if '"unauthorized"' in evidence.lower() or evidence.endswith(": Unauthorized"):
-            why = " (vLLM started with --api-key checks only `Authorization: Bearer`)"
-        if target.key_header == "x-api-key":
+        if target.key_header == "x-api-key":  # vLLM's --api-key reads only Bearer; Claude sends this key as x-api-key
+            if '"unauthorized"' in evidence.lower() or evidence.endswith(": Unauthorized"):
+                why = " (vLLM started with --api-key checks only `Authorization: Bearer`)"
             why += "; Claude Code sends ANTHROPIC_API_KEY as x-api-key, ANTHROPIC_AUTH_TOKEN as Bearer"
         fix, hint = _key_advice(target)
+        if target.key_source.startswith("env ") and target.profile:
+            variable = target.key_source.removeprefix("env ").split()[0]
+            hint = (
+                f"the key comes from {variable} in this shell; if the keyring holds the right one, "
+                f"`unset {variable}` (agentcfg exec gives the keyring's key instead), else store the right one"
+            )
         return Finding(
             "key-rejected", FAIL, agent, f"{base} refuses the key from {target.key_source}{why}", evidence, fix, hint
         )
@@ -435,8 +442,8 @@ def _redirect(target: Target, result: Result, verdict: Verdict) -> Finding | Non
     fix = ""
     if hops and asked.startswith(base) and final.endswith(tail := asked[len(base) :]) and tail:
         moved = final[: len(final) - len(tail)]
-        if moved != base and target.profile:  # the same API at another address: point the profile there
-            fix = fixes.then(fixes.profile_set(target.profile, **{field: moved}), fixes.switch(target.profile))
+        if moved != base:  # the same API at another address: point the profile there
+            fix = _profile_fix(target, **{field: moved})
     chain = " → ".join(f"HTTP {status} to {location}" for status, location in hops)
     if not hops:
         return Finding(
@@ -514,8 +521,8 @@ def _upstream_model_gone(target: Target, verdict: Verdict, seen: dict[str, Resul
     close = difflib.get_close_matches(model, others, n=1, cutoff=0.8)  # a near namesake only
     offer = f"; other models it lists: {', '.join(others[:8])}" if others else ""
     fix = ""
-    if close and target.profile:
-        fix = fixes.then(fixes.profile_set(target.profile, model=close[0]), fixes.switch(target.profile))
+    if close:
+        fix = _profile_fix(target, model=close[0])
     return Finding(
         "model-not-found",
         FAIL,
@@ -683,7 +690,14 @@ def _context_findings(target: Target, window: int | None) -> list[Finding]:
                 hint_window,
             )
         ]
-    return [Finding("context-limit-exceeded", PASS, agent, f"prompt + output ({asks:,}) fit the window ({window:,})")]
+    return [
+        Finding(
+            "context-limit-exceeded",
+            PASS,
+            agent,
+            f"prompt (~{target.prompt_tokens:,}) + output ({asks:,}) fit the window ({window:,})",
+        )
+    ]
 
 
 # Where each agent is told its window when no profile can say it (what `agentcfg switch` writes).
@@ -703,10 +717,8 @@ def _window_told(target: Target, window: int | None) -> Finding | None:
     agent = target.agent
     asks = target.output_tokens if target.output_tokens is not None else None
     also = f", and it asks for {asks:,} output tokens, more than the server holds" if asks and asks > window else ""
-    fix, hint = "", ""
-    if target.profile:
-        fix = fixes.then(fixes.profile_set(target.profile, context_window=window), fixes.switch(target.profile))
-    else:
+    fix, hint = _profile_fix(target, context_window=window), ""
+    if not fix:
         hint = f"tell {agent} a window of {window:,} or less: {WINDOW_SETTING[agent]}"
     return Finding(
         "context-window-too-large",
@@ -722,7 +734,20 @@ def _window_told(target: Target, window: int | None) -> Finding | None:
 
 
 def diagnose(target: Target, seen: dict[str, Result], proxy_open: bool | None = None) -> list[Finding]:
-    """Every finding for one agent: its static ones, then what its probes showed."""
+    """Every finding for one agent, one per cause: its static ones, then what its probes showed."""
+    return _one_per_cause(_diagnose(target, seen, proxy_open))
+
+
+def _one_per_cause(findings: list[Finding]) -> list[Finding]:
+    """Drop what another finding of the same agent explains (model.EXPLAINS, REFUSALS)."""
+    present = {f.id for f in findings if f.status in (FAIL, WARN)}
+    explained = set().union(*(EXPLAINS[cause] for cause in present & EXPLAINS.keys()))
+    if present & REFUSALS:  # the agent refuses its file: what that file (or the shell) says otherwise is moot
+        explained |= {f.id for f in findings if f.id not in REFUSALS and f.status == FAIL}
+    return [f for f in findings if f.id not in explained or f.status not in (FAIL, WARN)]
+
+
+def _diagnose(target: Target, seen: dict[str, Result], proxy_open: bool | None) -> list[Finding]:
     findings = list(target.static)
     if any(f.status == FAIL and f.id in BLOCKING for f in findings):
         # The agent stops before it sends a request: what is wrong with the key it would send is not a

@@ -487,7 +487,7 @@ def test_claude_keyed_profile_removes_the_users_plaintext_keys_and_notes_it():
 def test_claude_unsupported():
     reason = claude.unsupported(GATEWAY)
     assert reason is not None
-    assert "'gw'" in reason and "--anthropic-base-url" in reason
+    assert "'gw'" in reason and "agentcfg profile set gw anthropic_base_url=" in reason
     assert claude.unsupported(LOCAL) is None
     assert claude.unsupported(GATEWAY_ANTHROPIC) is None
     for agent in (codex, qwen, opencode):

@@ -389,3 +389,12 @@ def test_doctor_json_names_the_profile_switched_to(home, keyring_file):
     assert not any("imported" in f["fix"] for f in report["findings"])
     status = json.loads(home.run("status", "--json").stdout)
     assert {a["name"]: a["profile"] for a in status["agents"]} == dict.fromkeys(AGENTS, "team")
+
+
+def test_codex_on_openais_own_api_is_not_probed(home):
+    """An empty config.toml: Codex's built-in provider, OpenAI's own API. Probing it would send requests
+    off this machine (and a ChatGPT login is no key doctor can send): skipped like Claude's own API."""
+    home.write(".codex/config.toml", "")
+    report = home.json("doctor", "--agent", "codex", "--json")
+    assert report["requests"] == 0 and report["agents"][0]["base_url"] is None
+    assert [(f["id"], f["status"]) for f in report["findings"]] == [("not-configured", "skip")]

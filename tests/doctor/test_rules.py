@@ -818,12 +818,13 @@ def test_vllm_unauthorized_hint_and_claude_header_hint() -> None:
     seen = healthy("opencode")
     seen["chat-stream"] = fail("chat-stream", 401, {"error": "Unauthorized"})
     finding = only(diagnose(target("opencode"), seen), "key-rejected")
-    assert "--api-key checks only `Authorization: Bearer`" in finding.summary
+    assert "Authorization: Bearer" not in finding.summary  # opencode sent Bearer: the remark would mislead
     base = "http://127.0.0.1:8000"
     seen = healthy("claude", base)
     seen["messages-stream"] = fail("messages-stream", 401, {"error": "Unauthorized"}, base)
     finding = only(diagnose(target("claude", base, key_header="x-api-key"), seen), "key-rejected")
     assert "x-api-key" in finding.summary and "ANTHROPIC_AUTH_TOKEN as Bearer" in finding.summary
+    assert "--api-key checks only `Authorization: Bearer`" in finding.summary
 
 
 def test_claude_oauth_expired_from_a_probe() -> None:
@@ -850,7 +851,7 @@ def test_model_not_found_lists_the_served_ids_and_suggests_the_closest() -> None
     assert finding.status == FAIL
     assert "'deepseek-v3'" in finding.summary
     assert "deepseek-chat, qwen-plus, claude-sonnet-4" in finding.summary
-    assert finding.fix == "agentcfg profile set gw model=deepseek-chat && agentcfg switch gw"
+    assert finding.fix == f"agentcfg profile set gw model=deepseek-chat && agentcfg switch gw --agent {finding.agent}"
     assert "use model 'deepseek-chat'" in finding.hint
     assert "--served-model-name deepseek-v3" in finding.hint
     assert "Invalid model name" in finding.evidence
@@ -881,7 +882,10 @@ def test_base_url_path_names_the_url_that_works() -> None:
     finding = only(findings, "base-url-path")
     assert finding.status == FAIL
     assert finding.summary == "http://127.0.0.1:8000 is the wrong path: http://127.0.0.1:8000/v1 works"
-    assert finding.fix == "agentcfg profile set gw base_url=http://127.0.0.1:8000/v1 && agentcfg switch gw"
+    assert (
+        finding.fix
+        == f"agentcfg profile set gw base_url=http://127.0.0.1:8000/v1 && agentcfg switch gw --agent {finding.agent}"
+    )
     assert ids(findings, FAIL) == ["base-url-path"]
 
 
@@ -907,7 +911,10 @@ def test_claude_base_url_with_v1() -> None:
     }
     finding = only(diagnose(target("claude", base), seen), "base-url-path")
     assert "ends in /v1" in finding.summary
-    assert finding.fix == "agentcfg profile set gw anthropic_base_url=http://127.0.0.1:8000 && agentcfg switch gw"
+    assert finding.fix == (
+        f"agentcfg profile set gw anthropic_base_url=http://127.0.0.1:8000 && "
+        f"agentcfg switch gw --agent {finding.agent}"
+    )
 
 
 def test_codex_responses_missing_while_models_works() -> None:
@@ -1016,7 +1023,7 @@ def test_qwen_default_output_larger_than_window_fails() -> None:
     assert finding.status == FAIL
     assert "8,000 output tokens (its default)" in finding.summary
     assert "qwen output limit=8000" in finding.evidence
-    assert finding.fix == "agentcfg profile set gw context_window=7000 && agentcfg switch gw"
+    assert finding.fix == f"agentcfg profile set gw context_window=7000 && agentcfg switch gw --agent {finding.agent}"
 
 
 def test_qwen_default_retry_larger_than_window_warns() -> None:
@@ -1024,7 +1031,7 @@ def test_qwen_default_retry_larger_than_window_warns() -> None:
     finding = context("qwen", 32_768, prompt_tokens=22_000, output_tokens=None, default_output=64_000)
     assert finding.status == WARN
     assert "retries with 64,000" in finding.summary and "8,000" in finding.summary
-    assert finding.fix == "agentcfg profile set gw context_window=32768 && agentcfg switch gw"
+    assert finding.fix == f"agentcfg profile set gw context_window=32768 && agentcfg switch gw --agent {finding.agent}"
 
 
 def test_configured_output_larger_than_window_fails() -> None:
@@ -1227,3 +1234,30 @@ def test_an_agent_that_refuses_to_start_gets_no_second_finding_about_its_key():
     assert diagnose(t, {}) == [refused]
     t.static.remove(refused)
     assert diagnose(t, {}) == [missing]  # without the refusal the key is the cause
+
+
+def test_a_key_that_cannot_be_sent_is_the_only_key_finding() -> None:
+    seen = healthy("codex")
+    seen["responses-stream"] = fail("responses-stream", 401, {"error": "Unauthorized"})
+    malformed = Finding("key-malformed", FAIL, "codex", "the key has a line break in it")
+    t = target("codex", static=[malformed])
+    assert ids(diagnose(t, seen), FAIL) == ["key-malformed"]
+
+
+def test_a_removed_profile_explains_its_missing_key() -> None:
+    removed = Finding("profile-removed", FAIL, "codex", "profile zzz is gone")
+    missing = Finding("key-missing", FAIL, "codex", "ZZZ_KEY is not set")
+    assert ids(diagnose(target("codex", static=[removed, missing]), healthy("codex")), FAIL) == ["profile-removed"]
+
+
+def test_claude_ignoring_its_settings_is_not_also_a_login_problem() -> None:
+    invalid = Finding("claude-settings-invalid", FAIL, "claude", "env is not an object: Claude ignores the file")
+    login = Finding("claude-login-required", FAIL, "claude", "no token")
+    assert diagnose(target("claude", static=[invalid, login]), {}) == [invalid]
+
+
+def test_a_wrong_exported_key_says_the_variable_and_that_exec_gives_the_keyrings() -> None:
+    seen = healthy("codex")
+    seen["responses-stream"] = fail("responses-stream", 401, {"error": "Unauthorized"})
+    finding = only(diagnose(target("codex", profile="gw"), seen), "key-rejected")
+    assert "unset GW_KEY" in finding.hint and "Authorization: Bearer" not in finding.summary

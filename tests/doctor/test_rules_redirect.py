@@ -27,7 +27,7 @@ def test_a_307_to_the_same_api_moved_works_and_warns_with_the_new_base_url() -> 
     finding = only(findings, "base-url-redirect")
     assert finding.status == WARN
     assert f"redirects to {NEW}/chat/completions" in finding.summary and "follow it" in finding.summary
-    assert finding.fix == f"agentcfg profile set gw base_url={NEW} && agentcfg switch gw"
+    assert finding.fix == f"agentcfg profile set gw base_url={NEW} && agentcfg switch gw --agent {finding.agent}"
     assert "HTTP 307 to" in finding.evidence and finding.evidence.endswith("then it works")
     assert not ids(findings, FAIL) and "stream-broken" in ids(findings, PASS)
 
@@ -45,7 +45,7 @@ def test_a_301_turns_the_post_into_a_get_that_fails() -> None:
     finding = only(findings, "base-url-redirect")
     assert "HTTP 301" in finding.summary and "as a GET" in finding.summary
     assert f"{https}/chat/completions" in finding.summary
-    assert finding.fix == f"agentcfg profile set gw base_url={https} && agentcfg switch gw"
+    assert finding.fix == f"agentcfg profile set gw base_url={https} && agentcfg switch gw --agent {finding.agent}"
     assert "Method Not Allowed" in finding.evidence
 
 
@@ -54,7 +54,10 @@ def test_claude_moves_the_anthropic_base_url() -> None:
     seen = healthy("claude", base)
     seen["messages-stream"] = redirected(seen["messages-stream"], (308, moved + "/v1/messages?beta=true"))
     finding = only(diagnose(target("claude", base), seen), "base-url-redirect")
-    assert finding.fix == f"agentcfg profile set gw anthropic_base_url={moved} && agentcfg switch gw"
+    assert (
+        finding.fix
+        == f"agentcfg profile set gw anthropic_base_url={moved} && agentcfg switch gw --agent {finding.agent}"
+    )
 
 
 def test_a_redirect_to_another_path_names_it_without_a_fix() -> None:

@@ -114,7 +114,7 @@ def test_a_close_listed_model_becomes_the_fix() -> None:
         target("qwen", GW, model="deepseek-chat-v2", profile="gw"), gateway_seen("qwen", json.dumps(listed))
     )
     finding = only(findings, "model-not-found")
-    assert finding.fix == "agentcfg profile set gw model=deepseek-chat && agentcfg switch gw"
+    assert finding.fix == f"agentcfg profile set gw model=deepseek-chat && agentcfg switch gw --agent {finding.agent}"
 
 
 def test_no_profile_no_fix_command() -> None:

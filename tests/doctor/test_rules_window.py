@@ -24,7 +24,7 @@ def test_told_more_than_the_server_holds_fails(agent: str) -> None:
     finding = only(findings, "context-window-too-large")
     assert finding.status == FAIL and finding.agent == agent
     assert "1,048,576" in finding.summary and "65,536" in finding.summary and "compact" in finding.summary
-    assert finding.fix == "agentcfg profile set gw context_window=65536 && agentcfg switch gw"
+    assert finding.fix == f"agentcfg profile set gw context_window=65536 && agentcfg switch gw --agent {finding.agent}"
     assert finding.evidence == f"max_model_len=65536; {agent} context window=1048576 (profile gw)"
 
 
@@ -73,3 +73,9 @@ def test_the_servers_refusal_of_that_output_limit_is_the_same_finding() -> None:
     seen["chat-stream"] = load(VLLM / "h_max_tokens_over_max_model_len.json")  # max_tokens=4096 > 2048
     findings = diagnose(target("qwen", context_window=65_536, output_tokens=4096), seen)
     assert ids(findings, FAIL) == ["context-window-too-large"]
+
+
+def test_a_project_profile_gets_no_profile_set_fix() -> None:
+    """`profile set` refuses a project's profile (its file is the project's): the fix would exit 2."""
+    finding = only(findings_for("codex", 1_048_576, profile_project=True), "context-window-too-large")
+    assert finding.fix == "" and "model_context_window" in finding.hint
