@@ -107,7 +107,7 @@ def test_bad_input_is_one_message_and_exit_2_and_nothing_written(home, args, mes
     result = home.run("profile", *args, check=2)
     assert message in result.stderr
     assert result.stderr.startswith("agentcfg: error:") and "Traceback" not in result.stderr
-    assert "p@" not in result.stderr
+    assert "p@" not in result.stderr and "****" not in result.stderr  # no message mangled by the masking
     assert profile_file(home, "gw") == USER_PROFILE
 
 

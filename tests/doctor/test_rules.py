@@ -1051,6 +1051,7 @@ def test_prompt_plus_output_over_window_warns() -> None:
 def test_fitting_request_passes() -> None:
     finding = context("opencode", 131_072, prompt_tokens=10_000, output_tokens=32_000)
     assert finding.status == PASS
+    assert finding.summary == "prompt (~10,000) + output (32,000) fit the window (131,072)"  # both numbers
     finding = context("claude", 131_072, prompt_tokens=32_000, output_tokens=None)  # default 32000
     assert finding.status == PASS and "32,000" in finding.summary
 
