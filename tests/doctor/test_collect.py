@@ -36,25 +36,6 @@ def home(tmp_path: Path) -> Home:
     return make_home(tmp_path)
 
 
-@pytest.fixture
-def keyring(monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
-    """The keyring as doctor sees it: profile name -> key (never the real keyring)."""
-    stored: dict[str, str] = {}
-
-    def fake(profile: Profile | None, environ: dict[str, str]) -> tuple[str | None, str]:
-        if profile is None or not profile.key_env:
-            return None, "none"
-        if profile.name in stored:
-            return stored[profile.name], "keyring"
-        if environ.get(profile.key_env):
-            return environ[profile.key_env], f"env {profile.key_env}"
-        return None, "none"
-
-    monkeypatch.setattr(collect, "_exec_key", fake)
-    monkeypatch.setattr(collect, "_keyring_key", lambda profile, environ: fake(profile, environ)[0])
-    return stored
-
-
 def switched(home: Home, profile: Profile, agents: tuple[str, ...] = tuple(AGENTS), *, journal: bool = True) -> None:
     """What `agentcfg switch PROFILE --agent ...` writes; without `journal` the files only (copied dotfiles)."""
     modules = [AGENTS[name] for name in agents]

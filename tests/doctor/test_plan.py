@@ -9,7 +9,7 @@ import pytest
 
 from agentcfg import budget
 from agentcfg.agents import AGENTS
-from agentcfg.doctor import _headers, collect, probe_plan, probes, targets_from_profile
+from agentcfg.doctor import _headers, probe_plan, probes, targets_from_profile
 from agentcfg.doctor.model import FAIL, SKIP, WARN, Finding, Target
 from agentcfg.profiles import PLACEHOLDER_KEY, Profile
 
@@ -233,25 +233,6 @@ def environ(tmp_path: Path) -> dict[str, str]:
         "XDG_DATA_HOME": str(home / ".local" / "share"),
         "PATH": "/usr/bin:/bin",
     }
-
-
-@pytest.fixture
-def keyring(monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
-    """The keyring as doctor sees it: profile name -> key (never the real keyring)."""
-    stored: dict[str, str] = {}
-
-    def fake(profile: Profile | None, environ: dict[str, str]) -> tuple[str | None, str]:
-        if profile is None or not profile.key_env:
-            return None, "none"
-        if profile.name in stored:  # keystore.resolve: the keyring, then the variable
-            return stored[profile.name], "keyring"
-        if environ.get(profile.key_env):
-            return environ[profile.key_env], f"env {profile.key_env}"
-        return None, "none"
-
-    monkeypatch.setattr(collect, "_exec_key", fake)
-    monkeypatch.setattr(collect, "_keyring_key", lambda profile, environ: fake(profile, environ)[0])
-    return stored
 
 
 def by_agent(targets: list[Target]) -> dict[str, Target]:
