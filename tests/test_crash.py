@@ -223,7 +223,7 @@ def run(environ, monkeypatch, capsys):
     """`agentcfg ARGV` in this process (subprocesses cost 0.2 s each), with `environ` as its environment."""
     import agentcfg.cli
 
-    monkeypatch.setattr(agentcfg.cli, "_environ", lambda: dict(environ))
+    monkeypatch.setattr(agentcfg.cli.base, "environ", lambda: dict(environ))
 
     def run_cli(*argv: str) -> tuple[int, str, str]:
         capsys.readouterr()

@@ -36,7 +36,7 @@ def test_key_set_prompts_without_echo_on_a_terminal(home: Home, keyring_file):
     os.close(terminal)
     try:
         prompt = _read_until(controller, b": ")
-        assert b"Key (input hidden): " in prompt
+        assert b"Key for taotoken (input hidden): " in prompt
         os.write(controller, key.encode() + b"\r")
         rest = _read_until(controller, b"Stored")
         rest += _read_until(controller, b").")

@@ -1,0 +1,105 @@
+"""The command line: one module per command group; each command parses, calls one function, renders.
+
+Heavy modules (httpx, keyring, jsonschema) are imported where they are used, so that
+`agentcfg switch` does not pay for the network stack.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import click
+
+from agentcfg import __version__
+from agentcfg.cli import base, bench, doctor, keys, onboarding, profiles, switching
+from agentcfg.errors import AgentcfgError, Exit
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(__version__, prog_name="agentcfg")
+def cli() -> None:
+    """Point Codex CLI, qwen-code, opencode and Claude Code at one provider.
+
+    \b
+    agentcfg init                       set up this machine (import, keys, switch, check)
+    agentcfg switch local               every installed agent -> the vLLM on localhost:8000
+    agentcfg switch taotoken            ... -> the TaoToken gateway
+    agentcfg status                     what each agent points at now
+    agentcfg rollback                   undo the last switch, byte for byte
+    agentcfg doctor                     an agent fails? the cause, and the fix
+    agentcfg bench --both               time to first token and tok/s, streamed and not
+    agentcfg key set taotoken           keep the gateway key in the OS keyring
+    agentcfg exec taotoken -- opencode  run an agent with the key set
+    agentcfg trust                      use this repository's .agentcfg/profiles (ignored until then)
+    agentcfg profile set local context_window=65536   change a field (a built-in becomes yours)
+    """
+
+
+for _command in (*switching.COMMANDS, onboarding.init, doctor.doctor, bench.bench, keys.key, keys.exec_command,
+                 keys.env_command, profiles.profile, profiles.trust_command):  # fmt: skip
+    cli.add_command(_command)
+profiles.profile.add_command(onboarding.profile_import)
+
+
+def _emit_profile_notices() -> None:
+    """What reading profiles had to say (an ignored project, a skipped file), once per command."""
+    if "agentcfg.profiles" in sys.modules:  # a command that read no profile has nothing to say
+        for line in sys.modules["agentcfg.profiles"].notices():
+            click.echo(line, err=True)
+
+
+def main(argv: list[str] | None = None) -> None:
+    from agentcfg import redact
+
+    # Every line agentcfg prints goes through the masking stream: no output path can show a key it has seen,
+    # nor a secret by its shape (Bearer, URL password, --token value, ...); errors are masked the same way.
+    redact.register_environment(os.environ)
+    completing = "_AGENTCFG_COMPLETE" in os.environ  # click writes completion scripts as bytes; they hold no key
+    if not completing and not isinstance(sys.stdout, redact.RedactingStream):
+        sys.stdout = redact.RedactingStream(sys.stdout)  # type: ignore[assignment]
+        sys.stderr = redact.RedactingStream(sys.stderr)  # type: ignore[assignment]
+    base._Requested.json = False
+    try:
+        try:
+            cli.main(args=argv, prog_name="agentcfg", standalone_mode=False)
+        finally:
+            if not completing:
+                _emit_profile_notices()  # before any error: an ignored project is often its cause
+    except click.exceptions.Abort:
+        _fail("aborted", None, None, Exit.INTERRUPTED, argv, text="Aborted.")
+    except click.ClickException as exc:  # bad usage: an unknown option, a value out of range, ...
+        ctx = getattr(exc, "ctx", None)
+        path = ctx.command_path if ctx else "agentcfg"
+        exc.show()
+        _fail(exc.format_message(), path, f"`{path} --help` shows what it takes.", Exit.REFUSED, argv, text="")
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+    except AgentcfgError as exc:
+        _fail(exc.message, exc.where, exc.hint, exc.exit_code, argv, text=f"agentcfg: error: {exc}")
+    except KeyboardInterrupt:
+        _fail("interrupted", None, None, Exit.INTERRUPTED, argv, text="Interrupted.")
+    except Exception as exc:
+        if os.environ.get("AGENTCFG_DEBUG"):
+            raise
+        message = f"internal error: {type(exc).__name__}: {exc}"
+        hint = "This is a bug; AGENTCFG_DEBUG=1 shows the traceback. No file was left half-written."
+        _fail(message, None, hint, Exit.INTERNAL, argv, text=f"agentcfg: {message}\n  {hint}")
+
+
+def _wants_json(argv: list[str] | None) -> bool:
+    """--json was given: seen by its callback, or (an error while parsing, before any callback) among the words
+    before `--`."""
+    words = sys.argv[1:] if argv is None else argv
+    return base._Requested.json or "--json" in words[: words.index("--") if "--" in words else len(words)]
+
+
+def _fail(message: str, where: str | None, hint: str | None, code: int, argv: list[str] | None, *, text: str) -> None:
+    """One failure, in both shapes: the message on stderr and, under --json, the error document on stdout."""
+    from agentcfg import redact
+
+    if text:
+        click.echo(redact.mask_text(text), err=True)
+    if _wants_json(argv):
+        base.print_json({"error": message, "where": where, "hint": hint, "exit": int(code)})
+    sys.exit(int(code))

@@ -1,0 +1,134 @@
+"""`bench`: latency and throughput of profiles, side by side."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from agentcfg.cli import base
+from agentcfg.errors import AgentcfgError
+
+# -- bench -----------------------------------------------------------------------------------------
+
+
+class _ProgressLine:
+    """One status line on a terminal's stderr, rewritten in place at most ten times a second."""
+
+    def __init__(self, unicode: bool) -> None:
+        self.unicode, self.width, self.last = unicode, 0, 0.0
+
+    def __call__(self, profile: str, mode: str, done: int, total: int, failed: int) -> None:
+        import time
+
+        from agentcfg.bench.render import progress_line
+
+        now = time.monotonic()
+        if 0 < done < total and now - self.last < 0.1:
+            return
+        self.last = now
+        line = progress_line(profile, mode, done, total, failed, self.unicode)
+        click.echo("\r" + line.ljust(self.width), err=True, nl=False)
+        self.width = max(self.width, len(line))
+
+    def clear(self) -> None:
+        if self.width:
+            click.echo("\r" + " " * self.width + "\r", err=True, nl=False)
+
+
+@click.command()
+@click.argument("names", nargs=-1, metavar="[PROFILE]...", shell_complete=base.complete_profile)
+@click.option("--requests", "-n", type=click.IntRange(min=1), default=10, show_default=True, help="Requests per mode.")
+@click.option(
+    "--concurrency", "-c", type=click.IntRange(min=1, max=1024), default=1, show_default=True, help="In flight at once."
+)
+@click.option(
+    "--max-tokens", type=click.IntRange(min=2), default=256, show_default=True, help="Output tokens per request."
+)
+@click.option(
+    "--prompt-tokens", type=click.IntRange(min=1), default=512, show_default=True, help="Prompt size, roughly."
+)
+@click.option("--stream", "mode", flag_value="stream", default=True, help="Streamed requests (the default).")
+@click.option("--no-stream", "mode", flag_value="non_stream", help="Non-streamed requests only.")
+@click.option("--both", "mode", flag_value="both", help="Both, side by side, with their ratio.")
+@base.json_option("Print the figures as JSON.")
+@click.option("--csv", "csv_file", metavar="FILE", help="Also write one row per request to FILE.")
+@click.option(
+    "--timeout", type=click.FloatRange(min=0.1), default=120.0, show_default=True, help="Per request, in seconds."
+)
+@click.option(
+    "--deadline", type=click.FloatRange(min=1), default=900.0, show_default=True, help="For the whole run, in seconds."
+)
+def bench(
+    names: tuple[str, ...],
+    requests: int,
+    concurrency: int,
+    max_tokens: int,
+    prompt_tokens: int,
+    mode: str,
+    as_json: bool,
+    csv_file: str | None,
+    timeout: float,
+    deadline: float,
+) -> None:
+    """Time to first token, inter-token latency and tokens per second of PROFILE(s), side by side.
+
+    \b
+    agentcfg bench                         the profile of the last switch (else local), streamed
+    agentcfg bench local taotoken --both   two profiles, streamed and not, with the ratio
+    agentcfg bench local -n 50 -c 8 --json --csv runs.csv
+
+    Against vLLM, its /metrics view (time inside the engine) is shown beside the client's.
+    Exit status: 0 all requests answered, 1 some failed or did not finish, 2 bad input,
+    130 Ctrl-C (after printing what was measured).
+    """
+    from agentcfg import profiles, report
+    from agentcfg.bench import render, runner, summary
+    from agentcfg.bench.measure import MODES
+
+    environ = base.environ()
+    chosen = [profiles.get(n, environ) for n in dict.fromkeys(names or [runner.default_profile(environ)])]
+    notes = [] if names else [f"benchmarking {chosen[0].name} (name profiles to choose: agentcfg bench PROFILE...)"]
+    targets = []
+    for found in chosen:
+        target, note = runner.target(found, environ)
+        targets.append(target)
+        notes += [note] if note else []
+    if concurrency > requests:
+        notes.append(f"--concurrency {concurrency} is more than --requests {requests}: {requests} run at once")
+    if csv_file:
+        try:
+            open(csv_file, "a", encoding="utf-8").close()  # fail now, not after minutes of measuring
+        except OSError as exc:
+            raise AgentcfgError(
+                f"cannot write --csv {csv_file}: {exc.strerror}",
+                hint="Give a file in a directory you can write: agentcfg bench ... --csv ./bench.csv",
+            ) from None
+    settings = summary.Settings(
+        requests=requests,
+        concurrency=min(concurrency, requests),
+        max_tokens=max_tokens,
+        prompt_tokens=prompt_tokens,
+        modes=MODES if mode == "both" else (mode,),
+        timeout=timeout,
+        deadline=deadline,
+    )
+    base.emit_notes(notes)
+    unicode = (getattr(sys.stdout, "encoding", "") or "").lower().replace("-", "") == "utf8"
+    progress = _ProgressLine(unicode) if sys.stderr.isatty() else None
+    try:
+        result = runner.run(targets, settings, progress)
+    finally:
+        if progress:
+            progress.clear()
+    document = summary.run_dict(result)
+    if csv_file:
+        with open(csv_file, "w", encoding="utf-8", newline="") as out:
+            out.write(render.csv_text(result))
+    if as_json:
+        click.echo(report.dumps(document))
+    else:
+        click.echo(render.text(document, report.use_colour(environ), unicode))
+    if result.interrupted == "ctrl-c":
+        base.emit_notes(["interrupted: the figures above are the requests that finished before Ctrl-C"])
+    sys.exit(summary.exit_status(document))

@@ -1,0 +1,636 @@
+"""`profile ...` and `trust`: the profiles, yours, built-in and a project's."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from agentcfg.cli import base
+from agentcfg.cli.keys import read_key
+from agentcfg.errors import AgentcfgError
+
+# -- profiles ----------------------------------------------------------------------------------------
+
+
+@click.group()
+def profile() -> None:
+    """List, show, add, change (set, unset), import, export and remove provider profiles.
+
+    \b
+    agentcfg profile list
+    agentcfg profile add gpu --base-url http://gpu-box:8000/v1 --detect
+    agentcfg profile set local context_window=65536     change fields, keep the rest
+    agentcfg profile unset gpu max_output_tokens
+    """
+
+
+@profile.command("list")
+@base.json_option("Print the profiles as JSON.")
+def profile_list(as_json: bool) -> None:
+    """Every profile: built-in presets and your own (yours override built-ins of the same name)."""
+    from agentcfg import profiles, report
+
+    environ = base.environ()
+    found = [p for _, p in sorted(profiles.load_all(environ).items())]
+    if as_json:
+        click.echo(report.dumps([report.profile_dict(p, environ) for p in found]))
+    else:
+        click.echo(report.profiles_text(found, environ))
+
+
+@profile.command("show")
+@click.argument("name", shell_complete=base.complete_profile)
+@base.json_option("Print the profile as JSON.")
+def profile_show(name: str, as_json: bool) -> None:
+    """One profile's fields and where it comes from (never a key's value)."""
+    from agentcfg import profiles, report
+
+    environ = base.environ()
+    found = profiles.get(name, environ)
+    click.echo(report.dumps(report.profile_dict(found, environ)) if as_json else report.profile_text(found, environ))
+
+
+def _detect_key(draft: Any, environ: dict[str, str]) -> str | None:
+    """The key for `--detect`: a stored one (re-adding a profile) or the exported variable."""
+    from agentcfg import keystore
+
+    try:
+        resolved = keystore.resolve(draft, environ)
+    except keystore.KeyringProblem:
+        return environ.get(draft.key_env) if draft.key_env else None
+    return resolved.value if resolved else None
+
+
+@profile.command("add")
+@click.argument("name")
+@click.option("--base-url", help="OpenAI-protocol base URL, e.g. http://localhost:8000/v1.")
+@click.option("--from", "source", metavar="FILE|URL", help="Take the profile from a TOML file or URL (profile export).")
+@click.option("--model", help="Model id as the server names it (with --detect: optional if it serves one).")
+@click.option("--anthropic-base-url", help="Anthropic-protocol base URL for Claude Code (without /v1).")
+@click.option("--key-env", metavar="VAR", help="Variable the agents read the key from (`agentcfg exec` sets it).")
+@click.option("--no-key", is_flag=True, help="The server needs no key.")
+@click.option("--context-window", type=click.IntRange(min=256), help="The model's window in tokens.")
+@click.option("--max-output-tokens", type=click.IntRange(min=16), help="Bound on any agent's output tokens.")
+@click.option(
+    "--detect",
+    is_flag=True,
+    help="Read the window (max_model_len) from the server's GET /models; for vLLM also Claude Code's URL.",
+)
+@click.option("--description", help="A short label shown in agent UIs.")
+@click.option(
+    "--key-stdin",
+    is_flag=True,
+    help="Read the profile's key (hidden prompt, or one line of stdin): --detect sends it, then it is stored.",
+)
+@click.option("--force", is_flag=True, help="Replace an existing profile of that name.")
+def profile_add(
+    name: str,
+    base_url: str | None,
+    source: str | None,
+    model: str | None,
+    anthropic_base_url: str | None,
+    key_env: str | None,
+    no_key: bool,
+    context_window: int | None,
+    max_output_tokens: int | None,
+    detect: bool,
+    description: str | None,
+    key_stdin: bool,
+    force: bool,
+) -> None:
+    """Add (or with --force replace) a profile of your own.
+
+    \b
+    agentcfg profile add gpu --base-url http://gpu-box:8000/v1 --detect
+    printf %s "$KEY" | agentcfg profile add gw --base-url https://gw.example/v1 --detect --key-stdin
+    agentcfg profile add team --from team.toml
+
+    Without --key-env or --no-key, a profile for a server on this machine needs no key and any
+    other reads NAME_API_KEY (upper-cased); --key-stdin also stores the key (bound to the profile's
+    hosts). With --from, the profile is a team's shared file (as `agentcfg profile export` writes
+    it): validated, then saved as yours. To change a profile later: `agentcfg profile set`.
+    """
+    from agentcfg import detect as detection
+    from agentcfg import env, fields, fixes, fsutil, profiles
+
+    environ = base.environ()
+    if source:
+        _add_from(name, source, force, environ)
+        return
+    if not base_url:
+        raise click.UsageError("give --base-url URL (with --model ID), or --from FILE|URL")
+    if no_key and (key_env or key_stdin):
+        other = "--key-env" if key_env else "--key-stdin"
+        raise AgentcfgError(f"{other} and --no-key contradict each other", hint="Give one of them.")
+    _check_new_name(name, force, environ)
+    given = {"description": description, "base_url": base_url, "anthropic_base_url": anthropic_base_url,
+             "model": model, "key_env": key_env}  # fmt: skip
+    # Before anything is shown or sent: a URL with a password must not reach a message, nor --detect's request.
+    fields.check({k: v for k, v in given.items() if v is not None}, f"profile {name}", name=name)
+    if anthropic_base_url and anthropic_base_url.rstrip("/").endswith("/v1"):
+        raise AgentcfgError(
+            f"--anthropic-base-url {anthropic_base_url} ends in /v1, but Claude Code appends /v1/messages itself",
+            hint=f"Use {anthropic_base_url.rstrip('/')[:-3]} instead.",
+        )
+    draft = profiles.Profile(name=name, base_url=base_url, model=model or "?")
+    if not key_env and not no_key and (key_stdin or not draft.is_local):
+        key_env = name.upper().replace("-", "_") + "_API_KEY"
+    draft = profiles.Profile(name=name, base_url=base_url, model=model or "?", key_env=key_env)
+    store, key = None, None
+    if key_stdin:
+        from agentcfg import keystore
+
+        store = keystore.KeyStore(environ, draft)
+        store.label  # noqa: B018 - a missing keyring fails here, before the key is typed or anything is sent
+        key = read_key(name)
+        if reason := keystore.check_value(key):
+            raise AgentcfgError(f"not using the key for {name}: {reason}", hint="Give the key alone.")
+    if detect:
+        try:
+            models = detection.list_models(draft, key or _detect_key(draft, environ))
+        except detection.KeyNeeded as problem:
+            again = fixes.command(
+                "agentcfg", "profile", "add", name, "--base-url", base_url,
+                *(("--model", model) if model else ()),
+                *(("--anthropic-base-url", anthropic_base_url) if anthropic_base_url else ()),
+                *(("--key-env", key_env) if key_env else ()),  # else --key-stdin gives NAME_API_KEY
+                *(("--context-window", str(context_window)) if context_window else ()),
+                *(("--max-output-tokens", str(max_output_tokens)) if max_output_tokens else ()),
+                *(("--description", description) if description else ()),
+                "--detect", "--key-stdin", *(("--force",) if force else ()),
+            )  # fmt: skip
+            refused = "the right key" if problem.sent or key else "its key"
+            problem.hint = f"Give --detect {refused}: {again} (it asks for the key; or pipe it in on stdin)."
+            raise
+        model, context_window = detection.context_window(models, model, base_url.rstrip("/") + "/models")
+        anthropic_base_url = anthropic_base_url or detection.anthropic_base_url(models, model, base_url)
+    if not model:
+        raise AgentcfgError(
+            "--model is required", hint="Give the model id, or use --detect to read it from the server."
+        )
+    data = {
+        "description": description,
+        "base_url": base_url,
+        "anthropic_base_url": anthropic_base_url,
+        "model": model,
+        "key_env": key_env,
+        "context_window": context_window,
+        "max_output_tokens": max_output_tokens,
+    }
+    new = profiles.Profile(name=name, **{k: v for k, v in data.items() if v is not None})
+    fields.check(new.fields(), f"profile {name}", name=name)  # again: --detect's model comes from the server
+    profiles.validate(new.fields(), profiles.schema_text(), f"profile {name}")
+    path = profiles.profiles_dir(environ) / f"{name}.toml"
+    fsutil.private_dir(path.parent)
+    fsutil.atomic_write(path, profiles.to_toml(new).encode("utf-8"), 0o644)
+    detected = f" (window {context_window:,} tokens read from the server)" if detect else ""
+    click.echo(f"Added profile {name}: {model} at {base_url}{detected}\n  {env.display(path, environ)}")
+    if anthropic_base_url:
+        click.echo(f"  Claude Code uses {anthropic_base_url}/v1/messages")
+    if store is not None and key:
+        store.store(new, key)  # bound to the profile's hosts, as `key set` binds it
+        click.echo(f"  stored its key in the {store.label}; agents read it from {key_env}")
+    elif key_env:
+        click.echo(f"  agents read its key from {key_env}; store the key with: agentcfg key set {name}")
+    click.echo(f"Switch to it with: agentcfg switch {name}")
+
+
+# -- profile set / unset ---------------------------------------------------------------------------------
+
+
+@profile.command("set")
+@click.argument("name", shell_complete=base.complete_editable_profile)
+@click.argument("changes", nargs=-1, metavar="FIELD=VALUE...")
+@click.option(
+    "--detect", is_flag=True, help="Read context_window (max_model_len) from the server's GET /models, with its key."
+)
+@base.json_option("Print what changed as JSON.")
+def profile_set(name: str, changes: tuple[str, ...], detect: bool, as_json: bool) -> None:
+    """Change fields of profile NAME and keep the rest, validated as `profile add` validates them.
+
+    \b
+    agentcfg profile set local context_window=65536
+    agentcfg profile set gpu model=Qwen3-Coder base_url=http://gpu-box:8000/v1
+    agentcfg profile set taotoken anthropic_base_url=https://taotoken.net/api/anthropic
+    agentcfg profile set gpu --detect          the window as the vLLM server reports it
+
+    Fields: description, base_url, anthropic_base_url, model, key_env, context_window (or
+    context-window), max_output_tokens. Changing a built-in (local, taotoken) makes a profile of
+    yours from its fields plus the change (`agentcfg profile rm NAME` goes back to the built-in); a
+    project's profile is the project's file and is not changed. The agents keep the old values until
+    you switch again: the command says so, with the switch to run.
+    """
+    if not changes and not detect:
+        raise click.UsageError("give at least one FIELD=VALUE (or --detect), e.g. agentcfg profile set local model=M")
+    _change_profile(name, changes, (), detect, as_json)
+
+
+@profile.command("unset")
+@click.argument("name", shell_complete=base.complete_editable_profile)
+@click.argument("names", nargs=-1, required=True, metavar="FIELD...")
+@base.json_option("Print what changed as JSON.")
+def profile_unset(name: str, names: tuple[str, ...], as_json: bool) -> None:
+    """Remove optional fields of profile NAME (base_url and model are required and stay).
+
+    \b
+    agentcfg profile unset gpu max_output_tokens
+    agentcfg profile unset gw key_env            the server needs no key
+
+    A built-in becomes a profile of yours without those fields, as with `profile set`.
+    """
+    _change_profile(name, (), names, False, as_json)
+
+
+def _editable(name: str, environ: dict[str, str]) -> Any:
+    """The profile `profile set` changes: yours or a built-in; never a project's file."""
+    from agentcfg import profiles
+
+    found = profiles.get(name, environ)  # an unknown name: the usual error with suggestions
+    if found.source.startswith(profiles.PROJECT):
+        where = found.source.removeprefix(profiles.PROJECT)
+        raise AgentcfgError(
+            f"{name!r} is this project's profile: agentcfg does not change a project's files",
+            where=where,
+            hint=f"Edit {where} in the project (then run `agentcfg trust` again), or make a profile of your own "
+            f"under another name with `agentcfg profile add`.",
+        )
+    return found
+
+
+def _change_profile(name: str, changes: tuple[str, ...], removed: tuple[str, ...], detect: bool, as_json: bool) -> None:
+    from pathlib import Path
+
+    from agentcfg import env, fixes, fsutil, profiles, report
+
+    environ = base.environ()
+    where = f"agentcfg profile {'set' if changes or detect else 'unset'} {name}"
+    updates = profiles.assignments(changes, where)
+    unset = list(dict.fromkeys(profiles.field_name(f, where) for f in removed))
+    old = _editable(name, environ)
+    built_in = old.source == profiles.BUILT_IN
+    new = profiles.changed(old, updates, unset)  # every field validated before anything is sent or written
+    if detect:
+        new = _detected(new, environ)
+    differences = profiles.differences(old, new)
+    path = profiles.profiles_dir(environ) / f"{name}.toml" if built_in else Path(old.source)
+    shown = env.display(path, environ)
+    pointing = _pointing_agents(name, environ) if differences else []
+    if differences:
+        current = None if built_in else fsutil.read_text(path, shown, fsutil.PROFILE_LIMIT)
+        text = profiles.edited_text(current, old, new, shown)
+        profiles.parse(name, text, str(path))  # what is written must load as the profile shown
+        fsutil.private_dir(path.parent)
+        fsutil.atomic_write(path, text.encode("utf-8"), 0o644)
+    notes = _key_notes(old, new, environ) if differences else []
+    run_next = (
+        fixes.switch(name, agents=pointing if len(pointing) < len(base.AGENT_NAMES) else ()) if pointing else None
+    )
+    if as_json:
+        data = {
+            "profile": name,
+            "path": str(path),
+            "from_built_in": built_in and bool(differences),
+            "changed": bool(differences),
+            "changes": {f: {"old": a, "new": b} for f, (a, b) in differences.items()},
+            "agents_pointing": pointing,
+            "switch": run_next,
+            "notes": notes,
+        }
+        click.echo(report.dumps(data))
+        return
+    if not differences:
+        click.echo(f"Profile {name} already has those values: nothing changed.")
+        return
+    origin = f" (a profile of yours now, from the built-in {name})" if built_in else ""
+    click.echo(f"Changed profile {name}{origin}: {shown}")
+    for field, (before, after) in differences.items():
+        click.echo(f"  {field}: {_shown_value(before)} -> {_shown_value(after)}")
+    base.emit_notes(notes)
+    if run_next:
+        they = ", ".join(pointing)
+        click.echo(f"{they} still {'uses' if len(pointing) == 1 else 'use'} the old values.")
+        click.echo(f"Switch to it with: {run_next}")
+
+
+def _shown_value(value: object) -> str:
+    if value is None:
+        return "(not set)"
+    return f"{value:,}" if isinstance(value, int) else str(value)
+
+
+def _detected(profile: Any, environ: dict[str, str]) -> Any:
+    """`profile set --detect`: the window (and for vLLM Claude Code's URL, if none is set) from the server."""
+    from agentcfg import detect as detection
+    from agentcfg import profiles
+
+    try:
+        models = detection.list_models(profile, _detect_key(profile, environ))
+    except detection.KeyNeeded as problem:
+        from agentcfg import fixes
+
+        name = profile.name
+        key_env = profile.key_env or name.upper().replace("-", "_") + "_API_KEY"
+        problem.hint = (
+            "Store "
+            + ("the right key" if problem.sent else "its key")
+            + ", then detect again: "
+            + (
+                fixes.then(
+                    "" if profile.key_env else fixes.profile_set(name, key_env=key_env),
+                    fixes.key_set(name),
+                    fixes.command("agentcfg", "profile", "set", name, "--detect"),
+                )
+            )
+        )
+        raise
+    _, window = detection.context_window(models, profile.model, profile.base_url.rstrip("/") + "/models")
+    updates: dict[str, object] = {"context_window": window}
+    url = detection.anthropic_base_url(models, profile.model, profile.base_url)
+    if url and not profile.anthropic_base_url:
+        updates["anthropic_base_url"] = url
+    return profiles.changed(profile, updates, [])
+
+
+def _key_notes(old: Any, new: Any, environ: dict[str, str]) -> list[str]:
+    """What a change of key_env or of the hosts means for the profile's stored key (kept per profile name)."""
+    from agentcfg import keystore
+
+    name, notes = new.name, []
+    stored_here = name in keystore.remembered(environ)  # no keyring is opened for a profile without a key
+    if new.key_env and not old.key_env and not stored_here:
+        notes.append(f"{name} needs a key now, read from {new.key_env}: store it with `agentcfg key set {name}`")
+    elif old.key_env and new.key_env and old.key_env != new.key_env and stored_here:
+        notes.append(
+            f"the stored key of {name} stays (the keyring keeps it under the profile's name); `agentcfg exec` and "
+            f"`agentcfg env` now put it in {new.key_env}"
+        )
+    elif old.key_env and not new.key_env and stored_here:
+        notes.append(f"{name} needs no key now; its stored key stays: `agentcfg key rm {name}` removes it")
+    if not new.key_env or not stored_here or keystore.profile_origins(old) == keystore.profile_origins(new):
+        return notes
+    store = keystore.KeyStore(environ, new)
+    try:
+        recorded = store.origins(name) if store.get(name) is not None else None
+    except keystore.KeyringProblem as problem:
+        return [*notes, f"could not check the keyring for the key of {name}: {problem.message}"]
+    now = keystore.profile_origins(new)
+    if recorded is not None and all(o in recorded for o in now):
+        return notes
+    bound = ", ".join(recorded) if recorded else "no host"
+    moved = ", ".join(o for o in now if o not in (recorded or ()))
+    notes.append(
+        f"the stored key of {name} is bound to {bound}, and the profile now points at {moved}: no agent gets it "
+        f"there until you run `agentcfg key bind {name}` (that host gets this key) or `agentcfg key set {name}` "
+        "(its own key)"
+    )
+    return notes
+
+
+def _check_new_name(name: str, force: bool, environ: dict[str, str]) -> None:
+    from agentcfg import fields, profiles
+
+    if not fields.valid_name(name):  # the whole name: `$'nn\n'` would otherwise become the file "nn\n.toml"
+        raise AgentcfgError(
+            f"{name!r} is not a valid profile name", hint="Use lower-case letters, digits, '-', '_' (at most 64)."
+        )
+    existing = profiles.load_all(environ)
+    if name in existing and not force:
+        kind = "built-in profile" if existing[name].source == profiles.BUILT_IN else "profile"
+        raise AgentcfgError(f"a {kind} named {name!r} exists", hint="Add --force to replace it with yours.")
+
+
+def _add_from(name: str, source: str, force: bool, environ: dict[str, str]) -> None:
+    from agentcfg import env, fsutil, profiles
+
+    _check_new_name(name, force, environ)
+    text = profiles.read_source(source, environ)
+    new = profiles.parse(name, text, source)  # validated against the schema before it is saved
+    warning = _team_key_variable(new, environ)
+    path = profiles.profiles_dir(environ) / f"{name}.toml"
+    fsutil.private_dir(path.parent)
+    fsutil.atomic_write(path, text.encode("utf-8"), 0o644)
+    click.echo(f"Added profile {name} from {source}: {new.model} at {new.base_url}\n  {env.display(path, environ)}")
+    if new.key_env:
+        click.echo(f"  agents read its key from {new.key_env}; store the key with: agentcfg key set {name}")
+    base.emit_notes([warning] if warning else [])
+    click.echo(f"Switch to it with: agentcfg switch {name}")
+
+
+def _team_key_variable(new: Any, environ: dict[str, str]) -> str | None:
+    """A team's file is written by someone else: it may not read another profile's key variable for other
+    hosts than that profile's (exec, bench and doctor would send that key there); a general secret's variable
+    gets a warning."""
+    from agentcfg import profiles, trust
+
+    if not new.key_env:
+        return None
+    from agentcfg.keystore import origin
+
+    hosts = {origin(u) for u in (new.base_url, new.anthropic_base_url) if u}
+    for other in profiles.load_all(environ).values():
+        own = {origin(u) for u in (other.base_url, other.anthropic_base_url) if u}
+        if other.key_env == new.key_env and other.name != new.name and not hosts <= own:
+            raise AgentcfgError(
+                f"the profile file reads {new.key_env}, the key variable of profile {other.name!r}: "
+                f"that key would go to {new.base_url}",
+                where=new.source,
+                hint=f'Give the file a key variable of its own (key_env = "{new.name.upper().replace("-", "_")}'
+                '_API_KEY"), then add it again.',
+            )
+    if trust.general_secret(new.key_env):
+        return (
+            f"profile {new.name} reads its key from {new.key_env}, a variable that usually holds another "
+            f"service's secret: `agentcfg exec`, `bench` and `doctor` send its value to {new.base_url}"
+        )
+    return None
+
+
+@profile.command("export")
+@click.argument("name", shell_complete=base.complete_profile)
+def profile_export(name: str) -> None:
+    """Print PROFILE as TOML to share with a team (`profile add NAME --from FILE`). Never a key."""
+    from agentcfg import profiles
+
+    click.echo(profiles.to_toml(profiles.get(name, base.environ())), nl=False)
+
+
+def _pointing_agents(name: str, environ: dict[str, str]) -> list[str]:
+    """The agents whose files point at profile `name` now (as `agentcfg status` matches them)."""
+    from agentcfg import profiles
+    from agentcfg.apply import Journal
+    from agentcfg.switch import status
+
+    try:
+        found = status(environ, profiles.load_all(environ), Journal(environ).entries())
+    except AgentcfgError:
+        return []  # only a warning: removing the profile must not depend on it
+    return [item.name for item in found if item.profile == name]
+
+
+def _forget_key(name: str, found: Any, keep: bool, environ: dict[str, str]) -> tuple[list[str], list[str]]:
+    """What `profile rm` does with the removed profile's stored key: lines for stdout and for notes.
+    `found` is the removed profile, or None when its file could not be read as one."""
+    from agentcfg import keystore
+
+    if found is not None and not found.key_env and name not in keystore.remembered(environ):
+        return [], []  # a keyless profile: no keyring to open (a missing backend costs nothing here)
+    store = keystore.KeyStore(environ, found)
+    try:
+        if not keep:
+            removed = store.delete(name)
+            said = f"Removed the key for {name} from" if removed else f"No key for {name} was stored in"
+            return [f"{said} the {store.label}."], []
+        if store.get(name) is None:
+            return [], []
+        origins = store.origins(name)
+        if origins is None and found is not None:  # stored before keys were bound: bind it where it was meant
+            origins = keystore.profile_origins(found)
+            store.bind(name, origins)
+    except keystore.KeyringProblem as problem:
+        return [], [
+            f"could not check the keyring for a key of {name}: {problem.message}; "
+            f"once it works, `agentcfg key rm {name}` removes a stored one"
+        ]
+    if origins is None:
+        return [f"Kept the key for {name} in the {store.label}; `agentcfg key rm {name}` removes it."], [
+            f"the key for {name} is bound to no host yet: a profile {name} of yours would get it on first use"
+        ]
+    hosts = ", ".join(origins) or "no host"
+    return [
+        f"Kept the key for {name} in the {store.label}, bound to {hosts}: only a profile {name} on "
+        f"{'that host' if len(origins) == 1 else 'those hosts'} gets it; `agentcfg key rm {name}` removes it."
+    ], []
+
+
+@profile.command("rm")
+@click.argument("name", shell_complete=base.complete_own_profile)
+@click.option("--keep-key", is_flag=True, help="Keep the profile's stored key (bound to the profile's hosts).")
+def profile_rm(name: str, keep_key: bool) -> None:
+    """Remove a profile of your own (built-in presets cannot be removed), and its stored key.
+
+    With --keep-key the key stays in the keyring, still bound to the removed profile's hosts, so a
+    later profile of the same name elsewhere cannot get it.
+    """
+    from agentcfg import env, fsutil, profiles
+
+    environ = base.environ()
+    path = profiles.profiles_dir(environ) / f"{name}.toml"
+    if not path.is_file():
+        found = profiles.get(name, environ)  # unknown name -> the usual error with suggestions
+        if found.source.startswith(profiles.PROJECT):
+            raise AgentcfgError(
+                f"{name!r} is this project's profile",
+                where=found.source.removeprefix(profiles.PROJECT),
+                hint="It belongs to the project: remove the file from its .agentcfg/profiles/ if you mean to.",
+            )
+        raise AgentcfgError(f"{name!r} is a built-in profile and cannot be removed")
+    try:  # what the key was for; a file that is no profile can still be removed
+        text = fsutil.read_text(path, env.display(path, environ), fsutil.PROFILE_LIMIT) or ""
+        found = profiles.parse(name, text, str(path))
+    except AgentcfgError:
+        found = None
+    pointing = _pointing_agents(name, environ)
+    path.unlink()
+    click.echo(f"Removed profile {name} ({env.display(path, environ)})")
+    said, notes = _forget_key(name, found, keep_key, environ)
+    for line in said:
+        click.echo(line)
+    built_in = name in profiles.load_all(environ)
+    if built_in:
+        click.echo(f"The built-in profile {name} applies again.")
+    if pointing:
+        from agentcfg import fixes
+
+        they = "it" if len(pointing) == 1 else "them"
+        to = (
+            f"to the built-in {name}: `{fixes.switch(name, agents=pointing)}`"
+            if built_in
+            else "to another profile: `agentcfg profile list` shows them, agentcfg switch with its name moves them"
+        )
+        notes.append(
+            f"{', '.join(pointing)} still point{'s' if len(pointing) == 1 else ''} at profile {name} (its host "
+            f"and model); switch {they} {to}"
+        )
+    base.emit_notes(notes)
+
+
+# -- trust -------------------------------------------------------------------------------------------
+
+
+@click.command("trust")
+@click.argument("directory", required=False, metavar="[DIR]")
+@click.option("--list", "listing", is_flag=True, help="List the trusted projects: trusted, changed or missing.")
+@click.option("--revoke", is_flag=True, help="Stop using the profiles of DIR (default: the project here).")
+@base.json_option("Print the result as JSON.")
+def trust_command(directory: str | None, listing: bool, revoke: bool, as_json: bool) -> None:
+    """Use the profiles in a project's .agentcfg/profiles/ (a cloned repository's are ignored until then).
+
+    \b
+    agentcfg trust               the project here (the nearest .agentcfg/profiles/ from here up)
+    agentcfg trust ~/src/team    that project (its directory, or its .agentcfg/profiles)
+    agentcfg trust --list        trusted projects, and whether their files changed since
+    agentcfg trust --revoke      stop using this project's profiles
+
+    A project profile decides where your prompts and a key go, so check what is shown. Trust covers
+    exactly these files, by content: once one is added, removed or changed, the project's profiles are
+    ignored again until you trust them again. Even trusted, a project profile never replaces one of
+    yours, nor reads another profile's key variable.
+    """
+    from agentcfg import report, trust
+
+    environ = base.environ()
+    if listing:
+        if directory or revoke:
+            raise AgentcfgError("--list takes no DIR and no --revoke", hint="Run `agentcfg trust --list` alone.")
+        rows = trust.states(environ)
+        if as_json:
+            click.echo(report.dumps(rows))
+        elif not rows:
+            click.echo("No trusted projects. `agentcfg trust DIR` trusts one.")
+        for row in rows if not as_json else []:
+            files = ", ".join(row["files"])  # type: ignore[arg-type]
+            extra = f" ({row['differences']})" if row.get("differences") else ""
+            click.echo(f"{row['project']}  {row['state']}{extra}  since {row['trusted_at']}  files: {files}")
+        return
+    if revoke:
+        try:
+            root = trust.project_root(trust.locate(directory, environ))
+        except AgentcfgError:
+            if directory is None:
+                raise
+            from pathlib import Path
+
+            root = Path(directory).expanduser().resolve()  # a project since removed can still be revoked
+
+        def forget(records: dict[str, trust.Record]) -> None:
+            if str(root) not in records:
+                raise AgentcfgError(f"{root} is not trusted", hint="`agentcfg trust --list` shows trusted projects.")
+            del records[str(root)]
+
+        trust.update_store(environ, forget)
+        if as_json:
+            click.echo(report.dumps({"project": str(root), "revoked": True}))
+        else:
+            click.echo(f"Revoked trust in {root}: its profiles are ignored from now on.")
+        return
+    directory_found = trust.locate(directory, environ)
+    root = trust.project_root(directory_found)
+    rows, warnings, files = trust.review(directory_found, environ)
+    if not as_json:
+        click.echo(f"Trusting {root} ({directory_found}):")
+        width = max(len(str(r["name"])) for r in rows)
+        for r in rows:
+            key = f"key {r['key_env']}" if r["key_env"] else "no key"
+            click.echo(f"  {r['name']!s:<{width}}  {r['base_url']} ({r['host']})  model {r['model']}  {key}")
+        for warning in warnings:
+            click.echo(f"warning: {warning}", err=True)
+    trust.update_store(environ, lambda records: records.update({str(root): trust.Record(files, trust.now())}))
+    if as_json:
+        document = {"project": str(root), "profiles_dir": str(directory_found), "profiles": rows}
+        click.echo(report.dumps({**document, "warnings": warnings, "trusted": True}))
+        return
+    click.echo(
+        f"Trusted {len(files)} profile files of {root}. If one changes they are ignored again; "
+        f"`agentcfg trust --revoke {root}` stops using them."
+    )

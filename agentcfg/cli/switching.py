@@ -1,0 +1,204 @@
+"""`switch`, `rollback`, `status`, `agents`: what the agents point at, and changing it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from agentcfg.cli import base
+
+# -- switch ------------------------------------------------------------------------------------------
+
+
+@click.command()
+@click.argument("profile", shell_complete=base.complete_profile)
+@click.option(
+    "--agent", "agents", multiple=True, type=click.Choice(base.AGENT_NAMES), help="Switch only this agent (repeatable)."
+)
+@click.option("--all", "every", is_flag=True, help="Switch all four agents, installed or not.")
+@click.option("--dry-run", is_flag=True, help="Show the diff; write nothing.")
+@base.json_option("Print the plan and result as JSON.")
+@click.option(
+    "--store-key-in-files",
+    is_flag=True,
+    help="Write the key itself into the agents' files (mode 0600) instead of having them fetch it.",
+)
+def switch(
+    profile: str, agents: tuple[str, ...], every: bool, dry_run: bool, as_json: bool, store_key_in_files: bool
+) -> None:
+    """Point the agents at PROFILE, editing only the keys agentcfg owns.
+
+    Without --agent/--all, switches every agent that is installed or already has a config file.
+    All files change together or not at all; `agentcfg rollback` undoes it. A key never goes
+    into a file unless you pass --store-key-in-files: Claude Code (and Codex 0.119+) fetch it
+    with `agentcfg key get`, the others read it from the variable `agentcfg exec` sets.
+    """
+    from agentcfg import profiles, report
+    from agentcfg.apply import Journal
+    from agentcfg.switch import key_source, plan_switch, select
+
+    environ = base.environ()
+    chosen = profiles.get(profile, environ)
+    selected, skipped = select(agents, every, environ)
+    keys, key_notes = key_source(chosen, selected, environ, store_in_files=store_key_in_files)
+    entry_id, recovered = None, []
+    if dry_run:
+        plan = plan_switch(chosen, selected, environ, keys)
+    else:
+        journal = Journal(environ)
+        with journal.locked() as recovered:
+            plan = plan_switch(chosen, selected, environ, keys)
+            entry = journal.commit(
+                plan.changes, {"kind": "switch", "profile": chosen.name, "label": f"switch {profile}"}
+            )
+            entry_id = entry.id if entry else None
+    plan.skipped = {**skipped, **plan.skipped}
+    plan.notes = list(recovered) + plan.notes + key_notes
+    if as_json:
+        click.echo(report.dumps(report.plan_dict(plan, environ, dry_run=dry_run, entry=entry_id)))
+        return
+    colour = report.use_colour(environ)
+    verb = "Would switch" if dry_run else "Switched"
+    title = f"{verb} to {chosen.name} ({chosen.model} at {chosen.base_url})"
+    if not plan.changes:
+        title = f"No agent to switch to {chosen.name}: none is installed or configured (--all sets up all four)"
+    elif not plan.pending and not dry_run:
+        title = f"Already on {chosen.name} ({chosen.model} at {chosen.base_url}): nothing to change"
+    click.echo(report.plan_text(plan, environ, dry_run=dry_run, colour=colour, title=title))
+    base.emit_notes(plan.notes)
+    if entry_id:
+        click.echo("Undo with: agentcfg rollback")
+
+
+# -- rollback ----------------------------------------------------------------------------------------
+
+
+_KEPT = {  # what rollback did with a file edited since the switch (agentcfg.undo)
+    "merged": "{} was edited since the switch: agentcfg's change was undone and those edits are kept",
+    "kept": "{} was created by the switch and edited since: agentcfg's keys were removed, what others added stays",
+    "removed": "{} was created by the switch; only agentcfg's keys and the agent's own stamps were in it: removed",
+}
+
+
+@click.command()
+@click.option("--force", is_flag=True, help="Restore files even if they were edited since the switch.")
+@click.option("--dry-run", is_flag=True, help="Show what would be restored; write nothing.")
+@base.json_option("Print the result as JSON.")
+def rollback(force: bool, dry_run: bool, as_json: bool) -> None:
+    """Undo the most recent switch, restoring every file it touched byte for byte.
+
+    Each further rollback undoes the switch before that (the last 20 are kept).
+    """
+    from agentcfg import report
+    from agentcfg.apply import Journal
+    from agentcfg.plan import Plan
+
+    environ = base.environ()
+    journal = Journal(environ)
+    with journal.locked() as recovered:
+        if recovered and not journal.entries():
+            # Recovery just undid an interrupted switch: that was the rollback asked for.
+            _rolled_back_by_recovery(recovered, environ, as_json)
+            return
+        entry, changes, kept = journal.rollback_plan(force)
+        if not dry_run:
+            journal.rollback(entry, changes)
+    notes = list(recovered)
+    notes += [_KEPT[how].format(shown) for shown, how in kept]
+    plan = Plan(None, changes, notes=notes)
+    undone = entry.manifest.get("profile")
+    if as_json:
+        data = report.plan_dict(plan, environ, dry_run=dry_run, entry=entry.id)
+        data["undone"] = {"entry": entry.id, "profile": undone, "time": entry.manifest["time"]}
+        click.echo(report.dumps(data))
+        return
+    verb = "Would roll back" if dry_run else "Rolled back"
+    title = f"{verb} the switch to {undone} ({report.when(entry.manifest['time'])})"
+    click.echo(report.plan_text(plan, environ, dry_run=dry_run, colour=report.use_colour(environ), title=title))
+    base.emit_notes(plan.notes)
+
+
+def _rolled_back_by_recovery(recovered: list[str], environ: dict[str, str], as_json: bool) -> None:
+    from agentcfg import report
+    from agentcfg.plan import Plan
+
+    if as_json:
+        data = report.plan_dict(Plan(None, notes=recovered), environ, dry_run=False)
+        data["changed"], data["undone"] = True, None
+        click.echo(report.dumps(data))
+        return
+    click.echo("Rolled back the interrupted change; the journal holds no earlier switch to roll back")
+    base.emit_notes(recovered)
+
+
+# -- status ------------------------------------------------------------------------------------------
+
+
+@click.command()
+@base.json_option("Print the status as JSON.")
+def status(as_json: bool) -> None:
+    """What each agent points at now, and whether its agentcfg-owned keys were edited since."""
+    from agentcfg import env, profiles, report
+    from agentcfg.apply import Journal
+    from agentcfg.switch import status as agent_status
+
+    environ = base.environ()
+    journal = Journal(environ)
+    statuses = agent_status(environ, profiles.load_all(environ), journal.entries())
+    pending = journal.pending()
+    if as_json:
+        data: dict[str, Any] = {"agents": report.status_dicts(statuses), "interrupted": bool(pending)}
+        click.echo(report.dumps(data))
+        return
+    click.echo(report.status_text(statuses, report.use_colour(environ)))
+    notes = [
+        f"a {e.manifest['kind']} was interrupted ({e.manifest.get('label') or e.id}); the next `agentcfg switch` "
+        "or `rollback` puts back every file that still holds what it wrote"
+        if e.manifest["status"] == "pending"
+        else f"a rollback ({e.manifest.get('label') or e.id}) did not finish its clean-up; the next command does"
+        for e in pending
+    ]
+    saved = sorted(p.name for p in journal.recovered.glob("*"))  # empty when the directory does not exist
+    if saved:
+        notes.append(
+            f"{env.display(journal.recovered, environ)} holds {len(saved)} backup(s) a recovery did not apply because "
+            f"the file had changed since ({', '.join(saved)}); delete them once you no longer need them"
+        )
+    base.emit_notes(notes)
+
+
+# -- agents ------------------------------------------------------------------------------------------
+
+
+@click.command("agents")
+@base.json_option("Print the table as JSON.")
+def agents_command(as_json: bool) -> None:
+    """Which agents are installed (path and version), their config files, and what each points at."""
+    from agentcfg import env, profiles, report, versions
+    from agentcfg.agents import AGENTS
+    from agentcfg.apply import Journal
+    from agentcfg.switch import status as agent_status
+
+    environ = base.environ()
+    rows = []
+    for item in agent_status(environ, profiles.load_all(environ), Journal(environ).entries()):
+        binary = AGENTS[item.name].BINARY
+        version = versions.installed(binary, environ, timeout=3.0)
+        rows.append(
+            {
+                "agent": item.name,
+                "path": env.which(binary, environ),
+                "version": ".".join(map(str, version)) if version else None,
+                "files": item.files,
+                "configured": item.configured,
+                "profile": item.profile,
+                "base_url": item.base_url,
+                "model": item.model,
+                "error": item.error,
+            }
+        )
+    click.echo(report.dumps(rows) if as_json else report.agents_text(rows, environ))
+
+
+COMMANDS = [switch, rollback, status, agents_command]
