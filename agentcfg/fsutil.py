@@ -277,6 +277,20 @@ def private_dir(path: Path) -> Path:
     return path
 
 
+def save(path: Path, data: bytes, mode: int, shown: str) -> None:
+    """A file of agentcfg's own (a profile, the trust store), written atomically in a 0700 directory.
+    A full disk or a read-only directory is the machine's state, not a bug: one error naming the file,
+    and the old file (or none) stays."""
+    try:
+        private_dir(path.parent)
+        atomic_write(path, data, mode)
+    except OSError as exc:
+        near = shown.rsplit("/", 1)[0] if "/" in shown else "."
+        raise AgentcfgError(
+            f"could not write {shown} ({exc.strerror or exc}); it is as it was", hint=space_hint(exc, near)
+        ) from None
+
+
 def write_private(path: Path, text: str | bytes) -> None:
     data = text.encode("utf-8") if isinstance(text, str) else text
     atomic_write(path, data, 0o600)
