@@ -59,7 +59,7 @@ def export_hint(profile: Profile | None) -> str:
     """How to give a profile's key for this shell only, as a complete command (bash and zsh: `read -s` asks
     for it without echoing it), or in words when no profile is known."""
     if profile and profile.key_env:
-        return f"`read -rs {profile.key_env} && export {profile.key_env}` (type the key; it is not echoed)"
+        return f"`read -rs {profile.key_env} && export {profile.key_env}` (it asks for the key without echoing it)"
     return "export the profile's variable (the VARIABLE column of `agentcfg key list`) in your shell"
 
 
@@ -77,13 +77,13 @@ def ways_out(profile: Profile | None, platform: str = sys.platform) -> str:
     )
     if profile and profile.key_env:
         lines.append(
-            f"- or skip the keyring: {export_hint(profile)} (`agentcfg exec` and `env` pass it on), or "
+            f"- or skip the keyring: {export_hint(profile)}, for `agentcfg exec` and `env` to pass on; or "
             f"`agentcfg switch {profile.name} --store-key-in-files` to write it into the agents' files (mode 0600)"
         )
     else:
         lines.append(
-            f"- or skip the keyring: {export_hint(None)} (`agentcfg exec` and `env` pass it on), or switch with "
-            "`--store-key-in-files` to write the key into the agents' files (mode 0600)"
+            f"- or skip the keyring: {export_hint(None)}, for `agentcfg exec` and `env` to pass on; or switch "
+            "with `--store-key-in-files` to write the key into the agents' files (mode 0600)"
         )
     return "\n  ".join(lines)
 
