@@ -55,9 +55,15 @@ def backend_label(backend: Any) -> str:
     return _LABELS.get(name, name)
 
 
+def export_hint(profile: Profile | None) -> str:
+    """How to give a profile's key for this shell only, as a complete command (bash and zsh: `read -s` asks
+    for it without echoing it), or in words when no profile is known."""
+    if profile and profile.key_env:
+        return f"`read -rs {profile.key_env} && export {profile.key_env}` (it asks for the key without echoing it)"
+    return "export the profile's variable (the VARIABLE column of `agentcfg key list`) in your shell"
+
+
 def ways_out(profile: Profile | None, platform: str = sys.platform) -> str:
-    var = profile.key_env if profile and profile.key_env else "VAR"
-    name = profile.name if profile else "PROFILE"
     lines = ["agentcfg keeps keys only in an OS keyring and never falls back to a plaintext file by itself. Ways out:"]
     if platform.startswith("linux"):
         lines.append(
@@ -65,12 +71,20 @@ def ways_out(profile: Profile | None, platform: str = sys.platform) -> str:
             "session; on a headless box or WSL start one with `dbus-run-session -- sh -c "
             '\'printf %s "$KEYRING_PASSWORD" | gnome-keyring-daemon --unlock --components=secrets; exec "$SHELL"\'`'
         )
-    lines += [
+    lines.append(
         "- or choose a backend yourself: `pip install keyrings.cryptfile` into agentcfg's environment, then "
-        "`export PYTHON_KEYRING_BACKEND=keyrings.cryptfile.cryptfile.CryptFileKeyring` (an encrypted file)",
-        f"- or skip the keyring: `export {var}=<key>` (`agentcfg exec` and `env` pass it on), or "
-        f"`agentcfg switch {name} --store-key-in-files` to write it into the agents' files (mode 0600)",
-    ]
+        "`export PYTHON_KEYRING_BACKEND=keyrings.cryptfile.cryptfile.CryptFileKeyring` (an encrypted file)"
+    )
+    if profile and profile.key_env:
+        lines.append(
+            f"- or skip the keyring: {export_hint(profile)}, for `agentcfg exec` and `env` to pass on; or "
+            f"`agentcfg switch {profile.name} --store-key-in-files` to write it into the agents' files (mode 0600)"
+        )
+    else:
+        lines.append(
+            f"- or skip the keyring: {export_hint(None)}, for `agentcfg exec` and `env` to pass on; or switch "
+            "with `--store-key-in-files` to write the key into the agents' files (mode 0600)"
+        )
     return "\n  ".join(lines)
 
 
@@ -302,10 +316,43 @@ def template_problem(value: str) -> str | None:
     return None
 
 
-def check_value(value: str) -> str | None:
-    """Why `value` cannot be a key as typed, or None when it can."""
+MIN_LENGTH = redact.MIN_SECRET_LENGTH  # a shorter key would not be masked in agentcfg's output (redact.register)
+# Room for any real key: OpenAI's sk-proj- keys are ~164 characters, a gateway's JWT 1-2k; beyond 4k a key no
+# longer fits a server's header limit (nginx reads a request line and each header into 8k buffers with Bearer).
+MAX_LENGTH = 4_096
+# What people (and agentcfg, for keyless profiles) put where a key must be: never a real key when typed.
+_STAND_IN = re.compile(
+    r"<[^<>]*>|\[[^\[\]]*\]|(sk-)?x{3,}|(your|my)[-_ ]?(api[-_ ]?)?(key|token|secret)([-_ ]?here)?"
+    r"|change[-_ ]?me|replace[-_ ]?me|placeholder|api[-_ ]?key|\.{3,}|…",
+    re.IGNORECASE,
+)
+# $NAME, ${NAME} (POSIX shells, fish) and %NAME% (cmd.exe) left as they were typed: the shell did not expand them.
+_UNEXPANDED = re.compile(r"\$[A-Za-z_][A-Za-z0-9_]*|\$\{[A-Za-z_][A-Za-z0-9_]*\}|%[A-Za-z_][A-Za-z0-9_]*%")
+
+
+def _count(n: int) -> str:
+    return f"{n:,} character" + ("" if n == 1 else "s")
+
+
+def check_value(value: str, *, typed: bool = False) -> str | None:
+    """Why `value` cannot be a key as typed, or None when it can.
+
+    `typed`: the value is one a person gives agentcfg as a key (key set, profile add --key-stdin, init), so a
+    stand-in (agentcfg's own `agentcfg-no-key`, `EMPTY`, `<key>`) and a key too short to be masked are refused
+    too; without it (a key read from an agent's file), the stand-in agentcfg writes for keyless profiles passes.
+    """
+    from agentcfg.profiles import is_placeholder
+
     if not value:
         return "the key is empty"
+    if typed and (is_placeholder(value) or _STAND_IN.fullmatch(value)):
+        return f"{value!r} is a placeholder, not a key: give the key the provider issued"
+    if _UNEXPANDED.fullmatch(value):
+        return f"it is {value}, the name of a variable the shell did not expand (single quotes keep it): give the key"
+    if len(value) > MAX_LENGTH:
+        return f"it is {_count(len(value))}; a key is at most {MAX_LENGTH:,} (was a file given instead of a key?)"
+    if typed and len(value) < MIN_LENGTH:
+        return f"it is {_count(len(value))}; a key is at least {MIN_LENGTH}"
     if value.lower().startswith("bearer "):
         return "it starts with 'Bearer ': store the key alone; agents add that prefix themselves"
     if re.search(r"\s", value):
@@ -320,7 +367,7 @@ def missing(profile: Profile, label: str) -> KeyringProblem:
         "missing",
         f"no key stored for profile {profile.name!r} in the {label}",
         hint=f"Store it with `agentcfg key set {profile.name}`"
-        + (f" (or export {profile.key_env}=... for this shell)." if profile.key_env else "."),
+        + (f", or give it for this shell only: {export_hint(profile)}." if profile.key_env else "."),
     )
 
 
@@ -377,8 +424,7 @@ def _exported(profile: Profile, value: str, note: str | None = None) -> Resolved
         raise KeyringProblem(
             "bad-value",
             f"the key for profile {profile.name!r} in {profile.key_env} (your environment) cannot be used: {reason}",
-            hint=f"Export the key alone: `export {profile.key_env}=<key>`, or store it: "
-            f"`agentcfg key set {profile.name}`.",
+            hint=f"Export the key alone: {export_hint(profile)}, or store it: `agentcfg key set {profile.name}`.",
         )
     return ResolvedKey(value, "environment", note)
 

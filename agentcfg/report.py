@@ -161,7 +161,7 @@ def keys_text(backend: str, rows: list[dict[str, Any]]) -> str:
         if not row["key_env"]:
             table.append((row["profile"], "-", "not needed", "-"))
             continue
-        stored = f"stored {row['tail']}" if row["stored"] else "missing"
+        stored = "unavailable" if row["stored"] is None else f"stored {row['tail']}" if row["stored"] else "missing"
         table.append((row["profile"], row["key_env"], stored, "set" if row["in_environment"] else "-"))
     widths = [max(len(r[i]) for r in table) for i in range(len(table[0]) - 1)]
     lines = [f"keyring: {backend}", ""]

@@ -46,11 +46,14 @@ def key_users(home: Home, capture: FaultServer) -> list[subprocess.CompletedProc
     ]
 
 
-def assert_never_handed_out(home: Home, capture: FaultServer, results: list[subprocess.CompletedProcess]) -> None:
+def assert_never_handed_out(
+    home: Home, capture: FaultServer, results: list[subprocess.CompletedProcess], status: int = 2
+) -> None:
+    """`status`: what key get, exec and env exit with (2 refused; 4, Exit.NO_KEY, when no key is stored at all)."""
     for result in results:
         assert KEY not in result.stdout + result.stderr, (result.args, result.stdout, result.stderr)
         assert "Traceback" not in result.stderr and "internal error" not in result.stderr, result.stderr
-    assert results[0].returncode == 2 and results[1].returncode == 2 and results[2].returncode == 2
+    assert results[0].returncode == status and results[1].returncode == status and results[2].returncode == status
     assert results[3].returncode == 2  # bench stops before sending anything
     for method, path, headers, body in capture.requests:
         assert KEY not in json.dumps([method, path, headers, body]), (method, path, headers)
@@ -69,7 +72,7 @@ def test_profile_rm_removes_the_key_so_a_same_named_profile_elsewhere_never_gets
     with FaultServer() as capture:
         run(home, "profile", "add", "work", "--base-url", capture.base_url, "--model", "m", "--key-env", "WORK_KEY")
         results = key_users(home, capture)
-        assert_never_handed_out(home, capture, results)
+        assert_never_handed_out(home, capture, results, status=4)  # no key stored for the new `work`: NO_KEY
     assert "no key stored for profile 'work'" in results[0].stderr
 
 

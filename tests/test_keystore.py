@@ -209,7 +209,7 @@ def test_ways_out_on_linux_names_every_way():
     assert "gnome-keyring" in text and "gnome-keyring-daemon --unlock" in text
     assert "PYTHON_KEYRING_BACKEND" in text
     assert "`agentcfg switch gw --store-key-in-files`" in text
-    assert "`export GW_API_KEY=<key>`" in text
+    assert "`read -rs GW_API_KEY && export GW_API_KEY`" in text  # complete: it asks for the key, unechoed
 
 
 @pytest.mark.parametrize("platform", ["darwin", "win32"])
@@ -221,9 +221,10 @@ def test_ways_out_elsewhere_has_no_gnome_keyring(platform):
     assert "GW_API_KEY" in text
 
 
-def test_ways_out_without_a_profile_uses_placeholders():
+def test_ways_out_without_a_profile_says_it_in_words_without_placeholders():
     text = keystore.ways_out(None, platform="darwin")
-    assert "`export VAR=<key>`" in text and "agentcfg switch PROFILE --store-key-in-files" in text
+    assert "VARIABLE column of `agentcfg key list`" in text and "`--store-key-in-files`" in text
+    assert "VAR=" not in text and "PROFILE" not in text and "<key>" not in text
 
 
 # --- where a key may go ------------------------------------------------------------------------------
@@ -499,7 +500,7 @@ def test_resolve_missing_everywhere(use_backend):
         keystore.resolve(GW, {"GW_API_KEY": ""})
     assert caught.value.kind == "missing"
     assert "`agentcfg key set gw`" in caught.value.hint
-    assert "export GW_API_KEY=" in caught.value.hint
+    assert "`read -rs GW_API_KEY && export GW_API_KEY`" in caught.value.hint
     assert "'gw'" in caught.value.message
 
 

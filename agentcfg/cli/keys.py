@@ -8,8 +8,9 @@ from typing import Any, TextIO
 
 import click
 
+from agentcfg import fixes
 from agentcfg.cli import base
-from agentcfg.errors import AgentcfgError
+from agentcfg.errors import AgentcfgError, Exit
 
 # -- keys --------------------------------------------------------------------------------------------
 
@@ -24,12 +25,49 @@ def print_secret(text: str) -> TextIO:
     return out
 
 
-def read_key(profile: str) -> str:
-    """PROFILE's key: typed at a hidden prompt on a terminal, else one line of stdin."""
+# Read from stdin: enough to see a key of keystore.MAX_LENGTH and the line breaks after it, bounded so that
+# `yes | agentcfg key set P` or a file piped by mistake is refused instead of read to its end.
+_STDIN_LIMIT = 1_048_576
+
+
+def _stdin_line(profile: str, refusal: str) -> str:
+    """The one line of stdin (its LF or CRLF ending dropped); more lines are refused, never cut to the first."""
+    import re
+
+    from agentcfg import keystore
+
+    text = sys.stdin.read(_STDIN_LIMIT)
+    how = f'printf %s "$KEY" | {fixes.key_set(profile)}'  # "$KEY": the user's own variable, expanded by the shell
+    hint = f"Give the key alone on one line: `{how}`, or type it: `{fixes.key_set(profile)}` on a terminal."
+    if len(text) >= _STDIN_LIMIT:
+        raise AgentcfgError(
+            f"{refusal}: stdin held more than {_STDIN_LIMIT:,} characters; a key is one line of at most "
+            f"{keystore.MAX_LENGTH:,}",
+            hint=hint,
+        )
+    line = text.removesuffix("\n").removesuffix("\r")
+    if "\n" in line or "\r" in line:
+        lines = len(re.split(r"\r\n|\r|\n", line))
+        raise AgentcfgError(f"{refusal}: stdin held {lines} lines; a key is one line", hint=hint)
+    return line
+
+
+def read_key(profile: str, *, refusal: str | None = None) -> str:
+    """PROFILE's key: typed at a hidden prompt on a terminal, else the one line of stdin; refused (AgentcfgError,
+    nothing stored) unless it can be a key (keystore.check_value, typed). `refusal` starts the message."""
+    from agentcfg import keystore
+
+    refusal = refusal or f"not using the key for {profile}"
     if sys.stdin.isatty():
-        return click.prompt(f"Key for {profile} (input hidden)", hide_input=True, prompt_suffix=": ", err=True)
-    line = sys.stdin.readline()
-    return line.removesuffix("\n").removesuffix("\r")
+        value = click.prompt(f"Key for {profile} (input hidden)", hide_input=True, prompt_suffix=": ", err=True)
+    else:
+        value = _stdin_line(profile, refusal)
+    if reason := keystore.check_value(value, typed=True):
+        raise AgentcfgError(
+            f"{refusal}: {reason}",
+            hint=f"Give the key alone: `{fixes.key_set(profile)}` asks for it (input hidden).",
+        )
+    return value
 
 
 @click.group()
@@ -67,12 +105,7 @@ def key_set(name: str, as_json: bool) -> None:
     found = _key_profile(name, environ)
     store = keystore.KeyStore(environ, found)
     label = store.label  # a missing backend fails here, before the key is typed
-    value = read_key(name)
-    if reason := keystore.check_value(value):
-        raise AgentcfgError(
-            f"not storing the key for {name}: {reason}",
-            hint=f"Give the key alone: `agentcfg key set {name}` asks for it (input hidden).",
-        )
+    value = read_key(name, refusal=f"not storing the key for {name}")
     store.store(found, value)  # bound to the profile's hosts now: `key bind` after moving it
     if as_json:
         click.echo(report.dumps({"profile": name, "backend": label, "stored": True, "tail": redact.tail(value)}))
@@ -85,19 +118,25 @@ def key_set(name: str, as_json: bool) -> None:
 
 @key.command("get")
 @click.argument("name", metavar="PROFILE", shell_complete=base.complete_keyed_profile)
-def key_get(name: str) -> None:
+@base.json_option("Print where the key comes from as JSON: its variable, source and masked tail, never the key.")
+def key_get(name: str, as_json: bool) -> None:
     """Print PROFILE's key and nothing else (for helper commands such as Claude Code's apiKeyHelper).
 
-    The keyring's entry wins; without one, a value already exported in the profile's variable.
+    The keyring's entry wins; without one, a value already exported in the profile's variable. No key at all:
+    exit status 4 and nothing printed.
     """
-    from agentcfg import keystore, profiles
+    from agentcfg import keystore, profiles, redact
 
     environ = base.environ()
     found = profiles.find(name, environ)  # yours or a built-in: no project file is read
     if not found.key_env:
         raise keystore.not_keyed(found)
-    resolved = keystore.resolve(found, environ)
-    assert resolved is not None
+    resolved = _resolve(found, environ)
+    if as_json:
+        base.print_json(
+            {"profile": name, "key_env": found.key_env, "source": resolved.source, "tail": redact.tail(resolved.value)}
+        )
+        return
     print_secret(resolved.value + "\n")
 
 
@@ -153,66 +192,124 @@ def key_rm(name: str, as_json: bool) -> None:
 @key.command("list")
 @base.json_option("Print the list as JSON (masked tails, never keys).")
 def key_list(as_json: bool) -> None:
-    """Every profile: the variable it uses, whether the keyring holds its key (masked), whether it is exported."""
+    """Every profile: the variable it uses, whether the keyring holds its key (masked), whether it is exported.
+
+    Without a usable keyring the profiles are still listed (exit status 0), the keyring column "unavailable".
+    """
     from agentcfg import keystore, profiles, redact, report
 
     environ = base.environ()
+    known = sorted(profiles.load_all(environ).items())
     store = keystore.KeyStore(environ)
+    try:
+        label: str | None = store.label
+        values = {name: store.get(name) if found.key_env else None for name, found in known}
+        origins = {name: store.origins(name) for name, value in values.items() if value}
+        unavailable = None
+    except keystore.KeyringProblem as problem:
+        if problem.kind not in ("no-backend", "locked", "denied"):
+            raise
+        label, values, origins, unavailable = None, {}, {}, problem.message
     rows = []
-    for name, found in sorted(profiles.load_all(environ).items()):
-        value = store.get(name) if found.key_env else None
+    for name, found in known:
+        value = values.get(name)
         rows.append(
             {
                 "profile": name,
                 "key_env": found.key_env,
-                "stored": bool(value) if found.key_env else None,
+                "stored": None if unavailable or not found.key_env else bool(value),
                 "tail": redact.tail(value) if value else None,
                 "in_environment": bool(found.key_env and environ.get(found.key_env)),
-                "bound_to": store.origins(name) if value else None,  # None also for a key stored before binding
+                "bound_to": origins.get(name),  # None also for a key stored before binding
             }
         )
     if as_json:
-        data = {"backend": store.label, "backend_class": keystore.backend_name(store.backend), "profiles": rows}
-        click.echo(report.dumps(data))
-    else:
-        click.echo(report.keys_text(store.label, rows))
+        data = {
+            "backend": label,
+            "backend_class": keystore.backend_name(store.backend) if label else None,
+            "available": label is not None,
+            "reason": unavailable,
+            "profiles": rows,
+        }
+        base.print_json(data)
+        return
+    if unavailable:
+        keyed = next((name for name, found in known if found.key_env), None)
+        way_out = f"`{fixes.key_set(keyed)}` lists the ways to get one" if keyed else "see `agentcfg key --help`"
+        heading = f"unavailable ({unavailable}); exported variables still work, {way_out}"
+    click.echo(report.keys_text(heading if unavailable else str(label), rows))
 
 
 # -- exec / env --------------------------------------------------------------------------------------
 
 
-def _profile_variables(name: str, environ: dict[str, str]) -> dict[str, str]:
-    """The variables `exec` and `env` set: the profile's key (keyring first) and AGENTCFG_PROFILE."""
-    from agentcfg import keystore, profiles
+def _resolve(found: Any, environ: dict[str, str]) -> Any:
+    """The key of a keyed profile (keystore.resolve); none stored or exported: Exit.NO_KEY, before anything runs."""
+    from agentcfg import keystore
+
+    try:
+        resolved = keystore.resolve(found, environ)
+    except keystore.KeyringProblem as problem:
+        if problem.kind == "missing":
+            problem.exit_code = Exit.NO_KEY
+        raise
+    assert resolved is not None  # found has a key_env
+    return resolved
+
+
+def _refuse_runtime_variable(found: Any) -> None:
+    """Never put a key into a variable that steers programs (PATH, LD_PRELOAD, NODE_OPTIONS, ...). fields.py
+    refuses such a key_env when a profile is written or loaded; this is the last check before one is set."""
+    from agentcfg import fields
+
+    variable = str(found.key_env)
+    if variable.upper() in fields.RUNTIME_VARIABLES or variable.upper().startswith(fields.RUNTIME_PREFIXES):
+        raise AgentcfgError(
+            f"profile {found.name!r} names {variable} as its key variable, a variable that steers programs (not "
+            "one that holds a key): agentcfg sets no key into it",
+            where=str(found.source),
+            hint=f"Give the profile a variable of its own: "
+            f"`{fixes.profile_set(found.name, key_env=found.name.upper().replace('-', '_') + '_API_KEY')}`.",
+        )
+
+
+def _profile_variables(name: str, environ: dict[str, str]) -> tuple[dict[str, str], dict[str, str]]:
+    """The variables `exec` and `env` set (the profile's key, keyring first, and AGENTCFG_PROFILE), and where
+    each comes from ("agentcfg", "keyring", "environment")."""
+    from agentcfg import profiles
 
     found = profiles.get(name, environ)
-    variables = {"AGENTCFG_PROFILE": found.name}
-    resolved = keystore.resolve(found, environ)
-    if resolved:
-        variables[str(found.key_env)] = resolved.value
-        if resolved.note:
+    variables, sources = {"AGENTCFG_PROFILE": found.name}, {"AGENTCFG_PROFILE": "agentcfg"}
+    if found.key_env:
+        _refuse_runtime_variable(found)
+        resolved = _resolve(found, environ)
+        variables[found.key_env] = resolved.value
+        sources[found.key_env] = resolved.source
+        if resolved.note:  # not in `key get`: its stderr may be an agent's (apiKeyHelper)
             base.emit_notes([resolved.note])
-    return variables
+    return variables, sources
 
 
 @click.command(
     "exec",
     context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False},
 )
+@base.json_option("Errors as JSON on stdout (before PROFILE); on success the output is COMMAND's own.")
 @click.argument("name", metavar="PROFILE", shell_complete=base.complete_profile)
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
-def exec_command(name: str, command: tuple[str, ...]) -> None:
+def exec_command(as_json: bool, name: str, command: tuple[str, ...]) -> None:
     """Run COMMAND with PROFILE's key in its variable, e.g. `agentcfg exec taotoken -- opencode`.
 
     COMMAND replaces agentcfg (exec), so its stdin, stdout, stderr, signals and exit status are
-    its own. Exit status 127: COMMAND not found; 126: not executable.
+    its own. Exit status 4: no key stored or exported (COMMAND is not run); 127: COMMAND not found;
+    126: not executable. Options of agentcfg's (--json) go before PROFILE: after it every word is COMMAND's.
     """
     if command[:1] == ("--",):  # click keeps the separator once it stops parsing options
         command = command[1:]
     if not command:
         raise click.UsageError("give the command to run after --, e.g. agentcfg exec taotoken -- opencode")
     environ = base.environ()
-    child = {**environ, **_profile_variables(name, environ)}
+    child = {**environ, **_profile_variables(name, environ)[0]}
     sys.stdout.flush()
     sys.stderr.flush()
     try:
@@ -222,31 +319,49 @@ def exec_command(name: str, command: tuple[str, ...]) -> None:
 
         sys.exit(subprocess.call(list(command), env=child))
     except FileNotFoundError:
-        error = AgentcfgError(f"command not found: {command[0]}", hint="Check the name, or give its full path.")
-        error.exit_code = 127
-        raise error from None
+        raise AgentcfgError(
+            f"command not found: {command[0]}", hint="Check the name, or give its full path.", exit_code=Exit.NOT_FOUND
+        ) from None
     except PermissionError:
-        error = AgentcfgError(f"cannot run {command[0]}: permission denied", hint="Is it executable?")
-        error.exit_code = 126
-        raise error from None
+        raise AgentcfgError(
+            f"cannot run {command[0]}: permission denied",
+            hint=f"Make it executable: `{fixes.command('chmod', '+x', command[0])}`, or run it with its interpreter.",
+            exit_code=Exit.NOT_EXECUTABLE,
+        ) from None
 
 
 @click.command("env")
 @click.argument("name", metavar="PROFILE", shell_complete=base.complete_profile)
 @click.option("--shell", type=click.Choice(["bash", "zsh", "fish", "powershell"]), help="Default: from $SHELL.")
-def env_command(name: str, shell: str | None) -> None:
+@base.json_option("Print which variables would be set as JSON: names, sources and masked tails, never the key.")
+def env_command(name: str, shell: str | None, as_json: bool) -> None:
     """Print PROFILE's variables (its key included) as lines to eval in your shell.
+
+    No key stored or exported: exit status 4 and nothing printed.
 
     \b
     bash/zsh:    eval "$(agentcfg env taotoken)"
     fish:        agentcfg env taotoken --shell fish | source
     PowerShell:  agentcfg env taotoken --shell powershell | Invoke-Expression
     """
-    from agentcfg import shells
+    from agentcfg import redact, shells
 
     environ = base.environ()
     shell = shell or shells.detect(environ)
-    out = print_secret(shells.assignments(_profile_variables(name, environ), shell))
+    variables, sources = _profile_variables(name, environ)
+    if as_json:
+        described = {
+            variable: {
+                "set": True,
+                "source": sources[variable],
+                "tail": None if sources[variable] == "agentcfg" else redact.tail(value),
+                "value": value if sources[variable] == "agentcfg" else None,  # only agentcfg's own, never a key
+            }
+            for variable, value in variables.items()
+        }
+        base.print_json({"profile": name, "shell": shell, "variables": described})
+        return
+    out = print_secret(shells.assignments(variables, shell))
     if out.isatty():
-        again = f"agentcfg env {name} --shell {shell}"
+        again = fixes.command("agentcfg", "env", name, "--shell", shell)
         base.emit_notes([f"to load these into this shell: {shells.usage(shell, again)}"])
