@@ -182,11 +182,13 @@ def test_init_imports_moves_the_keys_switches_and_checks(messy: Home, keyring_fi
     result = run(home, "init", "--profile", "local", "--yes")
     out = result.stdout.splitlines()
     assert out[:2] == ["1. agentcfg's config: ~/.config/agentcfg", "2. endpoints the agents already use:"]
-    assert out[2] == f"  {'local-9':<14} {MODEL_A} at {GW_A}  (qwen, claude; added · key moved to the keyring)"
-    assert out[3] == f"  {'local-19':<14} {MODEL_B} at {GW_B}  (opencode; added · key moved to the keyring)"
-    assert out[4] == "3. local: needs no key"
-    assert out[5] == "4. switched to local: qwen, opencode, claude (undo: agentcfg rollback, again for each key moved)"
-    assert out[6].startswith("   codex: skipped, not installed (no `codex` on PATH) and no config file")
+    # what the machine has, shown before anything is written; then what the import did
+    assert out[2] == f"  {'local-9':<14} {MODEL_A} at {GW_A}  (qwen, claude; new · plaintext key found)"
+    assert out[3] == f"  {'local-19':<14} {MODEL_B} at {GW_B}  (opencode; new · plaintext key found)"
+    assert out[4] == "   added local-9, local-19 · keys moved into the keyring: local-9, local-19"
+    assert out[5] == "3. local: needs no key"
+    assert out[6] == "4. switched to local: qwen, opencode, claude (undo: agentcfg rollback, again for each key moved)"
+    assert out[7].startswith("   codex: skipped, not installed (no `codex` on PATH) and no config file")
     assert DOCTOR_OK.search(result.stdout), result.stdout
     assert [line[:2] for line in out if re.match(r"^\d\. ", line)] == ["1.", "2.", "3.", "4.", "5."]
     for secret in (KEY_A, KEY_B):
@@ -457,9 +459,11 @@ def test_codex_bearer_token_of_its_own_provider_becomes_an_env_key(home: Home, k
 def test_init_without_a_keyring_completes_and_moves_no_key(home: Home, local_server):
     seed(home)
     assert "PYTHON_KEYRING_BACKEND" not in home.env
-    result = run(home, "init", "--profile", "local", "--yes", **NO_BUS)
-    assert "(qwen, claude; added · plaintext key left)" in result.stdout
-    assert "(opencode; added · plaintext key left)" in result.stdout
+    # every agent keeps its plaintext key, so none is switched: nothing was done (Exit.NOTHING)
+    result = run(home, "init", "--profile", "local", "--yes", check=3, **NO_BUS)
+    assert "(qwen, claude; new · plaintext key found)" in result.stdout
+    assert "(opencode; new · plaintext key found)" in result.stdout
+    assert "   added local-9, local-19\n" in result.stdout
     # A switch would replace the keys that stayed out of the keyring: those agents are left as they are.
     for agent in ("qwen", "opencode", "claude"):
         assert f"{agent}: skipped, its file holds a plaintext key that stayed out of the keyring" in result.stdout
@@ -480,7 +484,7 @@ def test_init_without_a_keyring_completes_and_moves_no_key(home: Home, local_ser
 
 def test_init_without_a_keyring_keeps_the_key_where_its_note_says(home: Home, local_server):
     seed(home)
-    run(home, "init", "--profile", "local", "--yes", **NO_BUS)
+    run(home, "init", "--profile", "local", "--yes", check=3, **NO_BUS)
     live = [p for p in files_holding(home.root, KEY_A) if not BACKUP.match(p)]
     assert live == [".claude/settings.json", ".qwen/.env"]
 
@@ -620,7 +624,10 @@ def test_init_on_a_terminal_asks_to_move_the_key_and_which_profile(home: Home, k
     home.write(".qwen/.env", QWEN_ENV)
     term = Terminal(home, "init")
     try:
-        term.expect("Move the plaintext key of local-9 (qwen) into the keyring? [Y/n]: ")
+        term.expect(
+            f"local-9 is {MODEL_A} at {GW_A}; its key is in plaintext in qwen (~/.qwen/.env). "
+            "Move the key into the keyring? [Y/n]: "
+        )
         term.send("y")
         term.expect("Switch to which profile? (local, local-9, taotoken) [local]: ")
         term.send("local")
