@@ -44,9 +44,22 @@ def init(profile_name: str | None, key_stdin: bool, yes: bool, agents: tuple[str
     `agentcfg key set` command it prints). The closing doctor check does not change the status:
     `agentcfg doctor` exits 1 on a failure.
     """
-    from agentcfg import env, onboard, profiles
+    from agentcfg import onboard
 
     environ = base.environ()
+    created = onboard.created_dirs(environ)
+    try:
+        answers = _prepare(environ, profile_name, key_stdin, yes, as_json)
+    except (AgentcfgError, click.exceptions.Abort, KeyboardInterrupt):
+        onboard.forget_cache(environ, created)  # refused or interrupted before any write: nothing left behind
+        raise
+    _write_init(*answers, agents, as_json)
+
+
+def _prepare(environ: dict[str, str], profile_name: str | None, key_stdin: bool, yes: bool, as_json: bool) -> tuple:
+    """Steps (a) to (d): show, check, ask. Nothing written; the answers for _write_init."""
+    from agentcfg import env, onboard, profiles
+
     interactive = sys.stdin.isatty() and not yes and not key_stdin and not as_json
     say = _quiet if as_json else click.echo
     notes: list[str] = []
@@ -92,8 +105,7 @@ def init(profile_name: str | None, key_stdin: bool, yes: bool, agents: tuple[str
     key_plan = _plan_key(onboard, chosen, environ, key_stdin, interactive, keyring)
     value = _read_key(chosen.name, key_stdin) if key_plan.state == "read" else None
 
-    # (e) the writes
-    _write_init(chosen.name, value, key_plan.state, found, move, keyring, agents, notes, as_json)
+    return chosen.name, value, key_plan.state, found, move, keyring, notes
 
 
 def _quiet(text: str) -> None:
@@ -137,8 +149,8 @@ def _write_init(
     found: Any,
     move: set[str],
     keyring: Any,
-    agents: tuple[str, ...],
     notes: list[str],
+    agents: tuple[str, ...],
     as_json: bool,
 ) -> None:
     from agentcfg import doctor as doc
@@ -164,6 +176,8 @@ def _write_init(
         )
     base.emit_notes(imported.notes + notes)
     chosen = profiles.get(name, environ)
+    if key_state == "missing" and not onboard.needs_key(chosen, environ):
+        key_state = "already"  # the import just moved the key of the profile chosen into the keyring
     if value:
         keystore.KeyStore(environ, chosen).store(chosen, value)
         key_state = "stored"
@@ -234,7 +248,7 @@ def _write_init(
                     "agents": switched,
                     "changed": list(dict.fromkeys(c.agent for c in plan.pending)),
                     "skipped": all_skipped,
-                    "journal_entry": entry,
+                    "journal_entry": entry.id if entry else None,
                 },
                 "doctor": doctor,
                 "exit": int(status),
