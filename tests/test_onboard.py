@@ -712,3 +712,83 @@ def test_import_does_not_overwrite_a_key_already_in_the_keyring(home: Home, keyr
     data = run_json(home, "profile", "import", "--yes")
     assert [(p["name"], p["known_as"]) for p in data["profiles"]] == [("team", "team")]
     assert keyring(keyring_file) == {"agentcfg/team": rotated}
+
+
+# -- init's decisions, from plain values (agentcfg.onboard) ------------------------------------------------------
+
+from agentcfg import onboard  # noqa: E402 - the pure half, tested without a process
+from agentcfg.errors import AgentcfgError, Exit  # noqa: E402
+from agentcfg.importer import Candidate  # noqa: E402
+from agentcfg.profiles import Profile  # noqa: E402
+
+KEYED = Profile(name="gw", base_url="https://gw.example.com/v1", model="m", key_env="GW_API_KEY")
+KEYLESS = Profile(name="local", base_url="http://localhost:8000/v1", model="m")
+NO_KEYRING = AgentcfgError("no usable keyring: keyring found no backend", hint="Ways out: ...")
+
+
+@pytest.mark.parametrize(
+    ("profile", "needs", "key_stdin", "interactive", "keyring", "state", "refused"),
+    [
+        (KEYLESS, False, True, False, NO_KEYRING, "not needed", False),  # a keyless profile never asks the keyring
+        (KEYED, False, True, False, NO_KEYRING, "already", False),  # stored or exported: nothing to read
+        (KEYED, True, False, False, None, "missing", False),  # a script without --key-stdin: NO_KEY at the end
+        (KEYED, True, False, False, NO_KEYRING, "missing", False),  # ... keyring or not: nothing would be read
+        (KEYED, True, True, False, None, "read", False),
+        (KEYED, True, False, True, None, "read", False),  # a terminal asks
+        (KEYED, True, True, False, NO_KEYRING, "missing", True),  # read, then lost: refused before stdin is read
+        (KEYED, True, False, True, NO_KEYRING, "missing", True),  # ... or before the prompt
+    ],
+)
+def test_plan_key(profile, needs, key_stdin, interactive, keyring, state, refused):
+    plan = onboard.plan_key(profile, needs=needs, key_stdin=key_stdin, interactive=interactive, keyring=keyring)
+    assert plan.state == state
+    assert (plan.refusal is not None) == refused
+    if refused:
+        assert plan.refusal.message.startswith("cannot store the key for gw: no usable keyring")
+        assert plan.refusal.hint.startswith("Nothing was written and no key was read. Ways out")
+
+
+@pytest.mark.parametrize(
+    ("switched", "key", "status"),
+    [
+        ([], "not needed", Exit.NOTHING),
+        ([], "missing", Exit.NOTHING),  # nothing switched says more than the key
+        (["qwen"], "missing", Exit.NO_KEY),
+        (["qwen"], "stored", Exit.OK),
+        (["qwen", "claude"], "already", Exit.OK),
+        (["qwen"], "not needed", Exit.OK),
+    ],
+)
+def test_exit_status(switched, key, status):
+    assert onboard.exit_status(switched=switched, key=key) == status
+
+
+def test_moves_are_offered_only_with_a_keyring_and_without_keep_keys():
+    with_key = Candidate("a", "http://127.0.0.1:9/v1", "m", key=KEY_A, found_in=["qwen"])
+    without = Candidate("b", "http://127.0.0.1:19/v1", "m", found_in=["opencode"])
+    found = onboard.Survey([with_key, without])
+    assert onboard.moves_offered(found, keep=False, keyring=None) == [with_key]
+    assert onboard.moves_offered(found, keep=True, keyring=None) == []
+    assert onboard.moves_offered(found, keep=False, keyring=NO_KEYRING) == []
+
+
+def test_an_unknown_profile_lists_the_known_ones_and_a_complete_command():
+    known = {"local": KEYLESS, "local-9": KEYED}
+    problem = onboard.unknown_profile("lcal-9", known)
+    assert problem.message == (
+        "unknown profile 'lcal-9' (did you mean 'local-9'?); known, with the ones this import would add: local, local-9"
+    )
+    assert problem.hint == "Nothing was written. Run it again with one of them, e.g. `agentcfg init --profile local-9`."
+    assert onboard.choose("local", known) is KEYLESS
+    with pytest.raises(AgentcfgError, match="unknown profile 'nope'"):
+        onboard.choose("nope", known)
+
+
+def test_survey_new_names_only_the_profiles_an_import_adds():
+    found = onboard.Survey(
+        [
+            Candidate("local-9", "http://127.0.0.1:9/v1", "m", found_in=["qwen"]),
+            Candidate("team", "http://127.0.0.1:19/v1", "m", found_in=["opencode"], known_as="team"),
+        ]
+    )
+    assert list(found.new) == ["local-9"]
