@@ -120,8 +120,8 @@ def status_text(statuses: list[AgentStatus], colour: bool) -> str:
             move = (
                 f"`{fixes.command('agentcfg', 'profile', 'import', '--yes')}`"
                 if s.model
-                else f"`{fixes.command('agentcfg', 'profile', 'import')}` on a terminal (it asks for the model id "
-                "when its files name none)"
+                else f"`{fixes.command('agentcfg', 'profile', 'import')}` on a terminal, which asks for the model id "
+                "its files do not name"
             )
             notes.append(
                 paint(f"{s.name}: a key is in plaintext in {where}", "edited", colour)

@@ -85,8 +85,9 @@ def _prepare(environ: dict[str, str], profile_name: str | None, key_stdin: bool,
     keyring = onboard.keyring_problem(environ, chosen) if checked else None
     if chosen:
         _plan_key(onboard, chosen, environ, key_stdin, interactive, keyring)  # refuses before any question
-    if keyring and moves_possible:
-        base.emit_notes([f"{keyring.message}: the plaintext keys found stay where they are"])
+    if keyring:  # said once, up front
+        then = "the plaintext keys found stay where they are" if moves_possible else "no key can be stored"
+        base.emit_notes([f"{keyring.message}: {then}"])
 
     # (d) the questions
     found = _ask_models(found, environ, interactive, notes)
