@@ -94,16 +94,14 @@ def _prepare(environ: dict[str, str], profile_name: str | None, key_stdin: bool,
     known = {**found.new, **existing}
     offered = onboard.moves_offered(found, keep=False, keyring=keyring)
     move = _decide_moves(offered, yes, interactive, notes, environ)
-    if chosen is None and profile_name:
-        chosen = onboard.choose(
-            profile_name, known
-        )  # a model the user skipped leaves it unknown: still nothing written
+    if chosen is None and profile_name:  # named an endpoint without a model: unknown if the user skipped it
+        chosen = onboard.choose(profile_name, known)
     if chosen is None:
         choice = click.prompt("Switch to which profile?", type=click.Choice(sorted(known)), default="local", err=True)
         chosen = known[choice]
     if not checked and onboard.needs_key(chosen, environ) and (key_stdin or interactive):
         keyring = onboard.keyring_problem(environ, chosen)  # a profile only an answer made known
-    key_plan = _plan_key(onboard, chosen, environ, key_stdin, interactive, keyring)
+    key_plan = _plan_key(onboard, chosen, environ, key_stdin, interactive, keyring, moving=chosen.name in move)
     value = _read_key(chosen.name, key_stdin) if key_plan.state == "read" else None
 
     return chosen.name, value, key_plan.state, found, move, keyring, notes
@@ -114,11 +112,20 @@ def _quiet(text: str) -> None:
 
 
 def _plan_key(
-    onboard: Any, chosen: Any, environ: dict[str, str], key_stdin: bool, interactive: bool, keyring: Any
+    onboard: Any,
+    chosen: Any,
+    environ: dict[str, str],
+    key_stdin: bool,
+    interactive: bool,
+    keyring: Any,
+    *,
+    moving: bool = False,
 ) -> Any:
+    """init's key step, refused (before anything is read or written) when the key could not be stored.
+    `moving`: the import moves the key found beside the profile into the keyring; nothing to ask then."""
     plan = onboard.plan_key(
         chosen,
-        needs=onboard.needs_key(chosen, environ),
+        needs=onboard.needs_key(chosen, environ) and not (moving and not key_stdin),
         key_stdin=key_stdin,
         interactive=interactive,
         keyring=keyring,
@@ -177,8 +184,8 @@ def _write_init(
         )
     base.emit_notes(imported.notes + notes)
     chosen = profiles.get(name, environ)
-    if key_state == "missing" and not onboard.needs_key(chosen, environ):
-        key_state = "already"  # the import just moved the key of the profile chosen into the keyring
+    if key_state in ("already", "missing"):  # the import may just have moved this profile's key (or failed to)
+        key_state = "missing" if onboard.needs_key(chosen, environ) else "already"
     if value:
         keystore.KeyStore(environ, chosen).store(chosen, value)
         key_state = "stored"

@@ -353,3 +353,20 @@ def test_import_without_a_keyring_checks_it_once_and_changes_nothing(home: Home,
     assert home.snapshot() == before
     stays = [n for n in data["notes"] if "stays in its file" in n]
     assert len(stays) == (1 if flag == "--yes" else 0)
+
+
+def test_a_terminal_never_asks_for_the_key_it_is_moving_itself(home: Home, keyring_file: Path):
+    home.write(".qwen/.env", QWEN_ENV)
+    term = Terminal(home, "init", "--agents", "qwen")
+    try:
+        term.expect("Move the key into the keyring? [Y/n]: ")
+        term.send("y")
+        term.expect("Switch to which profile? (local, local-9, taotoken) [local]: ")
+        term.send("local-9")
+        status = term.finish()
+    finally:
+        term.close()
+    assert status == 0, term.text
+    assert "Key for local-9" not in term.text
+    assert "3. local-9: key already stored" in term.text
+    assert keyring(keyring_file) == {"agentcfg/local-9": KEY_A}
