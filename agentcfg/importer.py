@@ -8,6 +8,7 @@ found beside it (to move into the keyring).
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
@@ -37,6 +38,44 @@ class Candidate:
             anthropic_base_url=self.anthropic_base_url,
             description=f"imported from {', '.join(self.found_in)}",
         )
+
+
+# Where Claude Code's model comes from when ANTHROPIC_MODEL is not set (agents.md): the `model` setting (an
+# alias such as `sonnet` means its ANTHROPIC_DEFAULT_*_MODEL slot), then the slots, the main one first.
+CLAUDE_SLOTS = (
+    "ANTHROPIC_DEFAULT_SONNET_MODEL",
+    "ANTHROPIC_DEFAULT_OPUS_MODEL",
+    "ANTHROPIC_DEFAULT_HAIKU_MODEL",
+    "ANTHROPIC_SMALL_FAST_MODEL",
+)
+_ALIASES = {
+    "default": "ANTHROPIC_DEFAULT_SONNET_MODEL",
+    "sonnet": "ANTHROPIC_DEFAULT_SONNET_MODEL",
+    "sonnet[1m]": "ANTHROPIC_DEFAULT_SONNET_MODEL",
+    "opus": "ANTHROPIC_DEFAULT_OPUS_MODEL",
+    "opus[1m]": "ANTHROPIC_DEFAULT_OPUS_MODEL",
+    "opusplan": "ANTHROPIC_DEFAULT_OPUS_MODEL",
+    "haiku": "ANTHROPIC_DEFAULT_HAIKU_MODEL",
+}
+
+
+def claude_model(variables: Mapping[str, object], setting: object = None) -> str | None:
+    """The model Claude Code asks its endpoint for: ANTHROPIC_MODEL, else the `model` setting (an alias
+    resolved through its slot; an alias whose slot is unset names Anthropic's model, no use elsewhere), else
+    the first model slot set. None: nothing names one."""
+
+    def text(value: object) -> str | None:
+        return value.strip() if isinstance(value, str) and value.strip() else None
+
+    if found := text(variables.get("ANTHROPIC_MODEL")):
+        return found
+    if chosen := text(setting):
+        slot = _ALIASES.get(chosen.lower())
+        if slot is None:
+            return chosen
+        if found := text(variables.get(slot)):
+            return found
+    return next((m for m in (text(variables.get(s)) for s in CLAUDE_SLOTS) if m), None)
 
 
 def _norm(url: str) -> str:
@@ -121,13 +160,13 @@ def candidates(bindings: dict[str, Binding], environ: env.Environ, existing: dic
             None if not key or is_placeholder(key) else key,
             None,
         )
-    if environ.get("ANTHROPIC_BASE_URL") and environ.get("ANTHROPIC_MODEL"):
+    if environ.get("ANTHROPIC_BASE_URL") and (model := claude_model(environ)):
         anthropic.append(
             (
                 "environment",
                 Binding(
                     base_url=environ["ANTHROPIC_BASE_URL"],
-                    model=environ["ANTHROPIC_MODEL"],
+                    model=model,
                     key_value=environ.get("ANTHROPIC_AUTH_TOKEN"),
                 ),
             )

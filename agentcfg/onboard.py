@@ -4,15 +4,18 @@ journal entry, so `agentcfg rollback` puts the plaintext back)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 
-from agentcfg import edit, env, fields, fsutil, profiles
+from agentcfg import edit, env, fields, fixes, fsutil, profiles
 from agentcfg.agents import AGENTS
 from agentcfg.agents.base import Binding
-from agentcfg.errors import AgentcfgError
-from agentcfg.importer import Candidate, candidates
+from agentcfg.errors import AgentcfgError, Exit
+from agentcfg.importer import Candidate, candidates, claude_model, name_for
 from agentcfg.plan import FileChange
+from agentcfg.profiles import Profile, is_placeholder
 
 
 @dataclass
@@ -28,8 +31,41 @@ class Imported:
         return {a for c in self.candidates if c.key and c.name not in self.moved for a in c.found_in if a in AGENTS}
 
 
+@dataclass
+class Unmodelled:
+    """An endpoint an agent uses whose files name no model (Claude Code with no ANTHROPIC_MODEL, no slot and
+    no `model` setting): a profile needs one, so it is imported only once the user says which."""
+
+    where: str  # the agent (or "environment")
+    base_url: str
+    name: str  # the profile it would become
+    files: str  # where it was found, for messages
+    key: bool  # a plaintext key sits beside it
+
+
+@dataclass
+class Survey:
+    """What the machine has, read without writing anything: the endpoints (as candidate profiles, the ones
+    already known marked so), the endpoints still missing a model, and what could not be read."""
+
+    candidates: list[Candidate]
+    unmodelled: list[Unmodelled] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def new(self) -> dict[str, Profile]:
+        """The profiles an import would add, by name."""
+        return {c.name: c.profile() for c in self.candidates if not c.known_as}
+
+    @property
+    def with_keys(self) -> list[Candidate]:
+        """The candidates with a plaintext key beside them: the ones a move into the keyring is about."""
+        return [c for c in self.candidates if c.key]
+
+
 def bindings(environ: env.Environ) -> tuple[dict[str, Binding], list[str]]:
-    """What each configured agent points at now (agents whose files do not parse are named, not read)."""
+    """What each configured agent points at now (agents whose files do not parse are named, not read).
+    Claude Code's model also comes from its model slots and `model` setting (importer.claude_model)."""
     from agentcfg.switch import read_current
 
     found, notes = {}, []
@@ -37,16 +73,32 @@ def bindings(environ: env.Environ) -> tuple[dict[str, Binding], list[str]]:
         try:
             current = read_current(agent, environ)
             if any(text is not None for text in current.values()):
-                found[agent.NAME] = agent.read(current)
+                binding = agent.read(current)
+                if agent.NAME == "claude" and not binding.model:
+                    binding = replace(binding, model=_claude_model(current))
+                found[agent.NAME] = binding
         except AgentcfgError as exc:
             notes.append(f"{agent.NAME}: not imported, its file does not parse ({exc.message})")
     return found, notes
 
 
+def _claude_model(current: dict) -> str | None:
+    ((file, text),) = current.items()
+    settings = edit.load("json", text or "", path=str(file.path))
+    if not isinstance(settings, dict):
+        return None
+    variables = settings.get("env")
+    return claude_model(variables if isinstance(variables, dict) else {}, settings.get("model"))
+
+
 def _found_where(candidate: Candidate, environ: env.Environ) -> str:
     """The files (or "the environment") an endpoint was read from, for a note."""
+    return found_where(candidate.found_in, environ)
+
+
+def found_where(places: list[str], environ: env.Environ) -> str:
     shown = []
-    for where in candidate.found_in:
+    for where in places:
         agent = AGENTS.get(where)
         files = [env.display(f.path, environ) for f in agent.files(environ) if f.path.exists()] if agent else []
         shown.append(f"{where} ({', '.join(files)})" if files else where)
@@ -70,11 +122,153 @@ def _safe(found: list[Candidate], environ: env.Environ, notes: list[str]) -> lis
     return kept
 
 
-def import_profiles(environ: env.Environ, *, move_keys: Callable[[Candidate], bool]) -> Imported:
-    """Write a profile for every new endpoint; move each plaintext key the user agrees to move."""
+def survey(environ: env.Environ, models: Mapping[str, str] | None = None) -> Survey:
+    """Every endpoint the agents and the environment use, as candidate profiles; writes nothing.
+    `models`: the model the user gave (by agent) for an endpoint whose files name none."""
     existing = profiles.load_all(environ)
     found, notes = bindings(environ)
-    result = Imported(_safe(candidates(found, environ, existing), environ, notes), notes=notes)
+    models = models or {}
+    for where, model in models.items():
+        if where in found and not found[where].model and model:
+            found[where] = replace(found[where], model=model)
+    result = Survey(_safe(candidates(found, environ, existing), environ, notes), notes=notes)
+    taken = set(existing) | {c.name for c in result.candidates}
+    for where, binding in found.items():
+        if binding.base_url and not binding.model and where == "claude" and fields.splittable(binding.base_url):
+            name = name_for(binding.base_url.rstrip("/") + "/v1", taken)
+            taken.add(name)
+            key = bool(binding.key_value) and not is_placeholder(str(binding.key_value))
+            result.unmodelled.append(Unmodelled(where, binding.base_url, name, found_where([where], environ), key))
+    return result
+
+
+def unmodelled_note(item: Unmodelled) -> str:
+    """Why an endpoint without a model was not imported, and how to import it (no command can: only the user
+    knows the model id)."""
+    return (
+        f"not imported: {item.files} points at {item.base_url} but names no model (no ANTHROPIC_MODEL, "
+        "ANTHROPIC_DEFAULT_*_MODEL or `model` setting); run `agentcfg profile import` on a terminal to be asked "
+        "for the model id, or set ANTHROPIC_MODEL in its env block and import again"
+    )
+
+
+def created_dirs(environ: env.Environ) -> list[Path]:
+    """agentcfg's config dir and the state dir in it that do not exist yet (see forget_cache)."""
+    config = env.config_dir(environ)
+    return [d for d in (config, env.state_dir(environ)) if not d.exists()]
+
+
+def forget_cache(environ: env.Environ, created: list[Path]) -> None:
+    """A refused init leaves no trace: reading the profiles (to check --profile) writes the validation cache
+    (profiles._ValidatedCache) and so creates the dirs above; remove that file and those dirs when they were
+    created by this run and hold nothing else (rmdir refuses a directory that is not empty)."""
+    if not created:
+        return
+    with contextlib.suppress(OSError):
+        (env.state_dir(environ) / "validated-profiles").unlink()
+    for directory in sorted(created, key=lambda d: len(d.parts), reverse=True):
+        with contextlib.suppress(OSError):
+            directory.rmdir()
+
+
+def needs_key(profile: Profile, environ: env.Environ) -> bool:
+    """A keyed profile whose key agentcfg has not stored on this machine and the shell does not export."""
+    from agentcfg import keystore
+
+    return (
+        bool(profile.key_env)
+        and profile.name not in keystore.remembered(environ)
+        and not environ.get(str(profile.key_env))
+    )
+
+
+def keyring_problem(environ: env.Environ, profile: Profile | None = None) -> AgentcfgError | None:
+    """The one check of the keyring: None when a key can be stored, else why not (with the ways out)."""
+    from agentcfg import keystore
+
+    try:
+        keystore.KeyStore(environ, profile).backend  # noqa: B018 - opening it is the check
+    except keystore.KeyringProblem as problem:
+        return problem
+    return None
+
+
+def unknown_profile(name: str, known: Mapping[str, object]) -> AgentcfgError:
+    """`--profile NAME` that is neither a profile nor one the import would add: refused before anything."""
+    import difflib
+
+    close = difflib.get_close_matches(name, list(known), n=1)
+    return AgentcfgError(
+        f"unknown profile {name!r}"
+        + (f" (did you mean {close[0]!r}?)" if close else "")
+        + f"; known, with the ones this import would add: {', '.join(sorted(known))}",
+        hint="Nothing was written. Run it again with one of them, e.g. "
+        + f"`{fixes.command('agentcfg', 'init', '--profile', close[0] if close else 'local')}`.",
+    )
+
+
+def choose(name: str, known: Mapping[str, Profile]) -> Profile:
+    if name not in known:
+        raise unknown_profile(name, known)
+    return known[name]
+
+
+@dataclass
+class KeyPlan:
+    """What init does about the chosen profile's key: "not needed", "already" (stored or exported), "read"
+    (from --key-stdin or a hidden prompt, then stored) or "missing" (ends Exit.NO_KEY)."""
+
+    state: str
+    refusal: AgentcfgError | None = None  # set: stop before asking or writing anything
+
+
+def plan_key(
+    profile: Profile, *, needs: bool, key_stdin: bool, interactive: bool, keyring: AgentcfgError | None
+) -> KeyPlan:
+    """Decided from plain values: `needs` (needs_key), and the one keyring check's result."""
+    if not profile.key_env:
+        return KeyPlan("not needed")
+    if not needs:
+        return KeyPlan("already")
+    if not (key_stdin or interactive):
+        return KeyPlan("missing")
+    if keyring is not None:  # the key would be read, then lost: refuse before it is asked for
+        return KeyPlan(
+            "missing",
+            AgentcfgError(
+                f"cannot store the key for {profile.name}: {keyring.message}",
+                hint="Nothing was written and no key was read. " + (keyring.hint or ""),
+            ),
+        )
+    return KeyPlan("read")
+
+
+def moves_offered(found: Survey, *, keep: bool, keyring: AgentcfgError | None) -> list[Candidate]:
+    """The plaintext keys a move into the keyring can be offered for: none with --keep-keys or no keyring
+    (import_profiles then notes, for each, that it stays in its file)."""
+    return [] if keep or keyring is not None else found.with_keys
+
+
+def exit_status(*, switched: list[str], key: str) -> int:
+    """init's status: nothing switched is NOTHING; switched to a profile whose key is missing is NO_KEY."""
+    if not switched:
+        return Exit.NOTHING
+    if key == "missing":
+        return Exit.NO_KEY
+    return Exit.OK
+
+
+def import_profiles(
+    environ: env.Environ,
+    *,
+    move_keys: Callable[[Candidate], bool],
+    found: Survey | None = None,
+    keyring: AgentcfgError | None = None,
+) -> Imported:
+    """Write a profile for every new endpoint; move each plaintext key the user agrees to move (none when
+    `keyring`, the one check's problem, says no key can be stored)."""
+    found = found or survey(environ)
+    result = Imported(found.candidates, notes=list(found.notes))
     directory = profiles.profiles_dir(environ)
     for candidate in result.candidates:
         if candidate.known_as:
@@ -85,7 +279,11 @@ def import_profiles(environ: env.Environ, *, move_keys: Callable[[Candidate], bo
         result.created.append(candidate.name)
     current = profiles.load_all(environ)
     for candidate in result.candidates:
-        if candidate.key and move_keys(candidate):
+        if not candidate.key:
+            continue
+        if keyring is not None:
+            result.notes.append(f"{candidate.name}: the key stays in its file: {keyring.message}")
+        elif move_keys(candidate):
             _move_key(current[candidate.name], candidate, environ, result)
     return result
 

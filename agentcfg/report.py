@@ -115,9 +115,17 @@ def status_text(statuses: list[AgentStatus], colour: bool) -> str:
             where = "its file" if s.key == "in file" else (s.key or "")[3:]
             # `profile import` moves a plaintext key into the keyring whichever profile it belongs to (one of
             # yours, or one it creates for an endpoint no profile has), and points the file at the keyring.
+            # Without a model in its files (Claude Code with no ANTHROPIC_MODEL and no slot), a script's import
+            # cannot make it a profile: only a terminal can ask for the model id, so that is what is suggested.
+            move = (
+                f"`{fixes.command('agentcfg', 'profile', 'import', '--yes')}`"
+                if s.model
+                else f"`{fixes.command('agentcfg', 'profile', 'import')}` on a terminal, which asks for the model id "
+                "its files do not name"
+            )
             notes.append(
                 paint(f"{s.name}: a key is in plaintext in {where}", "edited", colour)
-                + " (to keep it in the keyring instead: `agentcfg profile import --yes`; `agentcfg rollback` undoes it)"
+                + f" (to keep it in the keyring instead: {move}; `agentcfg rollback` undoes it)"
             )
         elif s.key:
             notes.append(f"{s.name}: key {_KEY_WORDS.get(s.key, s.key)}")

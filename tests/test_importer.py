@@ -7,7 +7,7 @@ import signal
 import pytest
 
 from agentcfg.agents.base import Binding
-from agentcfg.importer import PLACEHOLDERS, Candidate, candidates, name_for
+from agentcfg.importer import PLACEHOLDERS, Candidate, candidates, claude_model, name_for
 from agentcfg.profiles import NAME_RE, PLACEHOLDER_KEY, Profile
 
 KEY = "sk-test-0123456789abcdef"
@@ -240,3 +240,30 @@ def test_anthropic_variables_join_the_openai_candidate():
 def test_the_key_never_shows_in_a_candidates_repr():
     (found,) = candidates({"qwen": qwen()}, {}, {})
     assert KEY not in repr(found)
+
+
+# -- claude_model: Claude Code's model without ANTHROPIC_MODEL ------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("variables", "setting", "model"),
+    [
+        ({"ANTHROPIC_MODEL": "a", "ANTHROPIC_DEFAULT_SONNET_MODEL": "b"}, "c", "a"),  # the variable wins
+        ({"ANTHROPIC_DEFAULT_SONNET_MODEL": "b"}, "c", "c"),  # then the `model` setting, a model id
+        ({"ANTHROPIC_DEFAULT_OPUS_MODEL": "o", "ANTHROPIC_DEFAULT_SONNET_MODEL": "s"}, "opus", "o"),  # an alias: slot
+        ({"ANTHROPIC_DEFAULT_SONNET_MODEL": "s"}, "opus", "s"),  # an alias whose slot is unset: the slots
+        ({"ANTHROPIC_DEFAULT_HAIKU_MODEL": "h", "ANTHROPIC_DEFAULT_SONNET_MODEL": "s"}, None, "s"),  # main slot first
+        ({"ANTHROPIC_DEFAULT_HAIKU_MODEL": "h"}, None, "h"),
+        ({"ANTHROPIC_SMALL_FAST_MODEL": "f"}, None, "f"),
+        ({"ANTHROPIC_MODEL": "  ", "ANTHROPIC_DEFAULT_OPUS_MODEL": 5}, "sonnet", None),  # blank, not text, alias
+        ({}, None, None),
+    ],
+)
+def test_claude_model_reads_the_variable_the_setting_then_the_slots(variables, setting, model):
+    assert claude_model(variables, setting) == model
+
+
+def test_the_environment_anthropic_endpoint_without_a_model_variable_uses_its_slots():
+    environ = {"ANTHROPIC_BASE_URL": ROOT, "ANTHROPIC_DEFAULT_SONNET_MODEL": "s", "ANTHROPIC_AUTH_TOKEN": KEY}
+    (found,) = candidates({}, environ, {})
+    assert (found.base_url, found.model, found.anthropic_base_url, found.found_in) == (BASE, "s", ROOT, ["environment"])

@@ -182,11 +182,13 @@ def test_init_imports_moves_the_keys_switches_and_checks(messy: Home, keyring_fi
     result = run(home, "init", "--profile", "local", "--yes")
     out = result.stdout.splitlines()
     assert out[:2] == ["1. agentcfg's config: ~/.config/agentcfg", "2. endpoints the agents already use:"]
-    assert out[2] == f"  {'local-9':<14} {MODEL_A} at {GW_A}  (qwen, claude; added · key moved to the keyring)"
-    assert out[3] == f"  {'local-19':<14} {MODEL_B} at {GW_B}  (opencode; added · key moved to the keyring)"
-    assert out[4] == "3. local: needs no key"
-    assert out[5] == "4. switched to local: qwen, opencode, claude (undo: agentcfg rollback, again for each key moved)"
-    assert out[6].startswith("   codex: skipped, not installed (no `codex` on PATH) and no config file")
+    # what the machine has, shown before anything is written; then what the import did
+    assert out[2] == f"  {'local-9':<14} {MODEL_A} at {GW_A}  (qwen, claude; new · plaintext key found)"
+    assert out[3] == f"  {'local-19':<14} {MODEL_B} at {GW_B}  (opencode; new · plaintext key found)"
+    assert out[4] == "   added local-9, local-19 · keys moved into the keyring: local-9, local-19"
+    assert out[5] == "3. local: needs no key"
+    assert out[6] == "4. switched to local: qwen, opencode, claude (undo: agentcfg rollback, again for each key moved)"
+    assert out[7].startswith("   codex: skipped, not installed (no `codex` on PATH) and no config file")
     assert DOCTOR_OK.search(result.stdout), result.stdout
     assert [line[:2] for line in out if re.match(r"^\d\. ", line)] == ["1.", "2.", "3.", "4.", "5."]
     for secret in (KEY_A, KEY_B):
@@ -457,9 +459,11 @@ def test_codex_bearer_token_of_its_own_provider_becomes_an_env_key(home: Home, k
 def test_init_without_a_keyring_completes_and_moves_no_key(home: Home, local_server):
     seed(home)
     assert "PYTHON_KEYRING_BACKEND" not in home.env
-    result = run(home, "init", "--profile", "local", "--yes", **NO_BUS)
-    assert "(qwen, claude; added · plaintext key left)" in result.stdout
-    assert "(opencode; added · plaintext key left)" in result.stdout
+    # every agent keeps its plaintext key, so none is switched: nothing was done (Exit.NOTHING)
+    result = run(home, "init", "--profile", "local", "--yes", check=3, **NO_BUS)
+    assert "(qwen, claude; new · plaintext key found)" in result.stdout
+    assert "(opencode; new · plaintext key found)" in result.stdout
+    assert "   added local-9, local-19\n" in result.stdout
     # A switch would replace the keys that stayed out of the keyring: those agents are left as they are.
     for agent in ("qwen", "opencode", "claude"):
         assert f"{agent}: skipped, its file holds a plaintext key that stayed out of the keyring" in result.stdout
@@ -480,7 +484,7 @@ def test_init_without_a_keyring_completes_and_moves_no_key(home: Home, local_ser
 
 def test_init_without_a_keyring_keeps_the_key_where_its_note_says(home: Home, local_server):
     seed(home)
-    run(home, "init", "--profile", "local", "--yes", **NO_BUS)
+    run(home, "init", "--profile", "local", "--yes", check=3, **NO_BUS)
     live = [p for p in files_holding(home.root, KEY_A) if not BACKUP.match(p)]
     assert live == [".claude/settings.json", ".qwen/.env"]
 
@@ -620,7 +624,10 @@ def test_init_on_a_terminal_asks_to_move_the_key_and_which_profile(home: Home, k
     home.write(".qwen/.env", QWEN_ENV)
     term = Terminal(home, "init")
     try:
-        term.expect("Move the plaintext key of local-9 (qwen) into the keyring? [Y/n]: ")
+        term.expect(
+            f"local-9 is {MODEL_A} at {GW_A}; its key is in plaintext in qwen (~/.qwen/.env). "
+            "Move the key into the keyring? [Y/n]: "
+        )
         term.send("y")
         term.expect("Switch to which profile? (local, local-9, taotoken) [local]: ")
         term.send("local")
@@ -705,3 +712,83 @@ def test_import_does_not_overwrite_a_key_already_in_the_keyring(home: Home, keyr
     data = run_json(home, "profile", "import", "--yes")
     assert [(p["name"], p["known_as"]) for p in data["profiles"]] == [("team", "team")]
     assert keyring(keyring_file) == {"agentcfg/team": rotated}
+
+
+# -- init's decisions, from plain values (agentcfg.onboard) ------------------------------------------------------
+
+from agentcfg import onboard  # noqa: E402 - the pure half, tested without a process
+from agentcfg.errors import AgentcfgError, Exit  # noqa: E402
+from agentcfg.importer import Candidate  # noqa: E402
+from agentcfg.profiles import Profile  # noqa: E402
+
+KEYED = Profile(name="gw", base_url="https://gw.example.com/v1", model="m", key_env="GW_API_KEY")
+KEYLESS = Profile(name="local", base_url="http://localhost:8000/v1", model="m")
+NO_KEYRING = AgentcfgError("no usable keyring: keyring found no backend", hint="Ways out: ...")
+
+
+@pytest.mark.parametrize(
+    ("profile", "needs", "key_stdin", "interactive", "keyring", "state", "refused"),
+    [
+        (KEYLESS, False, True, False, NO_KEYRING, "not needed", False),  # a keyless profile never asks the keyring
+        (KEYED, False, True, False, NO_KEYRING, "already", False),  # stored or exported: nothing to read
+        (KEYED, True, False, False, None, "missing", False),  # a script without --key-stdin: NO_KEY at the end
+        (KEYED, True, False, False, NO_KEYRING, "missing", False),  # ... keyring or not: nothing would be read
+        (KEYED, True, True, False, None, "read", False),
+        (KEYED, True, False, True, None, "read", False),  # a terminal asks
+        (KEYED, True, True, False, NO_KEYRING, "missing", True),  # read, then lost: refused before stdin is read
+        (KEYED, True, False, True, NO_KEYRING, "missing", True),  # ... or before the prompt
+    ],
+)
+def test_plan_key(profile, needs, key_stdin, interactive, keyring, state, refused):
+    plan = onboard.plan_key(profile, needs=needs, key_stdin=key_stdin, interactive=interactive, keyring=keyring)
+    assert plan.state == state
+    assert (plan.refusal is not None) == refused
+    if refused:
+        assert plan.refusal.message.startswith("cannot store the key for gw: no usable keyring")
+        assert plan.refusal.hint.startswith("Nothing was written and no key was read. Ways out")
+
+
+@pytest.mark.parametrize(
+    ("switched", "key", "status"),
+    [
+        ([], "not needed", Exit.NOTHING),
+        ([], "missing", Exit.NOTHING),  # nothing switched says more than the key
+        (["qwen"], "missing", Exit.NO_KEY),
+        (["qwen"], "stored", Exit.OK),
+        (["qwen", "claude"], "already", Exit.OK),
+        (["qwen"], "not needed", Exit.OK),
+    ],
+)
+def test_exit_status(switched, key, status):
+    assert onboard.exit_status(switched=switched, key=key) == status
+
+
+def test_moves_are_offered_only_with_a_keyring_and_without_keep_keys():
+    with_key = Candidate("a", "http://127.0.0.1:9/v1", "m", key=KEY_A, found_in=["qwen"])
+    without = Candidate("b", "http://127.0.0.1:19/v1", "m", found_in=["opencode"])
+    found = onboard.Survey([with_key, without])
+    assert onboard.moves_offered(found, keep=False, keyring=None) == [with_key]
+    assert onboard.moves_offered(found, keep=True, keyring=None) == []
+    assert onboard.moves_offered(found, keep=False, keyring=NO_KEYRING) == []
+
+
+def test_an_unknown_profile_lists_the_known_ones_and_a_complete_command():
+    known = {"local": KEYLESS, "local-9": KEYED}
+    problem = onboard.unknown_profile("lcal-9", known)
+    assert problem.message == (
+        "unknown profile 'lcal-9' (did you mean 'local-9'?); known, with the ones this import would add: local, local-9"
+    )
+    assert problem.hint == "Nothing was written. Run it again with one of them, e.g. `agentcfg init --profile local-9`."
+    assert onboard.choose("local", known) is KEYLESS
+    with pytest.raises(AgentcfgError, match="unknown profile 'nope'"):
+        onboard.choose("nope", known)
+
+
+def test_survey_new_names_only_the_profiles_an_import_adds():
+    found = onboard.Survey(
+        [
+            Candidate("local-9", "http://127.0.0.1:9/v1", "m", found_in=["qwen"]),
+            Candidate("team", "http://127.0.0.1:19/v1", "m", found_in=["opencode"], known_as="team"),
+        ]
+    )
+    assert list(found.new) == ["local-9"]

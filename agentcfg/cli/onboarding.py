@@ -1,4 +1,8 @@
-"""`init` and `profile import`: a machine's existing endpoints and keys, taken over."""
+"""`init` and `profile import`: a machine's existing endpoints and keys, taken over.
+
+Both run in one order: read and show what the machine has (onboard.survey, no write), check every input
+and the keyring once, ask (on a terminal), then write. The decisions are onboard's; this parses and renders.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +12,7 @@ from typing import Any
 import click
 
 from agentcfg.cli import base
-from agentcfg.errors import AgentcfgError
+from agentcfg.errors import AgentcfgError, Exit
 
 # -- init ------------------------------------------------------------------------------------------
 
@@ -23,54 +27,182 @@ from agentcfg.errors import AgentcfgError
 @click.option("--key-stdin", is_flag=True, help="Read the profile's key from one line of stdin (for scripts).")
 @click.option("--yes", is_flag=True, help="Answer yes to every question (move found keys); never prompt.")
 @click.option("--agents", "agents", multiple=True, type=click.Choice(base.AGENT_NAMES), help="Only these agents.")
-def init(profile_name: str | None, key_stdin: bool, yes: bool, agents: tuple[str, ...]) -> None:
+@base.json_option("Print one JSON document of every step (never a key); never prompts. Errors too, on stdout.")
+def init(profile_name: str | None, key_stdin: bool, yes: bool, agents: tuple[str, ...], as_json: bool) -> None:
     """Set up this machine: import what the agents use now, store the key, switch, and check.
 
     \b
     agentcfg init                                   interactive on a terminal
     agentcfg init --profile local --yes             scripted: never waits for input
     printf %s "$KEY" | agentcfg init --profile taotoken --key-stdin --yes
+
+    \b
+    It shows what it found first, checks --profile and the keyring, then asks, then writes.
+    Exit status: 0 switched and ready; 2 refused (an unknown profile, a key to store and no
+    usable keyring, a malformed key): nothing written; 3 no agent installed or configured, so
+    nothing switched; 4 switched, but the profile's key is neither stored nor exported (run the
+    `agentcfg key set` command it prints). The closing doctor check does not change the status:
+    `agentcfg doctor` exits 1 on a failure.
     """
+    from agentcfg import onboard
+
+    environ = base.environ()
+    created = onboard.created_dirs(environ)
+    try:
+        answers = _prepare(environ, profile_name, key_stdin, yes, as_json)
+    except (AgentcfgError, click.exceptions.Abort, KeyboardInterrupt):
+        onboard.forget_cache(environ, created)  # refused or interrupted before any write: nothing left behind
+        raise
+    _write_init(*answers, agents, as_json)
+
+
+def _prepare(environ: dict[str, str], profile_name: str | None, key_stdin: bool, yes: bool, as_json: bool) -> tuple:
+    """Steps (a) to (d): show, check, ask. Nothing written; the answers for _write_init."""
+    from agentcfg import env, onboard, profiles
+
+    interactive = sys.stdin.isatty() and not yes and not key_stdin and not as_json
+    say = _quiet if as_json else click.echo
+    notes: list[str] = []
+
+    # (a) what the machine has, nothing written
+    found = onboard.survey(environ)
+    existing = profiles.load_all(environ)
+    say(f"1. agentcfg's config: {env.display(env.config_dir(environ), environ)}")
+    say("2. endpoints the agents already use:\n" + _survey_text(found))
+
+    # (b) every input checked: --profile may name a profile this import adds
+    known = {**found.new, **existing}
+    asked_model = {u.name for u in found.unmodelled} if interactive else set()
+    if profile_name and profile_name not in known and profile_name not in asked_model:
+        raise onboard.unknown_profile(profile_name, known)
+    chosen = known.get(profile_name or "local") if profile_name or not interactive else None
+
+    # (c) the keyring, once, before any question, when a key will be needed
+    to_store = [chosen] if chosen else list(known.values()) if interactive else []
+    key_needed = (key_stdin or interactive) and any(onboard.needs_key(p, environ) for p in to_store if p)
+    moves_possible = bool(found.with_keys) or any(u.key for u in found.unmodelled)
+    checked = key_needed or moves_possible
+    keyring = onboard.keyring_problem(environ, chosen) if checked else None
+    if chosen:
+        _plan_key(onboard, chosen, environ, key_stdin, interactive, keyring)  # refuses before any question
+    if keyring:  # said once, up front
+        then = "the plaintext keys found stay where they are" if moves_possible else "no key can be stored"
+        base.emit_notes([f"{keyring.message}: {then}"])
+
+    # (d) the questions
+    found = _ask_models(found, environ, interactive, notes)
+    known = {**found.new, **existing}
+    offered = onboard.moves_offered(found, keep=False, keyring=keyring)
+    move = _decide_moves(offered, yes, interactive, notes, environ)
+    if chosen is None and profile_name:  # named an endpoint without a model: unknown if the user skipped it
+        chosen = onboard.choose(profile_name, known)
+    if chosen is None:
+        choice = click.prompt("Switch to which profile?", type=click.Choice(sorted(known)), default="local", err=True)
+        chosen = known[choice]
+    if not checked and onboard.needs_key(chosen, environ) and (key_stdin or interactive):
+        keyring = onboard.keyring_problem(environ, chosen)  # a profile only an answer made known
+    key_plan = _plan_key(onboard, chosen, environ, key_stdin, interactive, keyring, moving=chosen.name in move)
+    value = _read_key(chosen.name, key_stdin) if key_plan.state == "read" else None
+
+    return chosen.name, value, key_plan.state, found, move, keyring, notes
+
+
+def _quiet(text: str) -> None:
+    """--json: the steps go into the document, not on stdout as text."""
+
+
+def _plan_key(
+    onboard: Any,
+    chosen: Any,
+    environ: dict[str, str],
+    key_stdin: bool,
+    interactive: bool,
+    keyring: Any,
+    *,
+    moving: bool = False,
+) -> Any:
+    """init's key step, refused (before anything is read or written) when the key could not be stored.
+    `moving`: the import moves the key found beside the profile into the keyring; nothing to ask then."""
+    plan = onboard.plan_key(
+        chosen,
+        needs=onboard.needs_key(chosen, environ) and not (moving and not key_stdin),
+        key_stdin=key_stdin,
+        interactive=interactive,
+        keyring=keyring,
+    )
+    if plan.refusal:
+        raise plan.refusal
+    return plan
+
+
+def _read_key(name: str, key_stdin: bool) -> str | None:
+    """The key, from one line of stdin or a hidden prompt, checked before anything is written."""
+    from agentcfg import keystore
+
+    if key_stdin:
+        value = sys.stdin.readline().removesuffix("\n").removesuffix("\r")
+    else:
+        value = click.prompt(
+            f"Key for {name} (input hidden)", hide_input=True, err=True, default="", show_default=False
+        )
+    if value and (reason := keystore.check_value(value)):
+        raise AgentcfgError(f"not storing the key for {name}: {reason}", hint="Nothing was written.")
+    return value or None
+
+
+def _write_init(
+    name: str,
+    value: str | None,
+    key_state: str,
+    found: Any,
+    move: set[str],
+    keyring: Any,
+    notes: list[str],
+    agents: tuple[str, ...],
+    as_json: bool,
+) -> None:
     from agentcfg import doctor as doc
-    from agentcfg import env, fsutil, keystore, onboard, profiles
+    from agentcfg import env, fixes, fsutil, keystore, onboard, profiles
     from agentcfg.apply import Journal
     from agentcfg.switch import key_source, plan_switch, select
 
     environ = base.environ()
-    interactive = sys.stdin.isatty() and not yes and not key_stdin
+    say = _quiet if as_json else click.echo
     fsutil.private_dir(env.config_dir(environ))
-    click.echo(f"1. agentcfg's config: {env.display(env.config_dir(environ), environ)}")
-    notes: list[str] = []
-    imported = onboard.import_profiles(environ, move_keys=_mover(yes, False, notes))
-    click.echo("2. endpoints the agents already use:\n" + _import_text(imported))
-    base.emit_notes(imported.notes + notes)
-    known = profiles.load_all(environ)
-    if not profile_name and interactive:
-        profile_name = click.prompt(
-            "Switch to which profile?", type=click.Choice(sorted(known)), default="local", err=True
+    imported = onboard.import_profiles(environ, move_keys=lambda c: c.name in move, found=found, keyring=keyring)
+    if imported.created or imported.moved:
+        say(
+            "   "
+            + " · ".join(
+                part
+                for part in (
+                    f"added {', '.join(imported.created)}" if imported.created else "",
+                    f"keys moved into the keyring: {', '.join(imported.moved)}" if imported.moved else "",
+                )
+                if part
+            )
         )
-    chosen = profiles.get(profile_name or "local", environ)
-    if chosen.key_env and chosen.name not in keystore.remembered(environ) and not environ.get(chosen.key_env):
-        value = None
-        if key_stdin:
-            value = sys.stdin.readline().removesuffix("\n").removesuffix("\r")
-        elif interactive:
-            value = click.prompt(f"Key for {chosen.name} (input hidden)", hide_input=True, err=True)
-        if value:
-            if reason := keystore.check_value(value):
-                raise AgentcfgError(f"not storing the key for {chosen.name}: {reason}")
-            keystore.KeyStore(environ, chosen).store(chosen, value)
-            click.echo(f"3. stored the key for {chosen.name} in the keyring")
-        else:
-            click.echo(f"3. no key for {chosen.name} yet: store it with `agentcfg key set {chosen.name}`")
+    base.emit_notes(imported.notes + notes)
+    chosen = profiles.get(name, environ)
+    if key_state in ("already", "missing"):  # the import may just have moved this profile's key (or failed to)
+        key_state = "missing" if onboard.needs_key(chosen, environ) else "already"
+    if value:
+        keystore.KeyStore(environ, chosen).store(chosen, value)
+        key_state = "stored"
+        say(f"3. stored the key for {chosen.name} in the keyring")
+    elif key_state in ("read", "missing"):
+        key_state = "missing"
+        say(f"3. no key for {chosen.name} yet: store it with `{fixes.key_set(chosen.name)}`")
     else:
-        click.echo(f"3. {chosen.name}: " + ("key already stored" if chosen.key_env else "needs no key"))
+        say(f"3. {chosen.name}: " + ("key already stored" if key_state == "already" else "needs no key"))
     selected, skipped = select(agents, False, environ)
-    for agent in [a for a in selected if a.NAME in imported.holding_keys]:  # a switch would replace their key
+    skipped_before = set(skipped)  # not installed, no config: not init's choice
+    holding = imported.holding_keys | {u.where for u in found.unmodelled if u.key}
+    for agent in [a for a in selected if a.NAME in holding]:  # a switch would replace their key
         selected.remove(agent)
         skipped[agent.NAME] = (
             f"its file holds a plaintext key that stayed out of the keyring; "
-            f"`agentcfg switch {chosen.name} --agent {agent.NAME}` replaces it (rollback restores)"
+            f"`{fixes.switch(chosen.name, agent.NAME)}` replaces it (rollback restores)"
         )
     keys, key_notes = key_source(chosen, selected, environ)
     journal = Journal(environ)
@@ -78,42 +210,116 @@ def init(profile_name: str | None, key_stdin: bool, yes: bool, agents: tuple[str
         plan = plan_switch(chosen, selected, environ, keys)
         entry = journal.commit(plan.changes, {"kind": "switch", "profile": chosen.name, "label": "init"})
     base.emit_notes(recovered)
+    switched = [a.NAME for a in selected if a.NAME not in plan.skipped]
     names = ", ".join(dict.fromkeys(c.agent for c in plan.pending)) or "nothing to change"
     undo = " (undo: agentcfg rollback" + (", again for each key moved" if imported.moved else "") + ")"
-    click.echo(f"4. switched to {chosen.name}: {names}" + (undo if entry else ""))
-    for agent, why in {**skipped, **plan.skipped}.items():
-        click.echo(f"   {agent}: skipped, {why}")
-    base.emit_notes(plan.notes + key_notes)
-    if not selected:
-        click.echo("5. doctor: no agent was switched; nothing to check")
-        return
-    targets = doc.targets_from_profile(chosen, selected, environ)
-    result = doc.run(targets, environ, deadline=3.0)
-    counts = result.summary()
-    failed = sorted({f"{f.agent or 'server'}: {f.id}" for f in result.findings if f.status == "fail"})
-    click.echo(
-        f"5. doctor: {counts['fail']} failed, {counts['warn']} warnings, {counts['pass']} passed"
-        + (f" ({'; '.join(failed)}); details: agentcfg doctor" if failed else "")
-    )
+    say(f"4. switched to {chosen.name}: {names}" + (undo if entry else ""))
+    all_skipped = {**skipped, **plan.skipped}
+    for agent, why in all_skipped.items():
+        say(f"   {agent}: skipped, {why}")
+    base.emit_notes([n for n in plan.notes + key_notes if key_state != "missing" or "stored no key" not in n])
+    doctor: dict[str, Any] | None = None
+    if not switched:
+        say("5. doctor: no agent was switched; nothing to check")
+    else:
+        result = doc.run(doc.targets_from_profile(chosen, selected, environ), environ, deadline=3.0)
+        counts = result.summary()
+        failed = sorted({f"{f.agent or 'server'}: {f.id}" for f in result.findings if f.status == "fail"})
+        doctor = {"fail": counts["fail"], "warn": counts["warn"], "pass": counts["pass"], "failed": failed}
+        say(
+            f"5. doctor: {counts['fail']} failed, {counts['warn']} warnings, {counts['pass']} passed"
+            + (f" ({'; '.join(failed)}); details: agentcfg doctor" if failed else "")
+        )
+    status = onboard.exit_status(switched=switched, key=key_state)
+    if status == Exit.NOTHING:
+        why = (
+            "every agent was left as it is (see why above)"
+            if all_skipped.keys() - skipped_before
+            else ("no agent is installed or configured")
+        )
+        base.emit_notes([f"{why}, so nothing was switched (exit 3)"])
+    elif status == Exit.NO_KEY:
+        base.emit_notes([f"switched, but {chosen.name} has no key yet (exit 4): run `{fixes.key_set(chosen.name)}`"])
+    if as_json:
+        base.print_json(
+            {
+                "config_dir": str(env.config_dir(environ)),
+                "profiles": _rows(imported),
+                "notes": imported.notes + notes,
+                "profile": chosen.name,
+                "key": {
+                    "state": key_state,
+                    "key_env": chosen.key_env,
+                    "fix": fixes.key_set(chosen.name) if key_state == "missing" else None,
+                },
+                "switch": {
+                    "agents": switched,
+                    "changed": list(dict.fromkeys(c.agent for c in plan.pending)),
+                    "skipped": all_skipped,
+                    "journal_entry": entry.id if entry else None,
+                },
+                "doctor": doctor,
+                "exit": int(status),
+            }
+        )
+    base.finish(status)
 
 
-def _mover(yes: bool, keep: bool, notes: list[str]) -> Any:
-    """Whether to move a plaintext key into the keyring: --yes moves, a terminal asks, a script never blocks."""
+def _ask_models(found: Any, environ: dict[str, str], interactive: bool, notes: list[str]) -> Any:
+    """An endpoint whose files name no model: a terminal asks for it (empty: skip); a script skips it, noted."""
+    from agentcfg import onboard
 
-    def decide(candidate: Any) -> bool:
+    models = {}
+    for item in found.unmodelled:
+        if interactive:
+            answer = click.prompt(
+                f"{item.files} points at {item.base_url} but names no model. "
+                f"Which model id should profile {item.name} use? (empty: do not import it)",
+                default="",
+                show_default=False,
+                err=True,
+            ).strip()
+            if answer:
+                models[item.where] = answer
+                continue
+        notes.append(onboard.unmodelled_note(item))
+    return onboard.survey(environ, models) if models else found
+
+
+def _decide_moves(
+    offered: list[Any], yes: bool, interactive: bool, notes: list[str], environ: dict[str, str]
+) -> set[str]:
+    """Which plaintext keys move into the keyring: --yes moves, a terminal asks (saying first what the profile
+    is and where its key is), a script never blocks (the key stays, noted)."""
+    from agentcfg import onboard
+
+    move = set()
+    for candidate in offered:
         where = ", ".join(candidate.found_in)
-        if keep:
-            return False
         if yes:
-            return True
-        if sys.stdin.isatty():
-            return click.confirm(
-                f"Move the plaintext key of {candidate.name} ({where}) into the keyring?", default=True, err=True
-            )
-        notes.append(f"{candidate.name}: a plaintext key stays in {where} (add --yes to move it into the keyring)")
-        return False
+            move.add(candidate.name)
+        elif interactive:
+            if click.confirm(
+                f"{candidate.name} is {candidate.model} at {candidate.base_url}; its key is in plaintext in "
+                f"{onboard.found_where(candidate.found_in, environ)}. Move the key into the keyring?",
+                default=True,
+                err=True,
+            ):
+                move.add(candidate.name)
+        else:
+            notes.append(f"{candidate.name}: a plaintext key stays in {where} (add --yes to move it into the keyring)")
+    return move
 
-    return decide
+
+def _survey_text(found: Any) -> str:
+    lines = []
+    for c in found.candidates:
+        state = f"known as {c.known_as}" if c.known_as else "new"
+        key = " · plaintext key found" if c.key else ""
+        lines.append(f"  {c.name:<14} {c.model} at {c.base_url}  ({', '.join(c.found_in)}; {state}{key})")
+    for u in found.unmodelled:
+        lines.append(f"  {u.name:<14} (no model) at {u.base_url}  ({u.where}; needs a model id)")
+    return "\n".join(lines) if lines else "  (no agent points at any endpoint yet)"
 
 
 def _import_text(result: Any) -> str:
@@ -125,38 +331,53 @@ def _import_text(result: Any) -> str:
     return "\n".join(lines) if lines else "  (no agent points at any endpoint yet)"
 
 
+def _rows(result: Any) -> list[dict[str, Any]]:
+    """One row per endpoint found, as `profile import --json` and `init --json` print them (never a key)."""
+    return [
+        {
+            "name": c.name,
+            "base_url": c.base_url,
+            "model": c.model,
+            "anthropic_base_url": c.anthropic_base_url,
+            "key_env": c.key_env,
+            "found_in": c.found_in,
+            "known_as": c.known_as,
+            "created": c.name in result.created,
+            "key_found": bool(c.key),
+            "key_moved": c.name in result.moved,
+        }
+        for c in result.candidates
+    ]
+
+
 @click.command("import")
 @click.option("--yes", is_flag=True, help="Move every plaintext key found into the keyring without asking.")
 @click.option("--keep-keys", is_flag=True, help="Import the endpoints only; leave plaintext keys where they are.")
-@base.json_option("Print the result as JSON (never a key).")
+@base.json_option("Print the result as JSON (never a key); never prompts.")
 def profile_import(yes: bool, keep_keys: bool, as_json: bool) -> None:
     """Turn every endpoint the agents (and OPENAI_*/ANTHROPIC_* variables) already use into a profile.
 
     A plaintext key found beside one moves into the keyring, and the files that held it then
-    reference the keyring instead (`agentcfg rollback` puts it back).
+    reference the keyring instead (`agentcfg rollback` puts it back). The keyring is checked once,
+    first: without one, every key stays where it is, with a note. On a terminal it asks for the
+    model of an endpoint whose files name none (Claude Code without ANTHROPIC_MODEL or a model slot).
     """
-    from agentcfg import onboard, report
+    from agentcfg import onboard
 
     environ = base.environ()
+    interactive = sys.stdin.isatty() and not yes and not as_json
     notes: list[str] = []
-    result = onboard.import_profiles(environ, move_keys=_mover(yes, keep_keys, notes))
+    found = onboard.survey(environ)
+    moves_possible = not keep_keys and (bool(found.with_keys) or any(u.key for u in found.unmodelled))
+    keyring = onboard.keyring_problem(environ) if moves_possible else None
+    found = _ask_models(found, environ, interactive, notes)
+    offered = onboard.moves_offered(found, keep=keep_keys, keyring=keyring)
+    move = _decide_moves(offered, yes, interactive, notes, environ)
+    result = onboard.import_profiles(
+        environ, move_keys=lambda c: c.name in move, found=found, keyring=None if keep_keys else keyring
+    )
     if as_json:
-        rows = [
-            {
-                "name": c.name,
-                "base_url": c.base_url,
-                "model": c.model,
-                "anthropic_base_url": c.anthropic_base_url,
-                "key_env": c.key_env,
-                "found_in": c.found_in,
-                "known_as": c.known_as,
-                "created": c.name in result.created,
-                "key_found": bool(c.key),
-                "key_moved": c.name in result.moved,
-            }
-            for c in result.candidates
-        ]
-        click.echo(report.dumps({"profiles": rows, "notes": result.notes + notes}))
+        base.print_json({"profiles": _rows(result), "notes": result.notes + notes})
         return
     click.echo("Endpoints found:\n" + _import_text(result))
     base.emit_notes(result.notes + notes)
