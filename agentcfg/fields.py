@@ -154,11 +154,11 @@ def suggested_name(name: str) -> str | None:
 
 
 def _own_variable(name: str | None) -> str:
-    return (name or "NAME").upper().replace("-", "_") + "_API_KEY"
+    return (name or "mygateway").upper().replace("-", "_") + "_API_KEY"
 
 
 def _key_set_command(name: str | None) -> str:
-    return f"agentcfg key set {name}" if name else "agentcfg key set NAME"
+    return f"agentcfg key set {name}" if name else "agentcfg key set` and the profile's name (`agentcfg key set --help"
 
 
 def _control(field: str, value: str, where: str) -> None:

@@ -402,10 +402,14 @@ def get(name: str, environ: env.Environ) -> Profile:
 
     close = difflib.get_close_matches(name, profiles, n=1)
     suggestion = f" Did you mean {close[0]!r}?" if close else ""
+    add = (
+        f"`agentcfg profile add {name} --base-url` and the server's base address"
+        if fields.valid_name(name)
+        else "`agentcfg profile add`"
+    )
     raise AgentcfgError(
         f"unknown profile {name!r}.{suggestion} Known profiles: {', '.join(sorted(profiles))}.",
-        hint="List them with `agentcfg profile list`; "
-        "add one with `agentcfg profile add NAME --base-url URL --model ID`.",
+        hint=f"List them with `agentcfg profile list`; add one with {add} (`agentcfg profile add --help` shows how).",
     )
 
 

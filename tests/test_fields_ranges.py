@@ -4,6 +4,7 @@ the same, and a refusal says the limit in numbers and in words, never a regex.""
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import pytest
@@ -132,3 +133,29 @@ def test_a_bad_name_is_explained(name: str, says: str) -> None:
 
 def test_a_good_name_has_no_problem() -> None:
     assert fields.name_problem("gpu-2") is None and fields.name_problem("n" * 64) is None
+
+
+@pytest.mark.parametrize("data", [{"key_env": "PATH"}, {"base_url": "https://u:p@gw.example/v1"}, {"model": "m-$KEY"}])
+def test_a_hint_without_a_profile_name_has_no_placeholder(data: dict[str, Any]) -> None:
+    with pytest.raises(AgentcfgError) as caught:
+        fields.check({**GOOD, **data}, "team.toml")
+    assert "NAME" not in (caught.value.hint or "").replace("_API_KEY", "")
+
+
+def test_the_docs_list_every_reserved_variable_and_prefix() -> None:
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[1] / "docs" / "switch.md").read_text(encoding="utf-8")
+    listed = set(re.findall(r"`([A-Z_][A-Z0-9_]*)`", text))
+    missing = {v for v in fields.RUNTIME_VARIABLES if v not in listed and not re.fullmatch(r"PS[1-4]", v)}
+    assert not missing, missing
+    assert all(p in listed for p in fields.RUNTIME_PREFIXES)
+
+
+@pytest.mark.parametrize(
+    ("variable", "reserved"),
+    [("LD_PRELOAD", True), ("PYTHONSTARTUP", True), ("LC_ALL", True), ("GIT_MIRROR_API_KEY", False),
+     ("PATH", True), ("PATH_API_KEY", False), ("SSH_AUTH_SOCK", True), ("OPENAI_API_KEY", False)],
+)  # fmt: skip
+def test_a_derived_api_key_name_is_not_caught_by_a_family_prefix(variable: str, reserved: bool) -> None:
+    assert fields.reserved(variable) is reserved

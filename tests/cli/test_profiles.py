@@ -201,3 +201,10 @@ def test_detect_with_key_stdin_checks_everything_before_reading_the_key_or_sendi
     assert "not using the key" not in failed.stderr and "usable keyring" not in failed.stderr
     _no_profile(home, "gw")
     assert not keyring_file.exists() or "sk-" not in keyring_file.read_text()
+
+
+def test_an_unknown_profile_hint_is_a_command_without_placeholders(home: Home) -> None:
+    failed = home.run("profile", "show", "nope", check=2)
+    hint = failed.stderr.split("\n", 1)[1]
+    assert "agentcfg profile add nope --base-url" in hint
+    assert not {"NAME", "URL", "ID"} & set(hint.replace("`", " ").replace("(", " ").split())
