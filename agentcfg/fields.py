@@ -50,24 +50,41 @@ HOST_PATTERN = rf"{_LABEL}(\.{_LABEL})*\.?|\[[0-9A-Fa-f:.]+\]"  # a fully qualif
 PORT_PATTERN = r"6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[1-9][0-9]{0,3}"
 URL_PATTERN = rf"https?://({HOST_PATTERN})(:({PORT_PATTERN}))?(/[^\s?#]*)?"
 MODEL_PATTERN = r"\S+"
-KEY_ENV_PATTERN = r"[A-Za-z_][A-Za-z0-9_]*"
-NAME_PATTERN = r"[a-z0-9][a-z0-9_-]{0,63}"
+# Upper-case only: a variable holding a key is named like one (MYGATEWAY_API_KEY), and an upper-case rule
+# makes the reserved names below exact on every system (Windows does not tell PATH from Path).
+KEY_ENV_PATTERN = r"[A-Z_][A-Z0-9_]*"
+NAME_MAX = 64
+NAME_PATTERN = rf"[a-z0-9][a-z0-9_-]{{0,{NAME_MAX - 1}}}"
 DESCRIPTION_MAX = 200
+# Far above any real base URL (the longest in tests/corpus is 156 characters) and below what servers and
+# proxies take in a request line (8 KiB); a longer value is a paste gone wrong.
+URL_MAX = 2048
+# The one statement of each number's range: the schema, `profile add`'s options, `profile set` and the docs
+# say the same (tests/test_fields_ranges.py). 256: below that no agent's first prompt fits, and the smallest
+# real window in the corpus is 25,000. 100,000,000: a hundred times the largest window served today (1,050,000),
+# far inside Codex's i64 and JavaScript's exact integers.
+INT_RANGES = {"context_window": (256, 100_000_000), "max_output_tokens": (16, 100_000_000)}
 # Variables that steer programs rather than hold a secret: `agentcfg exec` sets key_env to the key in the child's
 # environment and `agentcfg env` in the shell's, so a profile (a cloned repository's, a team file's) naming one
-# would hand the key to the dynamic loader, Node, the shell or git as code or a path, and doctor and bench would
-# read the variable's value as a key and send it to the profile's host. Compared upper-cased (Windows is not
-# case-sensitive about names).
+# would hand the key to the dynamic loader, Node, the shell or git as code or a path, point an agent at another
+# config (CODEX_HOME, CLAUDE_CONFIG_DIR), and doctor and bench would read the variable's value as a key and send
+# it to the profile's host. docs/switch.md lists them.
 RUNTIME_VARIABLES = frozenset({
-    "PATH", "HOME", "SHELL", "USER", "LOGNAME", "PWD", "OLDPWD", "TERM", "TMPDIR", "TEMP", "TMP", "LANG", "IFS",
-    "ENV", "BASH_ENV", "CDPATH", "PROMPT_COMMAND", "PS1", "PS2", "PS4", "ZDOTDIR", "EDITOR", "VISUAL", "PAGER",
-    "BROWSER", "DISPLAY", "WAYLAND_DISPLAY", "SSH_AUTH_SOCK", "SSH_ASKPASS", "GNUPGHOME", "NODE_OPTIONS",
+    "PATH", "HOME", "SHELL", "USER", "LOGNAME", "PWD", "OLDPWD", "TERM", "TMPDIR", "TEMP", "TMP", "LANG",
+    "LANGUAGE", "TZ", "IFS", "ENV", "BASH_ENV", "CDPATH", "PROMPT_COMMAND", "PS1", "PS2", "PS3", "PS4", "ZDOTDIR",
+    "EDITOR", "VISUAL", "PAGER", "LESSOPEN", "BROWSER", "DISPLAY", "WAYLAND_DISPLAY", "GNUPGHOME", "NODE_OPTIONS",
     "NODE_PATH", "NODE_EXTRA_CA_CERTS", "NODE_TLS_REJECT_UNAUTHORIZED", "PERL5OPT", "PERL5LIB", "RUBYOPT",
     "RUBYLIB", "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE",
     "CURL_CA_BUNDLE", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY", "COMSPEC", "PATHEXT", "SYSTEMROOT",
-    "USERPROFILE", "APPDATA", "LOCALAPPDATA", "PSMODULEPATH",
+    "USERPROFILE", "APPDATA", "LOCALAPPDATA", "PSMODULEPATH", "CODEX_HOME", "CLAUDE_CONFIG_DIR",
+    "OPENCODE_CONFIG", "OPENCODE_CONFIG_DIR",
 })  # fmt: skip
-RUNTIME_PREFIXES = ("LD_", "DYLD_", "PYTHON", "GIT_", "XDG_", "AGENTCFG_", "NPM_CONFIG_", "DBUS_", "KEYRING_")
+# Prefixes of whole families (the loader's LD_*, Python's PYTHON*, git's GIT_*, ...). A name ending in _API_KEY
+# is left to the exact list: none of these programs reads one, and it is what `profile add` derives from a
+# profile's name (a profile `git-mirror` reads GIT_MIRROR_API_KEY).
+RUNTIME_PREFIXES = (
+    "LD_", "DYLD_", "LC_", "PYTHON", "GIT_", "SSH_", "XDG_", "AGENTCFG_", "NPM_CONFIG_", "DBUS_", "KEYRING_",
+)  # fmt: skip
 
 _CONTROL = re.compile(CONTROL_CLASS)
 _TEMPLATE = re.compile(TEMPLATE_PATTERN)
@@ -84,6 +101,12 @@ _EXPANDED_BY = {
     "$": "qwen-code replaces $NAME and ${NAME} in settings.json with that variable's value "
     "(Claude Code does the same with ${NAME} in its MCP and hook settings)",
 }
+
+
+def reserved(variable: str) -> bool:
+    """Whether a key_env names a variable that steers programs (RUNTIME_VARIABLES, RUNTIME_PREFIXES)."""
+    upper = variable.upper()
+    return upper in RUNTIME_VARIABLES or (upper.startswith(RUNTIME_PREFIXES) and not upper.endswith("_API_KEY"))
 
 
 def splittable(url: str) -> bool:
@@ -103,12 +126,39 @@ def valid_name(name: str) -> bool:
     return _NAME.fullmatch(name) is not None
 
 
+NAME_RULE = f"lower-case letters, digits, '-' and '_', starting with a letter or digit, at most {NAME_MAX} characters"
+
+
+def name_problem(name: str) -> str | None:
+    """What is wrong with a profile name, in words (None: nothing). An upper-case name gets its lower-case
+    spelling back, which the caller puts into the command to run."""
+    if valid_name(name):
+        return None
+    if not name:
+        return "a profile name cannot be empty"
+    if len(name) > NAME_MAX:
+        return f"a profile name is at most {NAME_MAX} characters; this one has {len(name):,}"
+    if valid_name(name.lower()):
+        return f"profile names are lower-case: did you mean `{name.lower()}`?"
+    bad = next((c for c in name.lower() if not re.fullmatch(r"[a-z0-9_-]", c)), None)
+    if bad is None or name[0] in "-_":
+        return f"a profile name starts with a letter or digit ({NAME_RULE})"
+    shown = "a space" if bad == " " else repr(bad) if bad.isprintable() else f"U+{ord(bad):04X}"
+    return f"a profile name is {NAME_RULE}; this one has {shown}"
+
+
+def suggested_name(name: str) -> str | None:
+    """A profile name close to `name` (lower-cased, other characters as '-', cut to NAME_MAX), or None."""
+    text = re.sub(r"[^a-z0-9_-]+", "-", name.lower()).strip("-_")[:NAME_MAX].strip("-_")
+    return text if valid_name(text) else None
+
+
 def _own_variable(name: str | None) -> str:
-    return (name or "NAME").upper().replace("-", "_") + "_API_KEY"
+    return (name or "mygateway").upper().replace("-", "_") + "_API_KEY"
 
 
 def _key_set_command(name: str | None) -> str:
-    return f"agentcfg key set {name}" if name else "agentcfg key set NAME"
+    return f"agentcfg key set {name}" if name else "agentcfg key set` and the profile's name (`agentcfg key set --help"
 
 
 def _control(field: str, value: str, where: str) -> None:
@@ -212,8 +262,16 @@ def check(data: dict[str, Any], where: str, *, name: str | None = None) -> None:
     schema's to report: non-string values are skipped here. `name` (the profile's) goes in hints.
     """
     for field, value in data.items():
+        if field in INT_RANGES and isinstance(value, int) and not isinstance(value, bool):
+            _number(field, value, where)
         if not isinstance(value, str):
             continue
+        if field in URL_FIELDS and len(value) > URL_MAX:  # before anything quotes it (a pasted page, a key)
+            raise AgentcfgError(
+                f"field {field!r} is {len(value):,} characters; a base URL is at most {URL_MAX:,}",
+                where=where,
+                hint="Give the base URL only, up to and including the version segment (e.g. https://gw.example/v1).",
+            )
         if field in URL_FIELDS:
             _credentials(field, value, where, name)
         _control(field, value, where)
@@ -226,19 +284,25 @@ def check(data: dict[str, Any], where: str, *, name: str | None = None) -> None:
                 where=where,
                 hint="Give the id as the server lists it in GET /v1/models.",
             )
-        elif field == "key_env" and not _KEY_ENV.fullmatch(value):
-            raise AgentcfgError(
-                f"field 'key_env' must be a variable name (ASCII letters, digits, '_'; not starting with a digit), "
-                f"not {value[:80]!r}",
-                where=where,
-                hint="For example MYGATEWAY_API_KEY.",
-            )
-        elif field == "key_env" and (value.upper() in RUNTIME_VARIABLES or value.upper().startswith(RUNTIME_PREFIXES)):
+        elif field == "key_env" and _KEY_ENV.fullmatch(value.upper()) and reserved(value):
             raise AgentcfgError(
                 f"field 'key_env' is {value}, a variable that steers programs (not one that holds a key); "
                 "`agentcfg exec` and `agentcfg env` would set it to the key, and doctor would send its value as one",
                 where=where,
                 hint=f"Name a variable of the profile's own, for example {_own_variable(name)}.",
+            )
+        elif field == "key_env" and not _KEY_ENV.fullmatch(value) and _KEY_ENV.fullmatch(value.upper()):
+            raise AgentcfgError(
+                f"field 'key_env' is {value!r}: a key variable's name is upper-case (letters, digits, '_')",
+                where=where,
+                hint=f"Did you mean {value.upper()}? Variables that hold a key are named in upper case.",
+            )
+        elif field == "key_env" and not _KEY_ENV.fullmatch(value):
+            raise AgentcfgError(
+                "field 'key_env' must be a variable name (upper-case ASCII letters, digits, '_'; not starting "
+                f"with a digit), not {value[:80]!r}",
+                where=where,
+                hint="For example MYGATEWAY_API_KEY.",
             )
         elif field == "description" and len(value) > DESCRIPTION_MAX:
             raise AgentcfgError(
@@ -246,3 +310,32 @@ def check(data: dict[str, Any], where: str, *, name: str | None = None) -> None:
                 where=where,
                 hint="Shorten it: it is a label shown in agent UIs.",
             )
+    window, output = data.get("context_window"), data.get("max_output_tokens")
+    if _whole(window) and _whole(output) and output > window:
+        raise AgentcfgError(
+            f"field 'max_output_tokens' is {output:,}, larger than context_window ({window:,}): "
+            "no reply can be longer than the window",
+            where=where,
+            hint=f"Give max_output_tokens at most {window:,}, or leave it out: agentcfg bounds each agent's output "
+            "to what its prompt leaves of the window.",
+        )
+
+
+def _whole(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _number(field: str, value: int, where: str) -> None:
+    least, most = INT_RANGES[field]
+    if least <= value <= most:
+        return
+    digits = len(str(abs(value)))
+    shown = f"{value:,}" if digits <= 15 else f"a {digits}-digit number"
+    what = "the model's context window" if field == "context_window" else "the bound on each reply"
+    raise AgentcfgError(
+        f"field {field!r} is {shown}; {what} is a whole number of tokens from {least:,} to {most:,}",
+        where=where,
+        hint="Give a number in that range: the server's max_model_len (--detect reads it from a vLLM server)."
+        if field == "context_window"
+        else "Give a number in that range, or leave it out: agentcfg then bounds each agent's output to fit.",
+    )

@@ -125,23 +125,47 @@ class _ValidatedCache:
             pass  # only a cache
 
 
+_KINDS = {"integer": "a whole number", "string": "text (in quotes)", "object": "a table", "boolean": "true or false"}
+_FOUND = {"str": "text", "int": "a number", "float": "a decimal number", "bool": "true or false", "list": "a list",
+          "dict": "a table", "datetime": "a date", "date": "a date", "time": "a time"}  # fmt: skip
+
+
 def validate(data: dict[str, Any], schema_text: str, where: str) -> None:
+    """The schema's verdict, in words: fields.check runs first and explains every rule it shares with the
+    schema, so what is left here is types, required and unknown fields (never a pattern or a bound's text)."""
     import jsonschema
 
-    validator = jsonschema.Draft202012Validator(json.loads(schema_text))
+    schema = json.loads(schema_text)
+    validator = jsonschema.Draft202012Validator(schema)
     errors = sorted(validator.iter_errors(data), key=lambda e: (list(e.path), e.message))
-    if errors:
-        error = errors[0]
-        field = ".".join(str(p) for p in error.path)
-        if error.validator == "additionalProperties":
-            unknown = sorted(set(data) - set(error.schema.get("properties", {})))
-            message = f"unknown field {', '.join(repr(u) for u in unknown)}"
-        elif error.validator == "required":
-            message = error.message.replace("is a required property", "is required but missing")
-        else:
-            message = f"field {field!r}: {error.message}"
-        allowed = ", ".join(json.loads(schema_text)["properties"])
-        raise AgentcfgError(message, where=where, hint=f"Fields a profile may have: {allowed}.")
+    if not errors:
+        return
+    error = errors[0]
+    field = ".".join(str(p) for p in error.path)
+    described = schema["properties"].get(field, {}).get("description")
+    hint = described and f"{field}: {described}"
+    if error.validator == "additionalProperties":
+        unknown = sorted(set(data) - set(error.schema.get("properties", {})))
+        message = f"unknown field {', '.join(repr(u) for u in unknown)}"
+        hint = f"Fields a profile may have: {', '.join(schema['properties'])}."
+    elif error.validator == "required":
+        missing = [f for f in schema.get("required", []) if f not in data]
+        message = f"field {', '.join(repr(m) for m in missing)} is required but missing"
+        hint = "Every profile has base_url and model."
+    elif error.validator == "type":
+        wanted = error.validator_value if isinstance(error.validator_value, str) else "integer"
+        found = type(error.instance).__name__
+        message = f"field {field!r} must be {_KINDS.get(wanted, wanted)}, not {_FOUND.get(found, found)}"
+    elif error.validator in ("minimum", "maximum"):
+        low, high = (error.schema.get("minimum"), error.schema.get("maximum"))
+        message = f"field {field!r} must be from {low:,} to {high:,}"
+    elif error.validator in ("minLength", "maxLength") and error.instance == "":
+        message = f"field {field!r} is empty"
+    elif error.validator == "maxLength":
+        message = f"field {field!r} is {len(error.instance):,} characters; at most {error.validator_value:,}"
+    else:  # a pattern, or the inert rule: fields.check says which part, this only that the value is refused
+        message = f"field {field!r} has a value a profile cannot have"
+    raise AgentcfgError(message, where=where, hint=hint or None)
 
 
 def parse(name: str, text: str, source: str, cache: _ValidatedCache | None = None) -> Profile:
@@ -151,11 +175,11 @@ def parse(name: str, text: str, source: str, cache: _ValidatedCache | None = Non
     by an agentcfg whose schema was weaker is still refused, and its message is the clearer one.
     """
     where = source.removeprefix(PROJECT) if source != BUILT_IN else f"built-in profile {name}"
-    if not fields.valid_name(name):
+    if problem := fields.name_problem(name):
+        lower = name.lower()
+        rename = f"to {lower}.toml" if fields.valid_name(lower) else f"({fields.NAME_RULE})"
         raise AgentcfgError(
-            f"{name!r} is not a valid profile name (lower-case letters, digits, '-' and '_')",
-            where=where,
-            hint="Rename the file.",
+            f"the file's name is no profile name: {problem}", where=where, hint=f"Rename the file {rename}."
         )
     try:
         data = tomllib.loads(text)
@@ -378,10 +402,14 @@ def get(name: str, environ: env.Environ) -> Profile:
 
     close = difflib.get_close_matches(name, profiles, n=1)
     suggestion = f" Did you mean {close[0]!r}?" if close else ""
+    add = (
+        f"`agentcfg profile add {name} --base-url` and the server's base address"
+        if fields.valid_name(name)
+        else "`agentcfg profile add`"
+    )
     raise AgentcfgError(
         f"unknown profile {name!r}.{suggestion} Known profiles: {', '.join(sorted(profiles))}.",
-        hint="List them with `agentcfg profile list`; "
-        "add one with `agentcfg profile add NAME --base-url URL --model ID`.",
+        hint=f"List them with `agentcfg profile list`; add one with {add} (`agentcfg profile add --help` shows how).",
     )
 
 
@@ -472,8 +500,6 @@ def to_toml(profile: Profile) -> str:
 # `context_window` (the spelling of `profile add`'s options).
 FIELDS = ("description", "base_url", "anthropic_base_url", "model", "key_env", "context_window", "max_output_tokens")
 REQUIRED = ("base_url", "model")
-# The smallest values `profile add` takes (its click.IntRange), also the schema's minimums.
-INT_MINIMUMS = {"context_window": 256, "max_output_tokens": 16}
 
 
 def field_name(given: str, where: str) -> str:
@@ -506,19 +532,20 @@ def assignments(args: tuple[str, ...] | list[str], where: str) -> dict[str, obje
         name = field_name(given, where)
         if name in found:
             raise AgentcfgError(f"field {name!r} is given twice", where=where, hint="Give each field once.")
-        found[name] = _number(name, value, where) if name in INT_MINIMUMS else value
+        found[name] = _number(name, value, where) if name in fields.INT_RANGES else value
     return found
 
 
 def _number(name: str, value: str, where: str) -> int:
-    least = INT_MINIMUMS[name]
+    """The digits of a `profile set` number; its range is fields.check's to state (as for every other source)."""
+    least, most = fields.INT_RANGES[name]
     text = value.replace("_", "").replace(",", "")  # 1_048_576 and 1,048,576 as people write them
-    if not text.isascii() or not text.isdigit():
-        raise AgentcfgError(f"field {name!r} must be a whole number of tokens, not {value[:40]!r}", where=where)
-    number = int(text)
-    if number < least:
-        raise AgentcfgError(f"field {name!r} is {number}; at least {least}", where=where)
-    return number
+    if not text.isascii() or not text.isdigit() or len(text) > 30:  # int() refuses 4,300 digits and more
+        shown = f"a {len(text):,}-digit number" if text.isascii() and text.isdigit() else repr(value[:40])
+        raise AgentcfgError(
+            f"field {name!r} is {shown}; it is a whole number of tokens from {least:,} to {most:,}", where=where
+        )
+    return int(text)
 
 
 def changed(profile: Profile, updates: dict[str, object], removed: list[str]) -> Profile:

@@ -65,7 +65,9 @@ CASES: list[tuple[str, Any, bool]] = [
     ("anthropic_base_url", "http://localhost:8000\n", False),
     ("anthropic_base_url", "http://a:b@localhost:8000", False),
     ("key_env", "TAOTOKEN_API_KEY", True),
-    ("key_env", "_k1", True),
+    ("key_env", "_K1", True),
+    ("key_env", "_k1", False),  # upper-case only (issue 15)
+    ("key_env", "my_key", False),
     ("key_env", "TAOTOKEN_API_KEY\n", False),
     ("key_env", "1KEY", False),
     ("key_env", "KEY-X", False),

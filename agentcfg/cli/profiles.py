@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import click
@@ -9,6 +10,7 @@ import click
 from agentcfg.cli import base
 from agentcfg.cli.keys import read_key
 from agentcfg.errors import AgentcfgError
+from agentcfg.fields import INT_RANGES  # the ranges --help states (fields.py imports nothing heavy)
 
 # -- profiles ----------------------------------------------------------------------------------------
 
@@ -62,16 +64,30 @@ def _detect_key(draft: Any, environ: dict[str, str]) -> str | None:
     return resolved.value if resolved else None
 
 
+_WINDOW_LEAST, _WINDOW_MOST = INT_RANGES["context_window"]
+_OUTPUT_LEAST, _OUTPUT_MOST = INT_RANGES["max_output_tokens"]
+
+
 @profile.command("add")
 @click.argument("name")
 @click.option("--base-url", help="OpenAI-protocol base URL, e.g. http://localhost:8000/v1.")
-@click.option("--from", "source", metavar="FILE|URL", help="Take the profile from a TOML file or URL (profile export).")
+@click.option(
+    "--from", "source", metavar="FILE|URL", help="Take the profile from a TOML file or URL (profile export), as it is."
+)
 @click.option("--model", help="Model id as the server names it (with --detect: optional if it serves one).")
 @click.option("--anthropic-base-url", help="Anthropic-protocol base URL for Claude Code (without /v1).")
 @click.option("--key-env", metavar="VAR", help="Variable the agents read the key from (`agentcfg exec` sets it).")
 @click.option("--no-key", is_flag=True, help="The server needs no key.")
-@click.option("--context-window", type=click.IntRange(min=256), help="The model's window in tokens.")
-@click.option("--max-output-tokens", type=click.IntRange(min=16), help="Bound on any agent's output tokens.")
+@click.option(
+    "--context-window",
+    type=int,
+    help=f"The model's window in tokens: {_WINDOW_LEAST:,} to {_WINDOW_MOST:,}.",
+)
+@click.option(
+    "--max-output-tokens",
+    type=int,
+    help=f"Bound on any agent's output tokens: {_OUTPUT_LEAST:,} to {_OUTPUT_MOST:,}, at most the window.",
+)
 @click.option(
     "--detect",
     is_flag=True,
@@ -84,6 +100,7 @@ def _detect_key(draft: Any, environ: dict[str, str]) -> str | None:
     help="Read the profile's key (hidden prompt, or one line of stdin): --detect sends it, then it is stored.",
 )
 @click.option("--force", is_flag=True, help="Replace an existing profile of that name.")
+@base.json_option("Print the profile added as JSON: its fields, file, key variable, whether its key was stored.")
 def profile_add(
     name: str,
     base_url: str | None,
@@ -98,6 +115,7 @@ def profile_add(
     description: str | None,
     key_stdin: bool,
     force: bool,
+    as_json: bool,
 ) -> None:
     """Add (or with --force replace) a profile of your own.
 
@@ -109,24 +127,34 @@ def profile_add(
     Without --key-env or --no-key, a profile for a server on this machine needs no key and any
     other reads NAME_API_KEY (upper-cased); --key-stdin also stores the key (bound to the profile's
     hosts). With --from, the profile is a team's shared file (as `agentcfg profile export` writes
-    it): validated, then saved as yours. To change a profile later: `agentcfg profile set`.
+    it), taken as it is: validated, then saved as yours (no other field option goes with it). To
+    change a profile later: `agentcfg profile set`.
     """
     from agentcfg import detect as detection
     from agentcfg import env, fields, fixes, fsutil, profiles
 
     environ = base.environ()
+    options = {"--base-url": base_url, "--model": model, "--anthropic-base-url": anthropic_base_url,
+               "--key-env": key_env, "--no-key": no_key, "--context-window": context_window,
+               "--max-output-tokens": max_output_tokens, "--detect": detect, "--description": description,
+               "--key-stdin": key_stdin}  # fmt: skip
     if source:
-        _add_from(name, source, force, environ)
+        given_options = [option for option, value in options.items() if value not in (None, False)]
+        if given_options:
+            _from_with_options(name, source, given_options, options, force)
+        _add_from(name, source, force, environ, as_json)
         return
     if not base_url:
         raise click.UsageError("give --base-url URL (with --model ID), or --from FILE|URL")
     if no_key and (key_env or key_stdin):
         other = "--key-env" if key_env else "--key-stdin"
         raise AgentcfgError(f"{other} and --no-key contradict each other", hint="Give one of them.")
-    _check_new_name(name, force, environ)
+    _check_new_name(name, force, environ, lambda other: _add_again(other, options, force))
     given = {"description": description, "base_url": base_url, "anthropic_base_url": anthropic_base_url,
-             "model": model, "key_env": key_env}  # fmt: skip
-    # Before anything is shown or sent: a URL with a password must not reach a message, nor --detect's request.
+             "model": model, "key_env": key_env, "context_window": context_window,
+             "max_output_tokens": max_output_tokens}  # fmt: skip
+    # Before anything is shown, asked or sent: a URL with a password must not reach a message, nor --detect's
+    # request; a window out of range or a key variable such as PATH must not wait until after the key is typed.
     fields.check({k: v for k, v in given.items() if v is not None}, f"profile {name}", name=name)
     if anthropic_base_url and anthropic_base_url.rstrip("/").endswith("/v1"):
         raise AgentcfgError(
@@ -136,6 +164,7 @@ def profile_add(
     draft = profiles.Profile(name=name, base_url=base_url, model=model or "?")
     if not key_env and not no_key and (key_stdin or not draft.is_local):
         key_env = name.upper().replace("-", "_") + "_API_KEY"
+        fields.check({"key_env": key_env}, f"profile {name}", name=name)  # a name like `path` gives PATH_API_KEY
     draft = profiles.Profile(name=name, base_url=base_url, model=model or "?", key_env=key_env)
     store, key = None, None
     if key_stdin:
@@ -150,16 +179,7 @@ def profile_add(
         try:
             models = detection.list_models(draft, key or _detect_key(draft, environ))
         except detection.KeyNeeded as problem:
-            again = fixes.command(
-                "agentcfg", "profile", "add", name, "--base-url", base_url,
-                *(("--model", model) if model else ()),
-                *(("--anthropic-base-url", anthropic_base_url) if anthropic_base_url else ()),
-                *(("--key-env", key_env) if key_env else ()),  # else --key-stdin gives NAME_API_KEY
-                *(("--context-window", str(context_window)) if context_window else ()),
-                *(("--max-output-tokens", str(max_output_tokens)) if max_output_tokens else ()),
-                *(("--description", description) if description else ()),
-                "--detect", "--key-stdin", *(("--force",) if force else ()),
-            )  # fmt: skip
+            again = _add_again(name, {**options, "--key-stdin": True}, force)  # --key-stdin gives NAME_API_KEY
             refused = "the right key" if problem.sent or key else "its key"
             problem.hint = f"Give --detect {refused}: {again} (it asks for the key; or pipe it in on stdin)."
             raise
@@ -184,16 +204,93 @@ def profile_add(
     path = profiles.profiles_dir(environ) / f"{name}.toml"
     fsutil.private_dir(path.parent)
     fsutil.atomic_write(path, profiles.to_toml(new).encode("utf-8"), 0o644)
+    stored = False
+    if store is not None and key:
+        store.store(new, key)  # bound to the profile's hosts, as `key set` binds it
+        stored = True
+    if as_json:
+        base.print_json(
+            _added(new, path, detected_window=context_window if detect else None, key_stored=stored, store=store)
+        )
+        return
     detected = f" (window {context_window:,} tokens read from the server)" if detect else ""
     click.echo(f"Added profile {name}: {model} at {base_url}{detected}\n  {env.display(path, environ)}")
     if anthropic_base_url:
         click.echo(f"  Claude Code uses {anthropic_base_url}/v1/messages")
-    if store is not None and key:
-        store.store(new, key)  # bound to the profile's hosts, as `key set` binds it
+    if stored and store is not None:
         click.echo(f"  stored its key in the {store.label}; agents read it from {key_env}")
     elif key_env:
-        click.echo(f"  agents read its key from {key_env}; store the key with: agentcfg key set {name}")
-    click.echo(f"Switch to it with: agentcfg switch {name}")
+        click.echo(f"  agents read its key from {key_env}; store the key with: {fixes.key_set(name)}")
+    click.echo(f"Switch to it with: {fixes.switch(name)}")
+
+
+def _added(
+    new: Any,
+    path: Any,
+    *,
+    detected_window: int | None,
+    key_stored: bool,
+    store: Any = None,
+    source: str | None = None,
+    notes: list[str] | None = None,
+) -> dict[str, Any]:
+    """`profile add --json`: the profile as written, where, and what its key needs."""
+    from agentcfg import fixes
+
+    return {
+        "profile": new.name,
+        "path": str(path),
+        "from": source,
+        "fields": new.fields(),
+        "key_env": new.key_env,
+        "key_stored": key_stored,
+        "key_store": store.label if key_stored and store is not None else None,
+        "key_set": fixes.key_set(new.name) if new.key_env and not key_stored else None,
+        "detected_window": detected_window,
+        "switch": fixes.switch(new.name),
+        "notes": notes or [],
+    }
+
+
+def _add_again(name: str, options: dict[str, object], force: bool) -> str:
+    """`profile add NAME ...` with these options (values quoted for the shell): the command a hint prints."""
+    from agentcfg import fixes
+
+    words: list[str] = []
+    for option, value in options.items():
+        if value is True:
+            words.append(option)
+        elif value not in (None, False):
+            words += [option, str(value)]
+    return fixes.command("agentcfg", "profile", "add", name, *words, *(("--force",) if force else ()))
+
+
+# What each field option of `profile add` is, after `--from`, as a command: the file is taken as it is.
+_AFTER_FROM = {"--base-url": "base_url", "--model": "model", "--anthropic-base-url": "anthropic_base_url",
+               "--key-env": "key_env", "--context-window": "context_window",
+               "--max-output-tokens": "max_output_tokens", "--description": "description"}  # fmt: skip
+
+
+def _from_with_options(name: str, source: str, given: list[str], options: dict[str, object], force: bool) -> None:
+    """--from takes the file as it is: a field option beside it would be ignored (it was, silently) or would
+    have to override the team's file. Refused, with the commands that do both one after the other."""
+    from agentcfg import fixes
+
+    changes = {_AFTER_FROM[o]: options[o] for o in given if o in _AFTER_FROM}
+    then = [fixes.profile_set(name, **changes) if changes else ""]
+    if "--no-key" in given:
+        then.append(fixes.profile_unset(name, "key_env"))
+    if "--detect" in given:
+        then.append(fixes.command("agentcfg", "profile", "set", name, "--detect"))
+    if "--key-stdin" in given:
+        then.append(fixes.key_set(name))
+    add = fixes.command("agentcfg", "profile", "add", name, "--from", source, *(("--force",) if force else ()))
+    listed = ", ".join(given)
+    raise AgentcfgError(
+        f"--from takes the profile file as it is: {listed} cannot go with it",
+        where=f"agentcfg profile add {name}",
+        hint=f"Add the file as it is, then change it: {fixes.then(add, *then)}",
+    )
 
 
 # -- profile set / unset ---------------------------------------------------------------------------------
@@ -387,34 +484,45 @@ def _key_notes(old: Any, new: Any, environ: dict[str, str]) -> list[str]:
     return notes
 
 
-def _check_new_name(name: str, force: bool, environ: dict[str, str]) -> None:
+def _check_new_name(name: str, force: bool, environ: dict[str, str], again: Callable[[str], str] | None = None) -> None:
+    """A name `profile add` may write. `again(other)` is the command as given with another name: a name close
+    to a valid one (upper-case, too long, a stray character) gets the command with that name."""
     from agentcfg import fields, profiles
 
-    if not fields.valid_name(name):  # the whole name: `$'nn\n'` would otherwise become the file "nn\n.toml"
-        raise AgentcfgError(
-            f"{name!r} is not a valid profile name", hint="Use lower-case letters, digits, '-', '_' (at most 64)."
-        )
+    if problem := fields.name_problem(name):  # the whole name: `$'nn\n'` would otherwise become the file "nn\n.toml"
+        shown = name if len(name) <= fields.NAME_MAX else name[: fields.NAME_MAX] + "..."
+        other = fields.suggested_name(name)
+        hint = f"Run: {again(other)}" if again and other else f"A profile name is {fields.NAME_RULE}."
+        raise AgentcfgError(f"{shown!r} is not a valid profile name: {problem}", hint=hint)
     existing = profiles.load_all(environ)
     if name in existing and not force:
         kind = "built-in profile" if existing[name].source == profiles.BUILT_IN else "profile"
         raise AgentcfgError(f"a {kind} named {name!r} exists", hint="Add --force to replace it with yours.")
 
 
-def _add_from(name: str, source: str, force: bool, environ: dict[str, str]) -> None:
-    from agentcfg import env, fsutil, profiles
+def _add_from(name: str, source: str, force: bool, environ: dict[str, str], as_json: bool = False) -> None:
+    from agentcfg import env, fixes, fsutil, profiles
 
-    _check_new_name(name, force, environ)
+    def again(other: str) -> str:
+        return fixes.command("agentcfg", "profile", "add", other, "--from", source, *(("--force",) if force else ()))
+
+    _check_new_name(name, force, environ, again)
     text = profiles.read_source(source, environ)
     new = profiles.parse(name, text, source)  # validated against the schema before it is saved
     warning = _team_key_variable(new, environ)
     path = profiles.profiles_dir(environ) / f"{name}.toml"
     fsutil.private_dir(path.parent)
     fsutil.atomic_write(path, text.encode("utf-8"), 0o644)
+    if as_json:
+        base.print_json(
+            _added(new, path, detected_window=None, key_stored=False, source=source, notes=[warning] if warning else [])
+        )
+        return
     click.echo(f"Added profile {name} from {source}: {new.model} at {new.base_url}\n  {env.display(path, environ)}")
     if new.key_env:
-        click.echo(f"  agents read its key from {new.key_env}; store the key with: agentcfg key set {name}")
+        click.echo(f"  agents read its key from {new.key_env}; store the key with: {fixes.key_set(name)}")
     base.emit_notes([warning] if warning else [])
-    click.echo(f"Switch to it with: agentcfg switch {name}")
+    click.echo(f"Switch to it with: {fixes.switch(name)}")
 
 
 def _team_key_variable(new: Any, environ: dict[str, str]) -> str | None:
@@ -448,11 +556,17 @@ def _team_key_variable(new: Any, environ: dict[str, str]) -> str | None:
 
 @profile.command("export")
 @click.argument("name", shell_complete=base.complete_profile)
-def profile_export(name: str) -> None:
+@base.json_option('Print {"profile", "toml", "fields"}: the same TOML text, and its fields as JSON.')
+def profile_export(name: str, as_json: bool) -> None:
     """Print PROFILE as TOML to share with a team (`profile add NAME --from FILE`). Never a key."""
     from agentcfg import profiles
 
-    click.echo(profiles.to_toml(profiles.get(name, base.environ())), nl=False)
+    found = profiles.get(name, base.environ())
+    text = profiles.to_toml(found)
+    if as_json:
+        base.print_json({"profile": name, "toml": text, "fields": found.fields()})
+        return
+    click.echo(text, nl=False)
 
 
 def _pointing_agents(name: str, environ: dict[str, str]) -> list[str]:
@@ -468,45 +582,60 @@ def _pointing_agents(name: str, environ: dict[str, str]) -> list[str]:
     return [item.name for item in found if item.profile == name]
 
 
-def _forget_key(name: str, found: Any, keep: bool, environ: dict[str, str]) -> tuple[list[str], list[str]]:
-    """What `profile rm` does with the removed profile's stored key: lines for stdout and for notes.
+def _forget_key(
+    name: str, found: Any, keep: bool, environ: dict[str, str]
+) -> tuple[list[str], list[str], dict[str, Any]]:
+    """What `profile rm` does with the removed profile's stored key: lines for stdout, notes, and the same for
+    --json ({"key": "removed" | "kept" | "none" | "unknown", "bound_to": [...] | None}).
     `found` is the removed profile, or None when its file could not be read as one."""
     from agentcfg import keystore
 
     if found is not None and not found.key_env and name not in keystore.remembered(environ):
-        return [], []  # a keyless profile: no keyring to open (a missing backend costs nothing here)
+        return [], [], {"key": "none", "bound_to": None}  # a keyless profile: no keyring to open
     store = keystore.KeyStore(environ, found)
     try:
         if not keep:
             removed = store.delete(name)
             said = f"Removed the key for {name} from" if removed else f"No key for {name} was stored in"
-            return [f"{said} the {store.label}."], []
+            return [f"{said} the {store.label}."], [], {"key": "removed" if removed else "none", "bound_to": None}
         if store.get(name) is None:
-            return [], []
+            return [], [], {"key": "none", "bound_to": None}
         origins = store.origins(name)
         if origins is None and found is not None:  # stored before keys were bound: bind it where it was meant
             origins = keystore.profile_origins(found)
             store.bind(name, origins)
     except keystore.KeyringProblem as problem:
-        return [], [
-            f"could not check the keyring for a key of {name}: {problem.message}; "
-            f"once it works, `agentcfg key rm {name}` removes a stored one"
-        ]
+        return (
+            [],
+            [
+                f"could not check the keyring for a key of {name}: {problem.message}; "
+                f"once it works, `agentcfg key rm {name}` removes a stored one"
+            ],
+            {"key": "unknown", "bound_to": None},
+        )
+    kept = {"key": "kept", "bound_to": list(origins) if origins is not None else None}
     if origins is None:
-        return [f"Kept the key for {name} in the {store.label}; `agentcfg key rm {name}` removes it."], [
-            f"the key for {name} is bound to no host yet: a profile {name} of yours would get it on first use"
-        ]
+        return (
+            [f"Kept the key for {name} in the {store.label}; `agentcfg key rm {name}` removes it."],
+            [f"the key for {name} is bound to no host yet: a profile {name} of yours would get it on first use"],
+            kept,
+        )
     hosts = ", ".join(origins) or "no host"
-    return [
-        f"Kept the key for {name} in the {store.label}, bound to {hosts}: only a profile {name} on "
-        f"{'that host' if len(origins) == 1 else 'those hosts'} gets it; `agentcfg key rm {name}` removes it."
-    ], []
+    return (
+        [
+            f"Kept the key for {name} in the {store.label}, bound to {hosts}: only a profile {name} on "
+            f"{'that host' if len(origins) == 1 else 'those hosts'} gets it; `agentcfg key rm {name}` removes it."
+        ],
+        [],
+        kept,
+    )
 
 
 @profile.command("rm")
 @click.argument("name", shell_complete=base.complete_own_profile)
 @click.option("--keep-key", is_flag=True, help="Keep the profile's stored key (bound to the profile's hosts).")
-def profile_rm(name: str, keep_key: bool) -> None:
+@base.json_option("Print what was removed as JSON: the file, the key, whether a built-in applies again.")
+def profile_rm(name: str, keep_key: bool, as_json: bool) -> None:
     """Remove a profile of your own (built-in presets cannot be removed), and its stored key.
 
     With --keep-key the key stays in the keyring, still bound to the removed profile's hosts, so a
@@ -532,16 +661,17 @@ def profile_rm(name: str, keep_key: bool) -> None:
         found = None
     pointing = _pointing_agents(name, environ)
     path.unlink()
-    click.echo(f"Removed profile {name} ({env.display(path, environ)})")
-    said, notes = _forget_key(name, found, keep_key, environ)
-    for line in said:
-        click.echo(line)
+    said, notes, key = _forget_key(name, found, keep_key, environ)
     built_in = name in profiles.load_all(environ)
-    if built_in:
-        click.echo(f"The built-in profile {name} applies again.")
-    if pointing:
-        from agentcfg import fixes
+    from agentcfg import fixes
 
+    if not as_json:
+        click.echo(f"Removed profile {name} ({env.display(path, environ)})")
+        for line in said:
+            click.echo(line)
+        if built_in:
+            click.echo(f"The built-in profile {name} applies again.")
+    if pointing:
         they = "it" if len(pointing) == 1 else "them"
         to = (
             f"to the built-in {name}: `{fixes.switch(name, agents=pointing)}`"
@@ -552,6 +682,18 @@ def profile_rm(name: str, keep_key: bool) -> None:
             f"{', '.join(pointing)} still point{'s' if len(pointing) == 1 else ''} at profile {name} (its host "
             f"and model); switch {they} {to}"
         )
+    if as_json:
+        base.print_json({
+            "profile": name,
+            "removed": True,
+            "path": str(path),
+            **key,
+            "built_in_applies": built_in,
+            "agents_pointing": pointing,
+            "switch": fixes.switch(name, agents=pointing) if pointing and built_in else None,
+            "notes": notes,
+        })  # fmt: skip
+        return
     base.emit_notes(notes)
 
 
