@@ -50,9 +50,9 @@ HOST_PATTERN = rf"{_LABEL}(\.{_LABEL})*\.?|\[[0-9A-Fa-f:.]+\]"  # a fully qualif
 PORT_PATTERN = r"6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[1-9][0-9]{0,3}"
 URL_PATTERN = rf"https?://({HOST_PATTERN})(:({PORT_PATTERN}))?(/[^\s?#]*)?"
 MODEL_PATTERN = r"\S+"
-# Upper-case only: a variable holding a key is named like one (MYGATEWAY_API_KEY), and an upper-case rule
-# makes the reserved names below exact on every system (Windows does not tell PATH from Path).
-KEY_ENV_PATTERN = r"[A-Z_][A-Z0-9_]*"
+# Any case: a profile written before may read `my_key`, and a refusal would stop every command that loads it.
+# The reserved names below are compared upper-cased (Windows does not tell PATH from Path).
+KEY_ENV_PATTERN = r"[A-Za-z_][A-Za-z0-9_]*"
 NAME_MAX = 64
 NAME_PATTERN = rf"[a-z0-9][a-z0-9_-]{{0,{NAME_MAX - 1}}}"
 DESCRIPTION_MAX = 200
@@ -158,7 +158,7 @@ def _own_variable(name: str | None) -> str:
 
 
 def _key_set_command(name: str | None) -> str:
-    return f"agentcfg key set {name}" if name else "agentcfg key set` and the profile's name (`agentcfg key set --help"
+    return f"`agentcfg key set {name}`" if name else "`agentcfg key set` followed by the profile's name"
 
 
 def _control(field: str, value: str, where: str) -> None:
@@ -186,7 +186,7 @@ def _template(field: str, value: str, where: str, name: str | None) -> None:
         "so a profile could send a secret to its host",
         where=where,
         hint="Remove it: profile values are written literally. A key never goes in a profile: "
-        f"name its variable with key_env and store it with `{_key_set_command(name)}`.",
+        f"name its variable with key_env and store it with {_key_set_command(name)}.",
     )
 
 
@@ -207,7 +207,7 @@ def _credentials(field: str, value: str, where: str, name: str | None) -> None:
             f"field {field!r} has credentials in its URL ({shown}): they would be shown, logged, "
             "and sent as a Basic header instead of the profile's key",
             where=where,
-            hint=f"Remove them from the URL and store the key with `{_key_set_command(name)}`.",
+            hint=f"Remove them from the URL and store the key with {_key_set_command(name)}.",
         )
 
 
@@ -284,23 +284,17 @@ def check(data: dict[str, Any], where: str, *, name: str | None = None) -> None:
                 where=where,
                 hint="Give the id as the server lists it in GET /v1/models.",
             )
-        elif field == "key_env" and _KEY_ENV.fullmatch(value.upper()) and reserved(value):
+        elif field == "key_env" and _KEY_ENV.fullmatch(value) and reserved(value):
             raise AgentcfgError(
                 f"field 'key_env' is {value}, a variable that steers programs (not one that holds a key); "
                 "`agentcfg exec` and `agentcfg env` would set it to the key, and doctor would send its value as one",
                 where=where,
                 hint=f"Name a variable of the profile's own, for example {_own_variable(name)}.",
             )
-        elif field == "key_env" and not _KEY_ENV.fullmatch(value) and _KEY_ENV.fullmatch(value.upper()):
-            raise AgentcfgError(
-                f"field 'key_env' is {value!r}: a key variable's name is upper-case (letters, digits, '_')",
-                where=where,
-                hint=f"Did you mean {value.upper()}? Variables that hold a key are named in upper case.",
-            )
         elif field == "key_env" and not _KEY_ENV.fullmatch(value):
             raise AgentcfgError(
-                "field 'key_env' must be a variable name (upper-case ASCII letters, digits, '_'; not starting "
-                f"with a digit), not {value[:80]!r}",
+                "field 'key_env' must be a variable name (ASCII letters, digits, '_'; not starting with a digit), "
+                f"not {value[:80]!r}",
                 where=where,
                 hint="For example MYGATEWAY_API_KEY.",
             )

@@ -66,8 +66,8 @@ CASES: list[tuple[str, Any, bool]] = [
     ("anthropic_base_url", "http://a:b@localhost:8000", False),
     ("key_env", "TAOTOKEN_API_KEY", True),
     ("key_env", "_K1", True),
-    ("key_env", "_k1", False),  # upper-case only (issue 15)
-    ("key_env", "my_key", False),
+    ("key_env", "_k1", True),  # any case: a profile of yours may read `my_key`
+    ("key_env", "my_key", True),
     ("key_env", "TAOTOKEN_API_KEY\n", False),
     ("key_env", "1KEY", False),
     ("key_env", "KEY-X", False),
@@ -208,3 +208,8 @@ def test_the_schema_uses_the_same_pattern_strings_as_fields():
     assert all(
         props[f].get("$ref") == "#/$defs/inert" for f in ("description", "base_url", "anthropic_base_url", "model")
     )
+
+
+@pytest.mark.parametrize("variable", ["PATH", "path", "Ld_Preload", "NODE_OPTIONS", "pythonpath"])
+def test_a_variable_that_steers_programs_is_refused_whatever_its_case(variable: str):
+    assert not _fields_ok({**GOOD, "key_env": variable})

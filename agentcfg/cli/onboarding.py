@@ -12,6 +12,7 @@ from typing import Any
 import click
 
 from agentcfg.cli import base
+from agentcfg.cli.keys import read_key
 from agentcfg.errors import AgentcfgError, Exit
 
 # -- init ------------------------------------------------------------------------------------------
@@ -136,17 +137,16 @@ def _plan_key(
 
 
 def _read_key(name: str, key_stdin: bool) -> str | None:
-    """The key, from one line of stdin or a hidden prompt, checked before anything is written."""
+    """The key, from the one line of stdin (as `key set` reads it) or a hidden prompt that may be left empty,
+    checked before anything is written."""
     from agentcfg import keystore
 
+    refusal = f"not storing the key for {name}"
     if key_stdin:
-        value = sys.stdin.readline().removesuffix("\n").removesuffix("\r")
-    else:
-        value = click.prompt(
-            f"Key for {name} (input hidden)", hide_input=True, err=True, default="", show_default=False
-        )
-    if value and (reason := keystore.check_value(value)):
-        raise AgentcfgError(f"not storing the key for {name}: {reason}", hint="Nothing was written.")
+        return read_key(name, refusal=refusal)
+    value = click.prompt(f"Key for {name} (input hidden)", hide_input=True, err=True, default="", show_default=False)
+    if value and (reason := keystore.check_value(value, typed=True)):
+        raise AgentcfgError(f"{refusal}: {reason}", hint="Nothing was written.")
     return value or None
 
 

@@ -173,8 +173,6 @@ def profile_add(
         store = keystore.KeyStore(environ, draft)
         store.label  # noqa: B018 - a missing keyring fails here, before the key is typed or anything is sent
         key = read_key(name)
-        if reason := keystore.check_value(key):
-            raise AgentcfgError(f"not using the key for {name}: {reason}", hint="Give the key alone.")
     if detect:
         try:
             models = detection.list_models(draft, key or _detect_key(draft, environ))
