@@ -4,10 +4,8 @@ journal entry, so `agentcfg rollback` puts the plaintext back)."""
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 
 from agentcfg import edit, env, fields, fixes, fsutil, profiles
 from agentcfg.agents import AGENTS
@@ -150,25 +148,6 @@ def unmodelled_note(item: Unmodelled) -> str:
         "ANTHROPIC_DEFAULT_*_MODEL or `model` setting); run `agentcfg profile import` on a terminal to be asked "
         "for the model id, or set ANTHROPIC_MODEL in its env block and import again"
     )
-
-
-def created_dirs(environ: env.Environ) -> list[Path]:
-    """agentcfg's config dir and the state dir in it that do not exist yet (see forget_cache)."""
-    config = env.config_dir(environ)
-    return [d for d in (config, env.state_dir(environ)) if not d.exists()]
-
-
-def forget_cache(environ: env.Environ, created: list[Path]) -> None:
-    """A refused init leaves no trace: reading the profiles (to check --profile) writes the validation cache
-    (profiles._ValidatedCache) and so creates the dirs above; remove that file and those dirs when they were
-    created by this run and hold nothing else (rmdir refuses a directory that is not empty)."""
-    if not created:
-        return
-    with contextlib.suppress(OSError):
-        (env.state_dir(environ) / "validated-profiles").unlink()
-    for directory in sorted(created, key=lambda d: len(d.parts), reverse=True):
-        with contextlib.suppress(OSError):
-            directory.rmdir()
 
 
 def needs_key(profile: Profile, environ: env.Environ) -> bool:

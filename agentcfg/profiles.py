@@ -7,6 +7,7 @@ schemas/profile.schema.json; a bad one stops every command before anything is wr
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -114,15 +115,13 @@ class _ValidatedCache:
         return hashlib.sha256(f"{self.schema}\0{text}".encode()).hexdigest()
 
     def save(self) -> None:
-        if not self.added:
+        # Only into a state dir a switch made: reading profiles (status, a refused init) creates nothing.
+        if not self.added or not self.path.parent.is_dir():
             return
-        from agentcfg.fsutil import private_dir, write_private
+        from agentcfg.fsutil import write_private
 
-        try:
-            private_dir(self.path.parent)
+        with contextlib.suppress(OSError):  # only a cache
             write_private(self.path, "\n".join(sorted(self.known | self.added)) + "\n")
-        except OSError:
-            pass  # only a cache
 
 
 _KINDS = {"integer": "a whole number", "string": "text (in quotes)", "object": "a table", "boolean": "true or false"}

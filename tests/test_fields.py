@@ -213,3 +213,14 @@ def test_the_schema_uses_the_same_pattern_strings_as_fields():
 @pytest.mark.parametrize("variable", ["PATH", "path", "Ld_Preload", "NODE_OPTIONS", "pythonpath"])
 def test_a_variable_that_steers_programs_is_refused_whatever_its_case(variable: str):
     assert not _fields_ok({**GOOD, "key_env": variable})
+
+
+def test_the_schema_cache_is_written_only_into_a_state_dir_a_switch_made(tmp_path: Path):
+    environ = {"HOME": str(tmp_path), "AGENTCFG_HOME": str(tmp_path / "agentcfg")}
+    cache = profiles._ValidatedCache(environ)
+    cache.added.add(cache.digest("x"))
+    cache.save()  # reading profiles on a fresh machine (status, a refused init) creates nothing
+    assert not (tmp_path / "agentcfg").exists()
+    (tmp_path / "agentcfg" / "state").mkdir(parents=True)
+    cache.save()
+    assert cache.digest("x") in (tmp_path / "agentcfg" / "state" / "validated-profiles").read_text()

@@ -45,15 +45,9 @@ def init(profile_name: str | None, key_stdin: bool, yes: bool, agents: tuple[str
     `agentcfg key set` command it prints). The closing doctor check does not change the status:
     `agentcfg doctor` exits 1 on a failure.
     """
-    from agentcfg import onboard
 
     environ = base.environ()
-    created = onboard.created_dirs(environ)
-    try:
-        answers = _prepare(environ, profile_name, key_stdin, yes, as_json)
-    except (AgentcfgError, click.exceptions.Abort, KeyboardInterrupt):
-        onboard.forget_cache(environ, created)  # refused or interrupted before any write: nothing left behind
-        raise
+    answers = _prepare(environ, profile_name, key_stdin, yes, as_json)  # writes nothing: a refusal leaves no trace
     _write_init(*answers, agents, as_json)
 
 
