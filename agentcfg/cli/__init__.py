@@ -15,8 +15,38 @@ from agentcfg import __version__
 from agentcfg.cli import base, bench, doctor, keys, onboarding, profiles, switching
 from agentcfg.errors import AgentcfgError, Exit
 
+# What each exit status means, the same in every command: `agentcfg --help` shows this table, every command's
+# --help points at it, README.md and docs/cli.md repeat it (tests/cli/test_help.py keeps all of them equal).
+EXIT_MEANINGS: dict[Exit, str] = {
+    Exit.OK: "done as asked",
+    Exit.FAILED: "it ran and found failures (doctor, bench)",
+    Exit.REFUSED: "refused: bad input, or this machine cannot do it; nothing written",
+    Exit.NOTHING: "nothing to act on: no agent to switch, no switch to roll back",
+    Exit.NO_KEY: "the profile's key is neither stored nor exported (`agentcfg key set`)",
+    Exit.INTERNAL: "a bug in agentcfg",
+    Exit.NOT_EXECUTABLE: "exec: the command is not executable",
+    Exit.NOT_FOUND: "exec: no such command",
+    Exit.INTERRUPTED: "interrupted (Ctrl-C)",
+}
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+EXIT_TABLE = "\b\nExit status, the same in every command:\n" + "\n".join(
+    f"  {int(code):<4} {meaning}" for code, meaning in EXIT_MEANINGS.items()
+)
+JSON_PROMISE = (
+    "Every command takes --json: its result as one JSON document on stdout (never a key), and a failure as "
+    '{"error", "where", "hint", "exit"} on stdout with the message on stderr. Schemas: schemas/cli/; docs/cli.md.'
+)
+# One line under every command's own --help: the short form, and where the rest is.
+EXIT_EPILOG = (
+    "Exit status: 0 done, 1 failures found, 2 refused (bad input; nothing written), 3 nothing to act on, "
+    "4 the profile's key is missing, 70 a bug; all of them: `agentcfg --help`."
+)
+
+
+@click.group(
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+    epilog=f"{EXIT_TABLE}\n\n{JSON_PROMISE}",
+)
 @click.version_option(__version__, prog_name="agentcfg")
 def cli() -> None:
     """Point Codex CLI, qwen-code, opencode and Claude Code at one provider.
@@ -40,6 +70,17 @@ for _command in (*switching.COMMANDS, onboarding.init, doctor.doctor, bench.benc
                  keys.env_command, profiles.profile, profiles.trust_command):  # fmt: skip
     cli.add_command(_command)
 profiles.profile.add_command(onboarding.profile_import)
+
+
+def _add_exit_epilog(group: click.Group) -> None:
+    """The exit-status line under every command's --help, added here once rather than in each module."""
+    for command in group.commands.values():
+        command.epilog = f"{command.epilog}\n\n{EXIT_EPILOG}" if command.epilog else EXIT_EPILOG
+        if isinstance(command, click.Group):
+            _add_exit_epilog(command)
+
+
+_add_exit_epilog(cli)
 
 
 def _emit_profile_notices() -> None:

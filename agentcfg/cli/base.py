@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import click
@@ -17,38 +18,92 @@ def environ() -> dict[str, str]:
     return dict(os.environ)
 
 
-def complete_profile(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[str]:
-    from agentcfg import profiles
-
-    try:
-        return [n for n in sorted(profiles.load_all(environ())) if n.startswith(incomplete)]
-    except AgentcfgError:
-        return []
-
-
 def emit_notes(notes: list[str]) -> None:
     for note in notes:
         click.echo(f"note: {note}", err=True)
 
 
+# -- completion: each offers only what its command accepts; every one is a file read, never a keyring call --
+
+
+def _matching(names: Iterable[str], incomplete: str) -> list[str]:
+    return sorted({n for n in names if n.startswith(incomplete)})
+
+
+def _profiles(load: Callable[[dict[str, str]], dict[str, Any]]) -> dict[str, Any]:
+    """The profiles `load` finds, or none: a broken profile file must not print a traceback into the shell."""
+    try:
+        return load(environ())
+    except AgentcfgError:
+        return {}
+
+
+def _all(environ: dict[str, str]) -> dict[str, Any]:
+    from agentcfg import profiles
+
+    return profiles.load_all(environ)
+
+
+def _own_and_built_in(environ: dict[str, str]) -> dict[str, Any]:
+    from agentcfg import profiles
+
+    return profiles.load_own(environ)
+
+
+def complete_profile(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[str]:
+    """Every profile that applies here: built-ins, yours, a trusted project's."""
+    return _matching(_profiles(_all), incomplete)
+
+
 def complete_keyed_profile(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[str]:
-    """Profiles that have a key (key set, get, bind)."""
-    return complete_profile(ctx, param, incomplete)
+    """Profiles that have a key (key set, get, bind): those with a key_env."""
+    return _matching((n for n, p in _profiles(_all).items() if p.key_env), incomplete)
 
 
 def complete_own_profile(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[str]:
-    """Profiles of yours (profile rm: built-ins and a project's cannot be removed)."""
-    return complete_profile(ctx, param, incomplete)
+    """Profiles of yours (profile rm): the files in $AGENTCFG_HOME/profiles; built-ins and a project's cannot be
+    removed. Read from the directory, not parsed: `profile rm` removes a file that is no longer a valid profile."""
+    from agentcfg import profiles
+
+    try:
+        names = [path.stem for path in profiles.profiles_dir(environ()).glob("*.toml") if path.is_file()]
+    except (OSError, AgentcfgError):
+        return []
+    return _matching((n for n in names if profiles.NAME_RE.match(n)), incomplete)
 
 
 def complete_editable_profile(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[str]:
-    """Yours and built-ins (profile set/unset: a project's profile is the project's file)."""
-    return complete_profile(ctx, param, incomplete)
+    """Yours and built-ins (profile set/unset): a project's profile is the project's file."""
+    return _matching(_profiles(_own_and_built_in), incomplete)
 
 
 def complete_stored_key(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[str]:
-    """key rm: profiles with a key, and names of removed profiles whose key is still stored."""
-    return complete_profile(ctx, param, incomplete)
+    """key rm: profiles with a key_env, and the names agentcfg remembers storing a key for (a removed profile's
+    key kept with --keep-key). From agentcfg's own record (keystore.remembered): asking the keyring takes ~200 ms
+    and may pop up an unlock dialog in the middle of a Tab."""
+    from agentcfg import keystore
+
+    keyed = {n for n, p in _profiles(_all).items() if p.key_env}
+    return _matching(keyed | keystore.remembered(environ()), incomplete)
+
+
+def complete_field_assignment(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[str]:
+    """profile set NAME <field>=: the fields not given yet, each followed by `=` (the value is the user's)."""
+    from agentcfg import profiles
+
+    if "=" in incomplete:
+        return []
+    given = {c.partition("=")[0].replace("-", "_") for c in (ctx.params.get(param.name or "") or ())}
+    return _matching((f"{f}=" for f in profiles.FIELDS if f not in given), incomplete)
+
+
+def complete_optional_field(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[str]:
+    """profile unset NAME <field>: the optional fields (base_url and model are required), not given yet."""
+    from agentcfg import profiles
+
+    given = {n.replace("-", "_") for n in (ctx.params.get(param.name or "") or ())}
+    optional = (f for f in profiles.FIELDS if f not in profiles.REQUIRED and f not in given)
+    return _matching(optional, incomplete)
 
 
 class _Requested:

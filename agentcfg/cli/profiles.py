@@ -296,7 +296,7 @@ def _from_with_options(name: str, source: str, given: list[str], options: dict[s
 
 @profile.command("set")
 @click.argument("name", shell_complete=base.complete_editable_profile)
-@click.argument("changes", nargs=-1, metavar="FIELD=VALUE...")
+@click.argument("changes", nargs=-1, metavar="FIELD=VALUE...", shell_complete=base.complete_field_assignment)
 @click.option(
     "--detect", is_flag=True, help="Read context_window (max_model_len) from the server's GET /models, with its key."
 )
@@ -323,7 +323,7 @@ def profile_set(name: str, changes: tuple[str, ...], detect: bool, as_json: bool
 
 @profile.command("unset")
 @click.argument("name", shell_complete=base.complete_editable_profile)
-@click.argument("names", nargs=-1, required=True, metavar="FIELD...")
+@click.argument("names", nargs=-1, required=True, metavar="FIELD...", shell_complete=base.complete_optional_field)
 @base.json_option("Print what changed as JSON.")
 def profile_unset(name: str, names: tuple[str, ...], as_json: bool) -> None:
     """Remove optional fields of profile NAME (base_url and model are required and stay).
