@@ -253,6 +253,10 @@ def _write_init(
                     "journal_entry": entry.id if entry else None,
                 },
                 "doctor": doctor,
+                "nothing_to_switch": status == Exit.NOTHING,  # as in `switch --json`
+                "key_missing": {"profile": chosen.name, "key_env": chosen.key_env, "fix": fixes.key_set(chosen.name)}
+                if key_state == "missing"
+                else None,
                 "exit": int(status),
             }
         )
