@@ -252,9 +252,8 @@ def import_profiles(
     for candidate in result.candidates:
         if candidate.known_as:
             continue
-        fsutil.private_dir(directory)
         path = directory / f"{candidate.name}.toml"
-        fsutil.atomic_write(path, profiles.to_toml(candidate.profile()).encode("utf-8"), 0o644)
+        fsutil.save(path, profiles.to_toml(candidate.profile()).encode("utf-8"), 0o644, env.display(path, environ))
         result.created.append(candidate.name)
     current = profiles.load_all(environ)
     for candidate in result.candidates:

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import click
 
+from agentcfg import profile_edit
 from agentcfg.cli import base
 from agentcfg.cli.keys import read_key
 from agentcfg.errors import AgentcfgError
@@ -51,17 +51,6 @@ def profile_show(name: str, as_json: bool) -> None:
     environ = base.environ()
     found = profiles.get(name, environ)
     click.echo(report.dumps(report.profile_dict(found, environ)) if as_json else report.profile_text(found, environ))
-
-
-def _detect_key(draft: Any, environ: dict[str, str]) -> str | None:
-    """The key for `--detect`: a stored one (re-adding a profile) or the exported variable."""
-    from agentcfg import keystore
-
-    try:
-        resolved = keystore.resolve(draft, environ)
-    except keystore.KeyringProblem:
-        return environ.get(draft.key_env) if draft.key_env else None
-    return resolved.value if resolved else None
 
 
 _WINDOW_LEAST, _WINDOW_MOST = INT_RANGES["context_window"]
@@ -141,7 +130,7 @@ def profile_add(
     if source:
         given_options = [option for option, value in options.items() if value not in (None, False)]
         if given_options:
-            _from_with_options(name, source, given_options, options, force)
+            profile_edit.from_with_options(name, source, given_options, options, force)
         _add_from(name, source, force, environ, as_json)
         return
     if not base_url:
@@ -149,7 +138,7 @@ def profile_add(
     if no_key and (key_env or key_stdin):
         other = "--key-env" if key_env else "--key-stdin"
         raise AgentcfgError(f"{other} and --no-key contradict each other", hint="Give one of them.")
-    _check_new_name(name, force, environ, lambda other: _add_again(other, options, force))
+    profile_edit.check_new_name(name, force, environ, lambda other: profile_edit.add_again(other, options, force))
     given = {"description": description, "base_url": base_url, "anthropic_base_url": anthropic_base_url,
              "model": model, "key_env": key_env, "context_window": context_window,
              "max_output_tokens": max_output_tokens}  # fmt: skip
@@ -175,9 +164,9 @@ def profile_add(
         key = read_key(name)
     if detect:
         try:
-            models = detection.list_models(draft, key or _detect_key(draft, environ))
+            models = detection.list_models(draft, key or profile_edit.detect_key(draft, environ))
         except detection.KeyNeeded as problem:
-            again = _add_again(name, {**options, "--key-stdin": True}, force)  # --key-stdin gives NAME_API_KEY
+            again = profile_edit.add_again(name, {**options, "--key-stdin": True}, force)  # gives NAME_API_KEY
             refused = "the right key" if problem.sent or key else "its key"
             problem.hint = f"Give --detect {refused}: {again} (it asks for the key; or pipe it in on stdin)."
             raise
@@ -200,8 +189,7 @@ def profile_add(
     fields.check(new.fields(), f"profile {name}", name=name)  # again: --detect's model comes from the server
     profiles.validate(new.fields(), profiles.schema_text(), f"profile {name}")
     path = profiles.profiles_dir(environ) / f"{name}.toml"
-    fsutil.private_dir(path.parent)
-    fsutil.atomic_write(path, profiles.to_toml(new).encode("utf-8"), 0o644)
+    fsutil.save(path, profiles.to_toml(new).encode("utf-8"), 0o644, env.display(path, environ))
     stored = False
     if store is not None and key:
         store.store(new, key)  # bound to the profile's hosts, as `key set` binds it
@@ -250,47 +238,6 @@ def _added(
     }
 
 
-def _add_again(name: str, options: dict[str, object], force: bool) -> str:
-    """`profile add NAME ...` with these options (values quoted for the shell): the command a hint prints."""
-    from agentcfg import fixes
-
-    words: list[str] = []
-    for option, value in options.items():
-        if value is True:
-            words.append(option)
-        elif value not in (None, False):
-            words += [option, str(value)]
-    return fixes.command("agentcfg", "profile", "add", name, *words, *(("--force",) if force else ()))
-
-
-# What each field option of `profile add` is, after `--from`, as a command: the file is taken as it is.
-_AFTER_FROM = {"--base-url": "base_url", "--model": "model", "--anthropic-base-url": "anthropic_base_url",
-               "--key-env": "key_env", "--context-window": "context_window",
-               "--max-output-tokens": "max_output_tokens", "--description": "description"}  # fmt: skip
-
-
-def _from_with_options(name: str, source: str, given: list[str], options: dict[str, object], force: bool) -> None:
-    """--from takes the file as it is: a field option beside it would be ignored (it was, silently) or would
-    have to override the team's file. Refused, with the commands that do both one after the other."""
-    from agentcfg import fixes
-
-    changes = {_AFTER_FROM[o]: options[o] for o in given if o in _AFTER_FROM}
-    then = [fixes.profile_set(name, **changes) if changes else ""]
-    if "--no-key" in given:
-        then.append(fixes.profile_unset(name, "key_env"))
-    if "--detect" in given:
-        then.append(fixes.command("agentcfg", "profile", "set", name, "--detect"))
-    if "--key-stdin" in given:
-        then.append(fixes.key_set(name))
-    add = fixes.command("agentcfg", "profile", "add", name, "--from", source, *(("--force",) if force else ()))
-    listed = ", ".join(given)
-    raise AgentcfgError(
-        f"--from takes the profile file as it is: {listed} cannot go with it",
-        where=f"agentcfg profile add {name}",
-        hint=f"Add the file as it is, then change it: {fixes.then(add, *then)}",
-    )
-
-
 # -- profile set / unset ---------------------------------------------------------------------------------
 
 
@@ -337,50 +284,15 @@ def profile_unset(name: str, names: tuple[str, ...], as_json: bool) -> None:
     _change_profile(name, (), names, False, as_json)
 
 
-def _editable(name: str, environ: dict[str, str]) -> Any:
-    """The profile `profile set` changes: yours or a built-in; never a project's file."""
-    from agentcfg import profiles
-
-    found = profiles.get(name, environ)  # an unknown name: the usual error with suggestions
-    if found.source.startswith(profiles.PROJECT):
-        where = found.source.removeprefix(profiles.PROJECT)
-        raise AgentcfgError(
-            f"{name!r} is this project's profile: agentcfg does not change a project's files",
-            where=where,
-            hint=f"Edit {where} in the project (then run `agentcfg trust` again), or make a profile of your own "
-            f"under another name with `agentcfg profile add`.",
-        )
-    return found
-
-
 def _change_profile(name: str, changes: tuple[str, ...], removed: tuple[str, ...], detect: bool, as_json: bool) -> None:
-    from pathlib import Path
-
-    from agentcfg import env, fixes, fsutil, profiles, report
+    from agentcfg import env, fixes, report
 
     environ = base.environ()
-    where = f"agentcfg profile {'set' if changes or detect else 'unset'} {name}"
-    updates = profiles.assignments(changes, where)
-    unset = list(dict.fromkeys(profiles.field_name(f, where) for f in removed))
-    old = _editable(name, environ)
-    built_in = old.source == profiles.BUILT_IN
-    new = profiles.changed(old, updates, unset)  # every field validated before anything is sent or written
-    if detect:
-        new = _detected(new, environ)
-    differences = profiles.differences(old, new)
-    path = profiles.profiles_dir(environ) / f"{name}.toml" if built_in else Path(old.source)
+    done = profile_edit.change(name, changes, removed, detect, environ)
+    path, built_in, differences, pointing, notes = done.path, done.built_in, done.differences, done.pointing, done.notes
     shown = env.display(path, environ)
-    pointing = _pointing_agents(name, environ) if differences else []
-    if differences:
-        current = None if built_in else fsutil.read_text(path, shown, fsutil.PROFILE_LIMIT)
-        text = profiles.edited_text(current, old, new, shown)
-        profiles.parse(name, text, str(path))  # what is written must load as the profile shown
-        fsutil.private_dir(path.parent)
-        fsutil.atomic_write(path, text.encode("utf-8"), 0o644)
-    notes = _key_notes(old, new, environ) if differences else []
-    run_next = (
-        fixes.switch(name, agents=pointing if len(pointing) < len(base.AGENT_NAMES) else ()) if pointing else None
-    )
+    some = pointing if len(pointing) < len(base.AGENT_NAMES) else ()
+    run_next = fixes.switch(name, agents=some) if pointing else None
     if as_json:
         data = {
             "profile": name,
@@ -414,103 +326,18 @@ def _shown_value(value: object) -> str:
     return f"{value:,}" if isinstance(value, int) else str(value)
 
 
-def _detected(profile: Any, environ: dict[str, str]) -> Any:
-    """`profile set --detect`: the window (and for vLLM Claude Code's URL, if none is set) from the server."""
-    from agentcfg import detect as detection
-    from agentcfg import profiles
-
-    try:
-        models = detection.list_models(profile, _detect_key(profile, environ))
-    except detection.KeyNeeded as problem:
-        from agentcfg import fixes
-
-        name = profile.name
-        key_env = profile.key_env or name.upper().replace("-", "_") + "_API_KEY"
-        problem.hint = (
-            "Store "
-            + ("the right key" if problem.sent else "its key")
-            + ", then detect again: "
-            + (
-                fixes.then(
-                    "" if profile.key_env else fixes.profile_set(name, key_env=key_env),
-                    fixes.key_set(name),
-                    fixes.command("agentcfg", "profile", "set", name, "--detect"),
-                )
-            )
-        )
-        raise
-    _, window = detection.context_window(models, profile.model, profile.base_url.rstrip("/") + "/models")
-    updates: dict[str, object] = {"context_window": window}
-    url = detection.anthropic_base_url(models, profile.model, profile.base_url)
-    if url and not profile.anthropic_base_url:
-        updates["anthropic_base_url"] = url
-    return profiles.changed(profile, updates, [])
-
-
-def _key_notes(old: Any, new: Any, environ: dict[str, str]) -> list[str]:
-    """What a change of key_env or of the hosts means for the profile's stored key (kept per profile name)."""
-    from agentcfg import keystore
-
-    name, notes = new.name, []
-    stored_here = name in keystore.remembered(environ)  # no keyring is opened for a profile without a key
-    if new.key_env and not old.key_env and not stored_here:
-        notes.append(f"{name} needs a key now, read from {new.key_env}: store it with `agentcfg key set {name}`")
-    elif old.key_env and new.key_env and old.key_env != new.key_env and stored_here:
-        notes.append(
-            f"the stored key of {name} stays (the keyring keeps it under the profile's name); `agentcfg exec` and "
-            f"`agentcfg env` now put it in {new.key_env}"
-        )
-    elif old.key_env and not new.key_env and stored_here:
-        notes.append(f"{name} needs no key now; its stored key stays: `agentcfg key rm {name}` removes it")
-    if not new.key_env or not stored_here or keystore.profile_origins(old) == keystore.profile_origins(new):
-        return notes
-    store = keystore.KeyStore(environ, new)
-    try:
-        recorded = store.origins(name) if store.get(name) is not None else None
-    except keystore.KeyringProblem as problem:
-        return [*notes, f"could not check the keyring for the key of {name}: {problem.message}"]
-    now = keystore.profile_origins(new)
-    if recorded is not None and all(o in recorded for o in now):
-        return notes
-    bound = ", ".join(recorded) if recorded else "no host"
-    moved = ", ".join(o for o in now if o not in (recorded or ()))
-    notes.append(
-        f"the stored key of {name} is bound to {bound}, and the profile now points at {moved}: no agent gets it "
-        f"there until you run `agentcfg key bind {name}` (that host gets this key) or `agentcfg key set {name}` "
-        "(its own key)"
-    )
-    return notes
-
-
-def _check_new_name(name: str, force: bool, environ: dict[str, str], again: Callable[[str], str] | None = None) -> None:
-    """A name `profile add` may write. `again(other)` is the command as given with another name: a name close
-    to a valid one (upper-case, too long, a stray character) gets the command with that name."""
-    from agentcfg import fields, profiles
-
-    if problem := fields.name_problem(name):  # the whole name: `$'nn\n'` would otherwise become the file "nn\n.toml"
-        shown = name if len(name) <= fields.NAME_MAX else name[: fields.NAME_MAX] + "..."
-        other = fields.suggested_name(name)
-        hint = f"Run: {again(other)}" if again and other else f"A profile name is {fields.NAME_RULE}."
-        raise AgentcfgError(f"{shown!r} is not a valid profile name: {problem}", hint=hint)
-    existing = profiles.load_all(environ)
-    if name in existing and not force:
-        kind = "built-in profile" if existing[name].source == profiles.BUILT_IN else "profile"
-        raise AgentcfgError(f"a {kind} named {name!r} exists", hint="Add --force to replace it with yours.")
-
-
 def _add_from(name: str, source: str, force: bool, environ: dict[str, str], as_json: bool = False) -> None:
     from agentcfg import env, fixes, fsutil, profiles
 
     def again(other: str) -> str:
         return fixes.command("agentcfg", "profile", "add", other, "--from", source, *(("--force",) if force else ()))
 
-    _check_new_name(name, force, environ, again)
+    profile_edit.check_new_name(name, force, environ, again)
     text = profiles.read_source(source, environ)
     new = profiles.parse(name, text, source)  # validated against the schema before it is saved
-    warning = _team_key_variable(new, environ)
+    warning = profile_edit.team_key_variable(new, environ)
     path = profiles.profiles_dir(environ) / f"{name}.toml"
-    fsutil.private_dir(path.parent)
-    fsutil.atomic_write(path, text.encode("utf-8"), 0o644)
+    fsutil.save(path, text.encode("utf-8"), 0o644, env.display(path, environ))
     if as_json:
         base.print_json(
             _added(new, path, detected_window=None, key_stored=False, source=source, notes=[warning] if warning else [])
@@ -521,35 +348,6 @@ def _add_from(name: str, source: str, force: bool, environ: dict[str, str], as_j
         click.echo(f"  agents read its key from {new.key_env}; store the key with: {fixes.key_set(name)}")
     base.emit_notes([warning] if warning else [])
     click.echo(f"Switch to it with: {fixes.switch(name)}")
-
-
-def _team_key_variable(new: Any, environ: dict[str, str]) -> str | None:
-    """A team's file is written by someone else: it may not read another profile's key variable for other
-    hosts than that profile's (exec, bench and doctor would send that key there); a general secret's variable
-    gets a warning."""
-    from agentcfg import profiles, trust
-
-    if not new.key_env:
-        return None
-    from agentcfg.keystore import origin
-
-    hosts = {origin(u) for u in (new.base_url, new.anthropic_base_url) if u}
-    for other in profiles.load_all(environ).values():
-        own = {origin(u) for u in (other.base_url, other.anthropic_base_url) if u}
-        if other.key_env == new.key_env and other.name != new.name and not hosts <= own:
-            raise AgentcfgError(
-                f"the profile file reads {new.key_env}, the key variable of profile {other.name!r}: "
-                f"that key would go to {new.base_url}",
-                where=new.source,
-                hint=f'Give the file a key variable of its own (key_env = "{new.name.upper().replace("-", "_")}'
-                '_API_KEY"), then add it again.',
-            )
-    if trust.general_secret(new.key_env):
-        return (
-            f"profile {new.name} reads its key from {new.key_env}, a variable that usually holds another "
-            f"service's secret: `agentcfg exec`, `bench` and `doctor` send its value to {new.base_url}"
-        )
-    return None
 
 
 @profile.command("export")
@@ -565,68 +363,6 @@ def profile_export(name: str, as_json: bool) -> None:
         base.print_json({"profile": name, "toml": text, "fields": found.fields()})
         return
     click.echo(text, nl=False)
-
-
-def _pointing_agents(name: str, environ: dict[str, str]) -> list[str]:
-    """The agents whose files point at profile `name` now (as `agentcfg status` matches them)."""
-    from agentcfg import profiles
-    from agentcfg.apply import Journal
-    from agentcfg.switch import status
-
-    try:
-        found = status(environ, profiles.load_all(environ), Journal(environ).entries())
-    except AgentcfgError:
-        return []  # only a warning: removing the profile must not depend on it
-    return [item.name for item in found if item.profile == name]
-
-
-def _forget_key(
-    name: str, found: Any, keep: bool, environ: dict[str, str]
-) -> tuple[list[str], list[str], dict[str, Any]]:
-    """What `profile rm` does with the removed profile's stored key: lines for stdout, notes, and the same for
-    --json ({"key": "removed" | "kept" | "none" | "unknown", "bound_to": [...] | None}).
-    `found` is the removed profile, or None when its file could not be read as one."""
-    from agentcfg import keystore
-
-    if found is not None and not found.key_env and name not in keystore.remembered(environ):
-        return [], [], {"key": "none", "bound_to": None}  # a keyless profile: no keyring to open
-    store = keystore.KeyStore(environ, found)
-    try:
-        if not keep:
-            removed = store.delete(name)
-            said = f"Removed the key for {name} from" if removed else f"No key for {name} was stored in"
-            return [f"{said} the {store.label}."], [], {"key": "removed" if removed else "none", "bound_to": None}
-        if store.get(name) is None:
-            return [], [], {"key": "none", "bound_to": None}
-        origins = store.origins(name)
-        if origins is None and found is not None:  # stored before keys were bound: bind it where it was meant
-            origins = keystore.profile_origins(found)
-            store.bind(name, origins)
-    except keystore.KeyringProblem as problem:
-        return (
-            [],
-            [
-                f"could not check the keyring for a key of {name}: {problem.message}; "
-                f"once it works, `agentcfg key rm {name}` removes a stored one"
-            ],
-            {"key": "unknown", "bound_to": None},
-        )
-    kept = {"key": "kept", "bound_to": list(origins) if origins is not None else None}
-    if origins is None:
-        return (
-            [f"Kept the key for {name} in the {store.label}; `agentcfg key rm {name}` removes it."],
-            [f"the key for {name} is bound to no host yet: a profile {name} of yours would get it on first use"],
-            kept,
-        )
-    hosts = ", ".join(origins) or "no host"
-    return (
-        [
-            f"Kept the key for {name} in the {store.label}, bound to {hosts}: only a profile {name} on "
-            f"{'that host' if len(origins) == 1 else 'those hosts'} gets it; `agentcfg key rm {name}` removes it."
-        ],
-        [],
-        kept,
-    )
 
 
 @profile.command("rm")
@@ -657,9 +393,9 @@ def profile_rm(name: str, keep_key: bool, as_json: bool) -> None:
         found = profiles.parse(name, text, str(path))
     except AgentcfgError:
         found = None
-    pointing = _pointing_agents(name, environ)
+    pointing = profile_edit.pointing_agents(name, environ)
     path.unlink()
-    said, notes, key = _forget_key(name, found, keep_key, environ)
+    said, notes, key = profile_edit.forget_key(name, found, keep_key, environ)
     built_in = name in profiles.load_all(environ)
     from agentcfg import fixes
 
