@@ -23,8 +23,11 @@ def _unknown_agent(name: str) -> AgentcfgError:
     )
 
 
-def select(names: tuple[str, ...], every: bool, environ: env.Environ) -> tuple[list[ModuleType], dict[str, str]]:
-    """The agents to switch, and why the others are left alone.
+def select(
+    names: tuple[str, ...], every: bool, environ: env.Environ, profile: str | None = None
+) -> tuple[list[ModuleType], dict[str, str]]:
+    """The agents to switch, and why the others are left alone (with `profile`: the complete command that
+    sets one up anyway).
 
     Default: every agent that is installed (on PATH) or already has a config file.
     """
@@ -38,9 +41,9 @@ def select(names: tuple[str, ...], every: bool, environ: env.Environ) -> tuple[l
         if env.which(agent.BINARY, environ) or any(f.path.exists() for f in agent.files(environ)):
             chosen.append(agent)
         else:
+            anyway = f"`{fixes.switch(profile, agent.NAME)}`" if profile else f"--agent {agent.NAME}"
             skipped[agent.NAME] = (
-                f"not installed (no `{agent.BINARY}` on PATH) and no config file; "
-                f"--agent {agent.NAME} sets it up anyway"
+                f"not installed (no `{agent.BINARY}` on PATH) and no config file; {anyway} sets it up anyway"
             )
     return chosen, skipped
 
@@ -220,10 +223,10 @@ def plan_switch(
             f"{budget.output_tokens(profile, 0):,} tokens. "
             + (
                 f"`agentcfg profile set {profile.name} --detect` reads it from the vLLM server; for another server "
-                if profile.is_local
-                else "Set it: "
+                f"set context_window to the model's window in tokens with agentcfg profile set {profile.name}."
+                if profile.is_local  # one command to paste: the one that needs no number
+                else f"Set it: `agentcfg profile set {profile.name} context_window=` followed by the window in tokens."
             )
-            + f"set context_window to the model's window in tokens with agentcfg profile set {profile.name}."
         )
     return plan
 

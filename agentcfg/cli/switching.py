@@ -48,7 +48,7 @@ def switch(
 
     environ = base.environ()
     chosen = profiles.get(profile, environ)
-    selected, skipped = select(agents, every, environ)
+    selected, skipped = select(agents, every, environ, chosen.name)
     keys, key_notes = key_source(chosen, selected, environ, store_in_files=store_key_in_files)
     # --store-key-in-files has just refused a missing key (it has nothing to write): only the fetched key can be.
     missing = None if store_key_in_files else missing_key(chosen, environ)

@@ -220,3 +220,20 @@ def test_profile_completion_offers_every_profile(home: Home, command: str) -> No
 def test_agent_completion_offers_the_agents(home: Home, command: str) -> None:
     assert complete(home, f"agentcfg {command} --agent q") == ["qwen"]
     assert complete(home, f"agentcfg {command} --agent c") == ["codex", "claude"]
+
+
+# -- item 3: messages give complete commands ------------------------------------------------------------------
+
+
+def test_a_skipped_agent_names_the_complete_switch_that_sets_it_up(home: Home) -> None:
+    data = json.loads(home.run("switch", "taotoken", "--json", check=3).stdout)
+    assert data["skipped"]["qwen"] == (
+        "not installed (no `qwen` on PATH) and no config file; "
+        "`agentcfg switch taotoken --agent qwen` sets it up anyway"
+    )
+
+
+def test_the_window_note_gives_the_field_to_set_as_a_command(home: Home) -> None:
+    result = home.run("switch", "taotoken", "--agent", "qwen", TAOTOKEN_API_KEY=KEY)
+    (note,) = [line for line in result.stderr.splitlines() if "context window" in line]
+    assert "`agentcfg profile set taotoken context_window=` followed by the window in tokens" in note, note
