@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from agentcfg import env, fsutil, manifest, undo
-from agentcfg.errors import AgentcfgError
+from agentcfg.errors import AgentcfgError, Exit
 from agentcfg.plan import FileChange, digest, drifted, owned_to_json
 
 MAX_ENTRIES = 20
@@ -616,7 +616,12 @@ class Journal:
 
         entries = self.entries()
         if not entries:
-            raise AgentcfgError("nothing to roll back: the journal is empty", hint="Run `agentcfg status`.")
+            raise AgentcfgError(
+                "nothing to roll back: the journal is empty (no switch was made with agentcfg here, or every one "
+                "was rolled back already)",
+                hint="`agentcfg status` shows what each agent points at now.",
+                exit_code=Exit.NOTHING,
+            )
         entry = entries[-1]
         changes, edited, kept = [], [], []
         for item in entry.files:

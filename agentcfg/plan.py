@@ -51,6 +51,11 @@ class Plan:
     def pending(self) -> list[FileChange]:
         return [c for c in self.changes if c.action != "unchanged"]
 
+    @property
+    def agents(self) -> list[str]:
+        """The agents whose files the plan sets (unchanged ones too: they already point where asked), in order."""
+        return list(dict.fromkeys(c.agent for c in self.changes))
+
 
 def digest(text: str | None) -> str | None:
     return None if text is None else hashlib.sha256(text.encode("utf-8")).hexdigest()

@@ -79,6 +79,26 @@ def plan_text(plan: Plan, environ: env.Environ, *, dry_run: bool, colour: bool, 
     return "\n".join(lines)
 
 
+def nothing_to_switch(profile: str, any_selected: bool) -> str:
+    """The title of a switch that pointed no agent at `profile` (exit status 3)."""
+    if any_selected:
+        return f"No agent switched to {profile}: none of the agents chosen can use it"
+    return f"No agent to switch to {profile}: none is installed or configured"
+
+
+def nothing_to_switch_help(profile: str, any_selected: bool) -> str:
+    """What to run after a switch that switched nothing: complete commands, nothing to fill in."""
+    if any_selected:
+        return "Nothing was written; each agent's line above says what it needs."
+    every = fixes.command("agentcfg", "switch", profile, "--all")
+    again = fixes.switch(profile)
+    return (
+        "Nothing was written. To set up all four agents' files anyway (they are used once an agent is installed):\n"
+        f"  {every}\n"
+        f"or install one of them (codex, qwen, opencode or claude on PATH) and run: {again}"
+    )
+
+
 # -- status ----------------------------------------------------------------------------------------
 
 

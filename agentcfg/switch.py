@@ -11,7 +11,7 @@ from typing import Any
 from agentcfg import budget, edit, env, fixes, fsutil
 from agentcfg.agents import AGENTS
 from agentcfg.agents.base import Binding, KeySource, Texts
-from agentcfg.errors import AgentcfgError
+from agentcfg.errors import AgentcfgError, Exit
 from agentcfg.plan import FileChange, Plan, drifted
 from agentcfg.profiles import Profile, is_placeholder
 
@@ -23,8 +23,11 @@ def _unknown_agent(name: str) -> AgentcfgError:
     )
 
 
-def select(names: tuple[str, ...], every: bool, environ: env.Environ) -> tuple[list[ModuleType], dict[str, str]]:
-    """The agents to switch, and why the others are left alone.
+def select(
+    names: tuple[str, ...], every: bool, environ: env.Environ, profile: str | None = None
+) -> tuple[list[ModuleType], dict[str, str]]:
+    """The agents to switch, and why the others are left alone (with `profile`: the complete command that
+    sets one up anyway).
 
     Default: every agent that is installed (on PATH) or already has a config file.
     """
@@ -38,9 +41,9 @@ def select(names: tuple[str, ...], every: bool, environ: env.Environ) -> tuple[l
         if env.which(agent.BINARY, environ) or any(f.path.exists() for f in agent.files(environ)):
             chosen.append(agent)
         else:
+            anyway = f"`{fixes.switch(profile, agent.NAME)}`" if profile else f"--agent {agent.NAME}"
             skipped[agent.NAME] = (
-                f"not installed (no `{agent.BINARY}` on PATH) and no config file; "
-                f"--agent {agent.NAME} sets it up anyway"
+                f"not installed (no `{agent.BINARY}` on PATH) and no config file; {anyway} sets it up anyway"
             )
     return chosen, skipped
 
@@ -108,10 +111,6 @@ def key_source(
     agents = [a for a in agents if a.unsupported(profile) is None]
     helpers = frozenset(a.NAME for a in agents if runs_helper(a, environ))
     keys = KeySource(helper=(*self_command(), "key", "get", profile.name), runs_helper=helpers)
-    if profile.name not in keystore.remembered(environ) and not environ.get(profile.key_env):
-        notes.append(
-            f"agentcfg has stored no key for {profile.name} on this machine: run `agentcfg key set {profile.name}`"
-        )
     if helpers:
         names = [a.NAME for a in agents if a.NAME in helpers]
         notes.append(
@@ -134,6 +133,63 @@ def key_source(
                     f"to {profile.anthropic_base_url}; run `unset {variable}` before running claude"
                 )
     return keys, notes
+
+
+@dataclass(frozen=True)
+class MissingKey:
+    """A keyed profile whose key an agent will not find: neither stored on this machine nor exported."""
+
+    profile: str
+    key_env: str
+    fix: str  # the complete command that stores it
+    no_keyring: bool = False  # this machine has no usable keyring: `key set` cannot store it either
+
+    @property
+    def note(self) -> str:
+        if self.no_keyring:
+            return (
+                f"agentcfg has stored no key for {self.profile} on this machine and {self.key_env} is not exported, "
+                f"and there is no usable keyring to store it in: the agents fail until {self.key_env} is exported "
+                f"in the shell that starts them (`agentcfg key set {self.profile}` shows the ways to get a keyring)"
+            )
+        return (
+            f"agentcfg has stored no key for {self.profile} on this machine and {self.key_env} is not exported: "
+            f"the agents fail until you run `{self.fix}`"
+        )
+
+    def as_dict(self) -> dict[str, str]:
+        return {"profile": self.profile, "key_env": self.key_env, "fix": self.fix}
+
+
+def missing_key(profile: Profile, environ: env.Environ) -> MissingKey | None:
+    """Whether `profile` needs a key no agent will find: not exported in its key_env, not in the keyring.
+
+    agentcfg's record of the keys it stored (keystore.remembered) answers without importing keyring
+    (~200 ms). Only a key missing from that record is looked up in the keyring itself: one stored there
+    another way is then recorded, and exit status 4 never says "missing" of a key the keyring holds.
+    """
+    if not profile.key_env or environ.get(profile.key_env):
+        return None
+    from agentcfg import keystore
+
+    if profile.name in keystore.remembered(environ):
+        return None
+    fix = fixes.key_set(profile.name)
+    try:
+        found = keystore.KeyStore(environ, profile).get(profile.name)
+    except keystore.KeyringProblem as problem:
+        if problem.kind != "no-backend":
+            return None  # locked or refused: the key may well be there, and the agent asks the keyring itself
+        return MissingKey(profile.name, profile.key_env, fix, no_keyring=True)
+    return None if found else MissingKey(profile.name, profile.key_env, fix)
+
+
+def outcome(plan: Plan, missing: MissingKey | None) -> Exit:
+    """The exit status of a switch (the same for its --dry-run): 3 when no agent points at the profile
+    afterwards, 4 when some do but the key they need is missing, else 0 (also when nothing changed)."""
+    if not plan.changes:
+        return Exit.NOTHING
+    return Exit.NO_KEY if missing else Exit.OK
 
 
 def plan_switch(
@@ -167,10 +223,10 @@ def plan_switch(
             f"{budget.output_tokens(profile, 0):,} tokens. "
             + (
                 f"`agentcfg profile set {profile.name} --detect` reads it from the vLLM server; for another server "
-                if profile.is_local
-                else "Set it: "
+                f"set context_window to the model's window in tokens with agentcfg profile set {profile.name}."
+                if profile.is_local  # one command to paste: the one that needs no number
+                else f"Set it: `agentcfg profile set {profile.name} context_window=` followed by the window in tokens."
             )
-            + f"set context_window to the model's window in tokens with agentcfg profile set {profile.name}."
         )
     return plan
 

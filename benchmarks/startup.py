@@ -47,9 +47,13 @@ def main() -> None:
             "python -c 'import click'": [sys.executable, "-c", "import click"],  # the CLI framework alone
             "agentcfg switch local --all": [agentcfg, "switch", "local", "--all"],
             "agentcfg switch (alternating)": None,
-            "agentcfg switch taotoken --all": [agentcfg, "switch", "taotoken", "--all"],  # keyed: asks the keyring
+            "agentcfg switch taotoken --all": [agentcfg, "switch", "taotoken", "--all"],  # keyed, key recorded
             "agentcfg status": [agentcfg, "status"],
         }
+        # taotoken's key counts as stored (agentcfg's record of stored keys): the keyring is not asked, and the
+        # switch exits 0, not 4 (switched, key missing)
+        Path(home, "agentcfg", "state").mkdir(parents=True)
+        Path(home, "agentcfg", "state", "stored-keys").write_text("taotoken\n")
         profiles = Path(home, "agentcfg", "profiles")
         profiles.mkdir(parents=True)
         (profiles / "other.toml").write_text('base_url = "http://127.0.0.1:8001/v1"\nmodel = "other"\n')

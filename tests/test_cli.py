@@ -128,7 +128,7 @@ def test_switch_local_taotoken_rollback_rollback_restores_every_byte(home):
     assert not home.path(".config/opencode/opencode.json").exists()  # the .jsonc is edited where it is
     assert 'OPENAI_BASE_URL="http://localhost:8000/v1"  # old gateway' in home.read(".qwen/.env")
 
-    home.run("switch", "taotoken", "--all")
+    home.run("switch", "taotoken", "--all", check=4)  # switched; no key stored for taotoken
     assert_unowned_kept(home)
     codex = tomllib.loads(home.read(".codex/config.toml"))
     assert codex["model_provider"] == "agentcfg-taotoken"
@@ -140,7 +140,7 @@ def test_switch_local_taotoken_rollback_rollback_restores_every_byte(home):
     assert tomllib.loads(home.read(".codex/config.toml"))["model_provider"] == "agentcfg-local"
     home.run("rollback")
     assert home.snapshot() == start
-    assert "nothing to roll back" in home.run("rollback", check=2).stderr
+    assert "nothing to roll back" in home.run("rollback", check=3).stderr
 
 
 def test_switch_creates_files_and_rollback_removes_them(home):
@@ -185,7 +185,7 @@ def test_default_switches_installed_or_configured_agents_and_says_why_others_are
 
 
 def test_nothing_installed_or_configured_says_so(home):
-    result = home.run("switch", "local")
+    result = home.run("switch", "local", check=3)
     assert "No agent to switch" in result.stdout and "--all" in result.stdout
     assert home.snapshot() == {}
 
@@ -212,7 +212,7 @@ def test_switch_json_reports_each_file(home):
 
 
 def test_claude_skipped_with_a_note_for_a_profile_without_anthropic_url(home):
-    data = home.json("switch", "taotoken", "--all")
+    data = json.loads(home.run("switch", "taotoken", "--all", "--json", check=4).stdout)  # no key stored
     assert "claude" in data["skipped"] and "Anthropic" in data["skipped"]["claude"]
     assert not home.path(".claude/settings.json").exists()
     assert any("TAOTOKEN_API_KEY" in n and "agentcfg exec taotoken --" in n for n in data["notes"])

@@ -211,10 +211,10 @@ def kill_run(environ: dict[str, str], kind: str, n: int, when: str, *argv: str) 
     return proc
 
 
-def cli(environ: dict[str, str], *argv: str) -> subprocess.CompletedProcess:
+def cli(environ: dict[str, str], *argv: str, status: int = 0) -> subprocess.CompletedProcess:
     """The real console script in a subprocess."""
     proc = subprocess.run([str(BIN), *argv], env=environ, capture_output=True, text=True, timeout=60)
-    assert proc.returncode == 0, (proc.returncode, proc.stdout, proc.stderr)
+    assert proc.returncode == status, (proc.returncode, proc.stdout, proc.stderr)
     return proc
 
 
@@ -342,7 +342,7 @@ def test_next_switch_recovers_first(home, environ, tmp_path):
     kill_run(environ, "agent", 2, "after", "switch", "local", "--all")
     assert json.loads(cli(environ, "status", "--json").stdout)["interrupted"] is True
 
-    out = cli(environ, "switch", "taotoken", "--all")
+    out = cli(environ, "switch", "taotoken", "--all", status=4)  # switched; no key stored
     assert "recovered an interrupted switch (switch local): its files were restored" in out.stderr
     assert json.loads(cli(environ, "status", "--json").stdout)["interrupted"] is False
 

@@ -314,7 +314,7 @@ def test_switch_notes_for_a_keyed_profile_run_as_pasted(tmp_path):
     with serve(FaultServer(key=KEY)) as server:
         world = make_world(tmp_path, server)
         add_profile(world.home, server.base_url, server.root, key_env="T_KEY")
-        first = world.home.run("switch", "t", "--all")
+        first = world.home.run("switch", "t", "--all", check=4)  # switched; no key stored yet
         commands = [c for note in notes_of(first) for c in backticked(note)]
         assert "agentcfg key set t" in commands
         assert {f"agentcfg exec t -- {b}" for b in ("codex", "qwen", "opencode")} <= set(commands)

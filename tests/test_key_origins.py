@@ -201,7 +201,7 @@ def test_key_list_json_shows_the_bound_hosts(home, keyring_file):
 
 def test_profile_rm_warns_naming_the_agents_that_still_point_at_it(home, keyring_file):
     write_work(home, HOST_A)
-    run(home, "switch", "work", "--all")
+    run(home, "switch", "work", "--all", check=4)  # no key stored for work
     removed = run(home, "profile", "rm", "work")
     assert "still point at profile work" in removed.stderr, removed.stderr
     for agent in ("codex", "qwen", "opencode"):  # Claude Code needs an anthropic_base_url: not switched

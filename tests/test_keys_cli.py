@@ -492,14 +492,14 @@ def test_switch_after_key_set_writes_no_key_and_agents_fetch_or_read_it(home, ke
 
 def test_switch_with_no_key_stored_says_how_to_store_it(home, keyring_file):
     add_gw(home)
-    result = run(home, "switch", "gw", "--agent", "codex")
+    result = run(home, "switch", "gw", "--agent", "codex", check=4)
     notes = [line for line in result.stderr.splitlines() if line.startswith("note: ") and "no key" in line]
     assert len(notes) == 1 and " gw " in notes[0] and notes[0].endswith("run `agentcfg key set gw`"), result.stderr
 
 
 def test_dry_run_diff_shows_the_key_helper_command_unmasked(home, keyring_file):
     add_gw(home)  # the shape masker once printed `"apiKeyHelper": "**** key get gw"` here
-    result = run(home, "switch", "gw", "--agent", "claude", "--dry-run")
+    result = run(home, "switch", "gw", "--agent", "claude", "--dry-run", check=4)  # no key stored
     assert f'+  "apiKeyHelper": "{shlex.join([AGENTCFG, "key", "get", "gw"])}"' in result.stdout
 
 

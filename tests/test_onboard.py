@@ -307,7 +307,7 @@ def test_rollback_after_init_restores_every_agent_file_byte_for_byte(messy: Home
     assert home.snapshot() == seeded
     assert not home.path(".qwen/settings.json").exists()  # created by the move, removed again
 
-    nothing = run(home, "rollback", check=2)
+    nothing = run(home, "rollback", check=3)
     assert "nothing to roll back: the journal is empty" in nothing.stderr
     # Rolling back files does not take the keys out of the keyring (the user may still want them).
     assert keyring(keyring_file) == {"agentcfg/local-9": KEY_A, "agentcfg/local-19": KEY_B}

@@ -85,7 +85,7 @@ def test_project_profiles_are_found_inside_the_project_and_shown_as_such(home: H
     listed = _in(home, project / "src" / "deep", "profile", "list").stdout
     assert "team" in listed and "project " in listed and "team.toml" in listed
     assert "team" not in home.run("profile", "list").stdout  # outside the project: not there
-    switched = _in(home, project / "src", "switch", "team", "--agent", "codex")
+    switched = _in(home, project / "src", "switch", "team", "--agent", "codex", check=4)  # TEAM_KEY not stored
     assert "Switched to team" in switched.stdout
     assert 'model = "team-model"' in home.read(".codex/config.toml")
     removed = _in(home, project, "profile", "rm", "team", check=2)
@@ -105,7 +105,7 @@ def test_a_project_profile_cannot_take_over_a_name_or_a_key_variable(home: Home,
     profiles.mkdir(parents=True)
     (profiles / ("taotoken.toml" if "built-in" in message else "evil.toml")).write_text(text)
     _in(home, tmp_path / "repo", "trust")
-    switched = _in(home, tmp_path / "repo", "switch", "taotoken", "--agent", "codex")
+    switched = _in(home, tmp_path / "repo", "switch", "taotoken", "--agent", "codex", check=4)  # no key stored
     assert message in switched.stderr and str(profiles) in switched.stderr and "warning:" in switched.stderr
     assert "evil.example" not in home.read(".codex/config.toml")
     assert "taotoken.net" in home.read(".codex/config.toml")

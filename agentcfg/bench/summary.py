@@ -15,6 +15,7 @@ from urllib.parse import urlsplit, urlunsplit
 from agentcfg.bench import metrics
 from agentcfg.bench.measure import MODES, NON_STREAM, STREAM, Record
 from agentcfg.bench.stats import figure, histogram
+from agentcfg.errors import Exit
 
 MIN_SAMPLES = 10  # fewer successful requests than this: p90/p99 are little more than the maximum
 BURST_CHUNKS = 2  # a stream whose tokens all came in this many chunks or fewer arrived in one burst
@@ -248,8 +249,8 @@ def run_dict(run: Run) -> dict[str, Any]:
     }
 
 
-def exit_status(document: dict[str, Any]) -> int:
-    """130 after Ctrl-C, 1 when a request failed or did not run, else 0."""
+def exit_status(document: dict[str, Any]) -> Exit:
+    """INTERRUPTED (130) after Ctrl-C, FAILED (1) when a request failed or did not run, else OK (0)."""
     if document["interrupted"] == "ctrl-c":
-        return 130
-    return 0 if document["ok"] else 1
+        return Exit.INTERRUPTED
+    return Exit.OK if document["ok"] else Exit.FAILED

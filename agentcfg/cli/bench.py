@@ -131,4 +131,4 @@ def bench(
         click.echo(render.text(document, report.use_colour(environ), unicode))
     if result.interrupted == "ctrl-c":
         base.emit_notes(["interrupted: the figures above are the requests that finished before Ctrl-C"])
-    sys.exit(summary.exit_status(document))
+    base.finish(summary.exit_status(document))

@@ -7,7 +7,7 @@ import sys
 import click
 
 from agentcfg.cli import base
-from agentcfg.errors import AgentcfgError
+from agentcfg.errors import Exit
 
 # -- doctor ----------------------------------------------------------------------------------------
 
@@ -29,7 +29,9 @@ def doctor(profile: str | None, agents: tuple[str, ...], as_json: bool, timeout:
 
     Without PROFILE, checks each agent as its files and this environment configure it now; with
     PROFILE, checks that profile's endpoints the way each agent would use them after a switch.
-    Exit status: 0 nothing failed, 1 something failed, 2 doctor itself could not run.
+    \b
+    Exit status: 0 nothing failed (warnings allowed), 1 something failed, 2 doctor could not run
+    (an unknown profile, a file that does not parse), 70 a bug in agentcfg.
     """
     from pathlib import Path
 
@@ -50,16 +52,11 @@ def doctor(profile: str | None, agents: tuple[str, ...], as_json: bool, timeout:
     def progress(done: int, total: int) -> None:
         click.echo(f"\rprobing: {done}/{total} requests answered", err=True, nl=done == total)
 
-    try:
-        result = doc.run(
-            targets, environ, deadline=timeout, offline=offline, progress=progress if show_progress else None
-        )
-    except AgentcfgError:
-        raise
-    except Exception as exc:  # doctor could not run: status 2, not "something failed"
-        raise AgentcfgError(f"doctor could not run: {type(exc).__name__}: {exc}") from None
+    # An AgentcfgError (an unknown profile, a file that does not parse) is status 2, doctor could not run; any
+    # other exception is a bug in doctor, and main() reports it as one (70), never as a finding about the setup.
+    result = doc.run(targets, environ, deadline=timeout, offline=offline, progress=progress if show_progress else None)
     if as_json:
         click.echo(report.dumps(render.as_dict(result)))
     else:
         click.echo(render.as_text(result, report.use_colour(environ)))
-    sys.exit(1 if result.failed else 0)
+    base.finish(Exit.FAILED if result.failed else Exit.OK)

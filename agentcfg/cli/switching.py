@@ -7,6 +7,7 @@ from typing import Any
 import click
 
 from agentcfg.cli import base
+from agentcfg.errors import Exit
 
 # -- switch ------------------------------------------------------------------------------------------
 
@@ -33,15 +34,24 @@ def switch(
     All files change together or not at all; `agentcfg rollback` undoes it. A key never goes
     into a file unless you pass --store-key-in-files: Claude Code (and Codex 0.119+) fetch it
     with `agentcfg key get`, the others read it from the variable `agentcfg exec` sets.
+
+    \b
+    Exit status (--dry-run: the one the real run would have):
+      0  the agents point at PROFILE (also when they already did: nothing to change)
+      2  refused: bad input or a file that does not parse; nothing written
+      3  no agent to switch: none installed or configured, or none can use PROFILE
+      4  switched, but PROFILE's key is neither stored nor exported: run `agentcfg key set PROFILE`
     """
     from agentcfg import profiles, report
     from agentcfg.apply import Journal
-    from agentcfg.switch import key_source, plan_switch, select
+    from agentcfg.switch import key_source, missing_key, outcome, plan_switch, select
 
     environ = base.environ()
     chosen = profiles.get(profile, environ)
-    selected, skipped = select(agents, every, environ)
+    selected, skipped = select(agents, every, environ, chosen.name)
     keys, key_notes = key_source(chosen, selected, environ, store_in_files=store_key_in_files)
+    # --store-key-in-files has just refused a missing key (it has nothing to write): only the fetched key can be.
+    missing = None if store_key_in_files else missing_key(chosen, environ)
     entry_id, recovered = None, []
     if dry_run:
         plan = plan_switch(chosen, selected, environ, keys)
@@ -54,21 +64,33 @@ def switch(
             )
             entry_id = entry.id if entry else None
     plan.skipped = {**skipped, **plan.skipped}
-    plan.notes = list(recovered) + plan.notes + key_notes
+    code = outcome(plan, missing)
+    if code == Exit.NOTHING:
+        missing = None  # no agent points at the profile: its key is nobody's problem yet
+    # The missing key first among the key's notes: it is what to do before the others (which start the agents).
+    plan.notes = list(recovered) + plan.notes + ([missing.note] if missing else []) + key_notes
     if as_json:
-        click.echo(report.dumps(report.plan_dict(plan, environ, dry_run=dry_run, entry=entry_id)))
+        data = report.plan_dict(plan, environ, dry_run=dry_run, entry=entry_id)
+        data["switched"] = plan.agents
+        data["nothing_to_switch"] = code == Exit.NOTHING
+        data["key_missing"] = missing.as_dict() if missing else None
+        click.echo(report.dumps(data))
+        base.finish(code)
         return
     colour = report.use_colour(environ)
     verb = "Would switch" if dry_run else "Switched"
     title = f"{verb} to {chosen.name} ({chosen.model} at {chosen.base_url})"
-    if not plan.changes:
-        title = f"No agent to switch to {chosen.name}: none is installed or configured (--all sets up all four)"
+    if code == Exit.NOTHING:
+        title = report.nothing_to_switch(chosen.name, bool(selected))
     elif not plan.pending and not dry_run:
         title = f"Already on {chosen.name} ({chosen.model} at {chosen.base_url}): nothing to change"
     click.echo(report.plan_text(plan, environ, dry_run=dry_run, colour=colour, title=title))
+    if code == Exit.NOTHING:
+        click.echo(report.nothing_to_switch_help(chosen.name, bool(selected)))
     base.emit_notes(plan.notes)
     if entry_id:
         click.echo("Undo with: agentcfg rollback")
+    base.finish(code)
 
 
 # -- rollback ----------------------------------------------------------------------------------------

@@ -361,7 +361,7 @@ def test_doctor_json_names_the_profile_switched_to(home, keyring_file):
     for name in ("imported", "team"):  # the same endpoint and model, as `profile add --from` often gives
         home.run("profile", "add", name, "--base-url", URL, "--anthropic-base-url", ANTHROPIC,
                  "--model", MODEL, "--key-env", "TEAM_KEY")  # fmt: skip
-    home.run("switch", "team", "--all")
+    home.run("switch", "team", "--all", check=4)  # switched; TEAM_KEY not stored
     report = json.loads(home.run("doctor", "--json", "--offline", check=1).stdout)
     assert {a["agent"]: a["profile"] for a in report["agents"]} == dict.fromkeys(AGENTS, "team")
     fixes = {f["agent"]: f["fix"] for f in report["findings"] if f["id"] == "key-missing"}

@@ -68,7 +68,7 @@ def test_project_claude_endpoint_gets_no_key_of_yours(home, tmp_path, source, se
         if source == "keyring-helper":  # switched to a keyed profile: apiKeyHelper runs `agentcfg key get t`
             extra = keyring_env(tmp_path / "keyring.json")
             add_profile(home, own.base_url, own.root, key_env="T_KEY")
-            home.run("switch", "t", "--agent", "claude", **extra)
+            home.run("switch", "t", "--agent", "claude", check=4, **extra)  # the key is stored next
             store_key(home, "t", SECRET, **extra)
         else:
             user = {"ANTHROPIC_BASE_URL": own.root, "ANTHROPIC_MODEL": MODEL}
@@ -217,7 +217,7 @@ def test_key_bound_to_other_hosts_is_key_wrong_host_for_doctor_profile(wrong_ori
 
 def test_key_bound_to_other_hosts_is_key_wrong_host_for_the_agents_files(wrong_origin, home, tmp_path):
     add_profile(home, LOCAL.base_url, LOCAL.anthropic_base_url, key_env="T_KEY")
-    home.run("switch", "t", "--all")  # Claude's apiKeyHelper; the others read T_KEY (unset: the keyring)
+    home.run("switch", "t", "--all", check=4)  # Claude's apiKeyHelper; the others read T_KEY (unset: the keyring)
     _wrong_host(doctor.targets_from_files(list(AGENTS.values()), home.env, {"t": LOCAL}, tmp_path))
 
 
@@ -261,7 +261,7 @@ def _taotoken_for_claude(home: Home) -> None:
 def test_claude_custom_headers_of_another_gateway_warn_at_switch_and_in_doctor(home, tmp_path):
     home.write(".claude/settings.json", CORPUS_GLADO8.read_text(encoding="utf-8"))
     _taotoken_for_claude(home)
-    result = home.run("switch", "taotoken", "--agent", "claude", **keyring_env(tmp_path / "k.json"))
+    result = home.run("switch", "taotoken", "--agent", "claude", check=4, **keyring_env(tmp_path / "k.json"))
     output = result.stdout + result.stderr
     warning = next(line for line in output.splitlines() if "x-portkey-api-key" in line)
     assert "taotoken.net" in warning and "ANTHROPIC_CUSTOM_HEADERS" in warning and "remove it" in warning
@@ -281,7 +281,7 @@ def test_switching_to_the_same_gateway_does_not_warn(home, tmp_path):
         "profile", "add", "portkey", "--base-url", "https://api.portkey.ai/v1",
         "--anthropic-base-url", "https://api.portkey.ai", "--model", "claude-sonnet-4-6", "--key-env", "PK_KEY",
     )  # fmt: skip
-    result = home.run("switch", "portkey", "--agent", "claude", **keyring_env(tmp_path / "k.json"))
+    result = home.run("switch", "portkey", "--agent", "claude", check=4, **keyring_env(tmp_path / "k.json"))
     assert "x-portkey-api-key" not in result.stdout + result.stderr
 
 
@@ -378,7 +378,7 @@ def test_agents_read_the_headers_that_go_with_their_endpoint(tmp_path):
 def test_a_credential_header_in_the_shell_is_named_at_switch(home, tmp_path):
     _taotoken_for_claude(home)
     headers = f"x-portkey-api-key: {PORTKEY_VALUE}\nx-trace: 1"
-    result = home.run("switch", "taotoken", "--agent", "claude", ANTHROPIC_CUSTOM_HEADERS=headers)
+    result = home.run("switch", "taotoken", "--agent", "claude", check=4, ANTHROPIC_CUSTOM_HEADERS=headers)
     output = result.stdout + result.stderr
     line = next(line for line in output.splitlines() if "x-portkey-api-key" in line)
     assert "this shell" in line and "taotoken.net" in line

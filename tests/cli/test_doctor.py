@@ -1,0 +1,57 @@
+"""`doctor` (agentcfg/cli/doctor.py): its exit statuses, each meaning one thing.
+
+0 nothing failed, 1 something failed, 2 doctor could not run (bad input: an unknown profile, a file that
+does not parse), 70 a bug in agentcfg, never reported as 2 (which says the user's input is at fault).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from tests.conftest import Home
+
+# Runs the CLI with doctor's engine replaced by one that fails the way a bug would.
+BROKEN_DOCTOR = """
+import sys
+import agentcfg.doctor as doctor
+
+def run(*args, **kwargs):
+    raise KeyError("a bug inside doctor")
+
+doctor.run = run
+from agentcfg.cli import main
+main(sys.argv[1:])
+"""
+
+
+def run_broken(home: Home, *args: str) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-c", BROKEN_DOCTOR, "doctor", "--offline", *args]
+    return subprocess.run(command, env=home.env, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+
+
+def test_a_bug_inside_doctor_is_an_internal_error_not_could_not_run(home: Home) -> None:
+    result = run_broken(home)
+    assert result.returncode == 70, (result.returncode, result.stderr)
+    assert "internal error: KeyError" in result.stderr and "This is a bug" in result.stderr
+    assert "could not run" not in result.stderr
+
+
+def test_a_bug_inside_doctor_under_json_is_one_error_document_with_exit_70(home: Home) -> None:
+    result = run_broken(home, "--json")
+    assert json.loads(result.stdout)["exit"] == 70
+
+
+def test_an_unknown_profile_is_refused_with_2(home: Home) -> None:
+    result = home.run("doctor", "nope", "--offline", "--json", check=2)
+    assert json.loads(result.stdout)["exit"] == 2 and "nope" in result.stderr
+
+
+def test_a_profile_file_that_does_not_parse_is_refused_with_2(home: Home) -> None:
+    home.write(".config/agentcfg/profiles/bad.toml", "base_url = \n")
+    home.run("doctor", "--offline", check=2)
+
+
+def test_nothing_failed_is_0(home: Home) -> None:
+    home.run("doctor", "--offline")
