@@ -158,7 +158,7 @@ def _write_init(
     from agentcfg import doctor as doc
     from agentcfg import env, fixes, fsutil, keystore, onboard, profiles
     from agentcfg.apply import Journal
-    from agentcfg.switch import key_source, plan_switch, select
+    from agentcfg.switch import key_source, missing_key, plan_switch, select
 
     environ = base.environ()
     say = _quiet if as_json else click.echo
@@ -179,7 +179,7 @@ def _write_init(
     base.emit_notes(imported.notes + notes)
     chosen = profiles.get(name, environ)
     if key_state in ("already", "missing"):  # the import may just have moved this profile's key (or failed to)
-        key_state = "missing" if onboard.needs_key(chosen, environ) else "already"
+        key_state = "missing" if missing_key(chosen, environ) else "already"  # switch's rule for exit 4
     if value:
         keystore.KeyStore(environ, chosen).store(chosen, value)
         key_state = "stored"

@@ -3,9 +3,7 @@ its schema in schemas/cli/ accepts; a failure is the error document (schemas/cli
 exit status the contract gives it (docs/cli.md); no stored key's text is ever printed.
 
 Every leaf command runs once where it succeeds and once where it fails, each in a temporary HOME with the
-file keyring of tests/fake_keyring.py and, where a request is sent, a server on 127.0.0.1. A case marked
-`waits` is a shape or status another helper of issue 15 is adding: xfail(strict=True), so the day it is
-there the mark must go.
+file keyring of tests/fake_keyring.py and, where a request is sent, a server on 127.0.0.1.
 """
 
 from __future__ import annotations
@@ -48,19 +46,8 @@ def schema_for(path: tuple[str, ...]) -> dict:
 # -- the tree ------------------------------------------------------------------------------------------------
 
 
-# --json being added by other helpers of issue 15 (the lead removes a mark once its command takes it)
-ADDING_JSON: dict[tuple[str, ...], str] = {}
-
-
-def _waits(helper: str) -> pytest.MarkDecorator:
-    return pytest.mark.xfail(strict=True, reason=f"waits for the {helper} helper")
-
-
-def _each_command() -> list[object]:
-    return [
-        pytest.param(path, id=" ".join(path), marks=[_waits(ADDING_JSON[path])] if path in ADDING_JSON else [])
-        for path in sorted(LEAVES)
-    ]
+def _each_command() -> list[tuple[str, ...]]:
+    return sorted(LEAVES)
 
 
 @pytest.mark.parametrize("path", _each_command())
@@ -188,10 +175,10 @@ CASES = [
     fails("status", setup=[_broken_profile]),
     ok("switch", "b"),
     fails("switch", "nope"),
-    fails("switch", "b", exit=Exit.NOTHING, setup=[_no_agent], marks=(_waits("switching"),)),
-    fails("switch", "gw", exit=Exit.NO_KEY, marks=(_waits("switching"),)),
+    fails("switch", "b", exit=Exit.NOTHING, setup=[_no_agent]),
+    fails("switch", "gw", exit=Exit.NO_KEY),
     ok("rollback", setup=[_switched]),
-    fails("rollback", exit=Exit.NOTHING, marks=(_waits("switching"),)),
+    fails("rollback", exit=Exit.NOTHING),
     ok("doctor", "--offline"),
     fails("doctor", "--timeout", "5", exit=Exit.FAILED, setup=[_doctor_fails]),
     fails("doctor", "--offline", "nope"),

@@ -147,7 +147,6 @@ def test_a_window_codex_cannot_parse_is_refused_before_any_write(home: Home) -> 
     assert home.snapshot() == {}
 
 
-@pytest.mark.xfail(strict=True, reason="needs fields range check (a window is an integer from 1 to 100,000,000)")
 def test_a_window_out_of_the_stated_range_is_refused_before_any_write(home: Home) -> None:
     _window_profile(home, 100_000_001)
     home.run("switch", "big", "--all", check=2)
