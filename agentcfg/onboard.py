@@ -211,7 +211,9 @@ def plan_key(
         return KeyPlan("already")
     if not (key_stdin or interactive):
         return KeyPlan("missing")
-    if keyring is not None:  # the key would be read, then lost: refuse before it is asked for
+    if keyring is not None and not key_stdin:  # nowhere to keep a typed key: not asked for; switch, then exit 4
+        return KeyPlan("missing")
+    if keyring is not None:  # the piped key would be read, then lost: refuse before it is read
         return KeyPlan(
             "missing",
             AgentcfgError(

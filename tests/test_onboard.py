@@ -524,7 +524,7 @@ def test_init_key_stdin_stores_the_key_switches_and_doctor_passes(home: Home, ke
     args = ("init", "--profile", "gw", "--key-stdin", "--yes", "--agents", "qwen", "--agents", "opencode")
     result = run(home, *args, input=GW_KEY + "\n")
     out = result.stdout.splitlines()
-    assert out[1:3] == ["2. endpoints the agents already use:", "  (no agent points at any endpoint yet)"]
+    assert out[1:3] == ["2. endpoints the agents already use:", "  (no endpoint to import)"]
     assert out[3] == "3. stored the key for gw in the keyring"
     assert out[4] == "4. switched to gw: qwen, opencode (undo: agentcfg rollback)"
     assert DOCTOR_OK.search(result.stdout), result.stdout
@@ -738,7 +738,7 @@ NO_KEYRING = AgentcfgError("no usable keyring: keyring found no backend", hint="
         (KEYED, True, True, False, None, "read", False),
         (KEYED, True, False, True, None, "read", False),  # a terminal asks
         (KEYED, True, True, False, NO_KEYRING, "missing", True),  # read, then lost: refused before stdin is read
-        (KEYED, True, False, True, NO_KEYRING, "missing", True),  # ... or before the prompt
+        (KEYED, True, False, True, NO_KEYRING, "missing", False),  # a terminal is not asked: switch, then NO_KEY
     ],
 )
 def test_plan_key(profile, needs, key_stdin, interactive, keyring, state, refused):

@@ -129,10 +129,17 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def _wants_json(argv: list[str] | None) -> bool:
-    """--json was given: seen by its callback, or (an error while parsing, before any callback) among the words
-    before `--`."""
+    """--json was given: seen by its callback, or (an error while parsing, before any callback) among agentcfg's
+    own words: those before `--`, and for `exec` those before its PROFILE (the rest is the command's)."""
+    if base._Requested.json:
+        return True
     words = sys.argv[1:] if argv is None else argv
-    return base._Requested.json or "--json" in words[: words.index("--") if "--" in words else len(words)]
+    words = words[: words.index("--")] if "--" in words else words
+    if "exec" in words:
+        after = words.index("exec") + 1
+        profile = next((i for i in range(after, len(words)) if not words[i].startswith("-")), len(words))
+        words = words[:profile]
+    return "--json" in words
 
 
 def _fail(message: str, where: str | None, hint: str | None, code: int, argv: list[str] | None, *, text: str) -> None:

@@ -250,7 +250,7 @@ def _resolve(found: Any, environ: dict[str, str]) -> Any:
     try:
         resolved = keystore.resolve(found, environ)
     except keystore.KeyringProblem as problem:
-        if problem.kind == "missing":
+        if problem.kind in ("missing", "no-backend"):  # neither stored nor exported, as switch's exit 4 means
             problem.exit_code = Exit.NO_KEY
         raise
     assert resolved is not None  # found has a key_env

@@ -178,18 +178,27 @@ def _write_init(
         )
     base.emit_notes(imported.notes + notes)
     chosen = profiles.get(name, environ)
+    missing = missing_key(chosen, environ) if chosen.key_env and not value else None  # switch's rule for exit 4
     if key_state in ("already", "missing"):  # the import may just have moved this profile's key (or failed to)
-        key_state = "missing" if missing_key(chosen, environ) else "already"  # switch's rule for exit 4
+        key_state = "missing" if missing else "already"
     if value:
         keystore.KeyStore(environ, chosen).store(chosen, value)
         key_state = "stored"
         say(f"3. stored the key for {chosen.name} in the keyring")
     elif key_state in ("read", "missing"):
         key_state = "missing"
-        say(f"3. no key for {chosen.name} yet: store it with `{fixes.key_set(chosen.name)}`")
+        if keyring is None and not (missing and missing.no_keyring):
+            say(f"3. no key for {chosen.name} yet: store it with `{fixes.key_set(chosen.name)}`")
+        else:  # `key set` cannot work here: what can
+            say(
+                f"3. no key for {chosen.name}, and no usable keyring to keep one: export {chosen.key_env} before "
+                f"starting an agent, or `{fixes.switch(chosen.name)} --store-key-in-files` writes it into the files"
+            )
     else:
-        say(f"3. {chosen.name}: " + ("key already stored" if key_state == "already" else "needs no key"))
-    selected, skipped = select(agents, False, environ)
+        exported = key_state == "already" and chosen.name not in keystore.remembered(environ)
+        state = f"key exported in {chosen.key_env}" if exported else "key already stored"
+        say(f"3. {chosen.name}: " + (state if key_state == "already" else "needs no key"))
+    selected, skipped = select(agents, False, environ, profile=chosen.name)
     skipped_before = set(skipped)  # not installed, no config: not init's choice
     holding = imported.holding_keys | {u.where for u in found.unmodelled if u.key}
     for agent in [a for a in selected if a.NAME in holding]:  # a switch would replace their key
@@ -207,7 +216,10 @@ def _write_init(
     switched = [a.NAME for a in selected if a.NAME not in plan.skipped]
     names = ", ".join(dict.fromkeys(c.agent for c in plan.pending)) or "nothing to change"
     undo = " (undo: agentcfg rollback" + (", again for each key moved" if imported.moved else "") + ")"
-    say(f"4. switched to {chosen.name}: {names}" + (undo if entry else ""))
+    if plan.changes:
+        say(f"4. switched to {chosen.name}: {names}" + (undo if entry else ""))
+    else:
+        say(f"4. no agent to switch to {chosen.name}")
     all_skipped = {**skipped, **plan.skipped}
     for agent, why in all_skipped.items():
         say(f"   {agent}: skipped, {why}")
@@ -317,7 +329,7 @@ def _survey_text(found: Any) -> str:
         lines.append(f"  {c.name:<14} {c.model} at {c.base_url}  ({', '.join(c.found_in)}; {state}{key})")
     for u in found.unmodelled:
         lines.append(f"  {u.name:<14} (no model) at {u.base_url}  ({u.where}; needs a model id)")
-    return "\n".join(lines) if lines else "  (no agent points at any endpoint yet)"
+    return "\n".join(lines) if lines else "  (no endpoint to import)"
 
 
 def _import_text(result: Any) -> str:
@@ -326,7 +338,7 @@ def _import_text(result: Any) -> str:
         state = f"known as {c.known_as}" if c.known_as else "added" if c.name in result.created else "skipped"
         key = " · key moved to the keyring" if c.name in result.moved else " · plaintext key left" if c.key else ""
         lines.append(f"  {c.name:<14} {c.model} at {c.base_url}  ({', '.join(c.found_in)}; {state}{key})")
-    return "\n".join(lines) if lines else "  (no agent points at any endpoint yet)"
+    return "\n".join(lines) if lines else "  (no endpoint to import)"
 
 
 def _rows(result: Any) -> list[dict[str, Any]]:
