@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.cli.test_keys_backends import FILE_KEYRING, NO_BUS, assert_clean_error, files_holding, run, set_key
 from tests.conftest import AGENTCFG, Home
 from tests.fault_server import FaultServer, dead_port
-from tests.test_keys_cli import FILE_KEYRING, NO_BUS, assert_clean_error, files_holding, run, set_key
 
 KEY = "sk-work-0123456789abcdef"
 HOST_A = f"http://127.0.0.1:{dead_port()}/v1"  # where `work` was when its key was stored

@@ -13,7 +13,7 @@ import pytest
 from agentcfg import keystore
 from agentcfg.errors import Exit
 from agentcfg.profiles import Profile
-from tests.test_keys_cli import FILE_KEYRING, KEY, run, store
+from tests.cli.test_keys_backends import FILE_KEYRING, KEY, run, store
 
 FAIL_BACKEND = {"PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring"}
 TAOTOKEN = Profile(name="taotoken", base_url="https://taotoken.net/v1", model="m", key_env="TAOTOKEN_API_KEY")
@@ -243,3 +243,16 @@ def test_missing_and_bad_exported_key_hints_hold_no_placeholder():
     with pytest.raises(keystore.KeyringProblem) as caught:
         keystore._exported(TAOTOKEN, "sk-\u00e9t\u00e9-0123456789")
     assert "<key>" not in str(caught.value) and "TAOTOKEN_API_KEY" in str(caught.value)
+
+
+# -- found by the review of issue 15 --------------------------------------------------------------------
+
+
+def test_exec_json_after_profile_is_not_taken_as_the_command(home) -> None:
+    """`exec local --json -- true`: --json is either the flag (runs true) or part of COMMAND (then no JSON
+    on stdout); it was both: 'command not found: --json' and a JSON error document."""
+    result = home.run("exec", "local", "--json", "--", "true", check=None)
+    if result.returncode == 127:
+        assert not result.stdout.strip(), result.stdout
+    else:
+        assert result.returncode == 0, (result.returncode, result.stderr)
