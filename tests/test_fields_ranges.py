@@ -11,17 +11,9 @@ import pytest
 
 from agentcfg import fields, profiles
 from agentcfg.errors import AgentcfgError
+from tests.test_fields import GOOD, _schema_ok
 
-GOOD = {"base_url": "https://gw.example/v1", "model": "m"}
 I64_MAX = 2**63 - 1  # Codex reads model_context_window as an i64
-
-
-def _schema_ok(data: dict[str, Any]) -> bool:
-    try:
-        profiles.validate(data, profiles.schema_text(), "test")
-    except AgentcfgError:
-        return False
-    return True
 
 
 def _refusal(data: dict[str, Any]) -> AgentcfgError:

@@ -40,7 +40,7 @@ def test_set_get_list_rm_through_the_secret_service(home: Home, real_keyring: Se
     assert real_keyring.lookup("taotoken") == rotated  # replaced, not a second entry
     assert home.run("key", "rm", "taotoken").stdout.startswith("Removed the key for taotoken")
     assert real_keyring.lookup("taotoken") is None
-    assert "no key stored" in home.run("key", "get", "taotoken", check=2).stderr
+    assert "no key stored" in home.run("key", "get", "taotoken", check=4).stderr
 
 
 def test_the_keyring_file_on_disk_does_not_hold_the_key_in_plaintext(home: Home, real_keyring: SecretService):
