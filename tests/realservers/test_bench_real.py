@@ -20,9 +20,21 @@ SLACK_MS = 2.0  # the two clocks start a hair apart: the client's before sending
 LOOPBACK_MS = 250.0  # HTTP on loopback, with the agents' tests loading both cores meanwhile
 
 
+def _gaps(bare: dict) -> list[tuple[str, float, float]]:
+    """Each mean (client, server) whose gap is outside what HTTP on loopback costs."""
+    pairs = [
+        (f"{m} e2e", bare[m]["e2e_ms"]["mean"], bare[m]["server"]["e2e_ms"]["mean"]) for m in ("stream", "non_stream")
+    ]
+    pairs.append(("stream ttft", bare["stream"]["ttft_ms"]["mean"], bare["stream"]["server"]["ttft_ms"]["mean"]))
+    return [(what, c, s) for what, c, s in pairs if not s - SLACK_MS <= c <= s + LOOPBACK_MS]
+
+
 def quiet_run(home: Home) -> dict:
     """A bench run during which nothing else used the server (its /metrics deltas count every
-    client's requests): the agents' tests share it, so wait for a quiet moment, a few times over."""
+    client's requests) nor held the CPU (vLLM's API server, which writes the first chunk, shares the
+    two cores with the agents' tests): wait for a quiet moment, a few times over. A client that adds
+    its own latency disagrees every time, and fails."""
+    gaps: list[tuple[str, float, float]] = []
     for _ in range(10):
         data = home.json("bench", "bare", "--both", "-n", str(REQUESTS), "--max-tokens", str(TOKENS),
                          "--prompt-tokens", "300", "--timeout", "60")  # fmt: skip
@@ -30,9 +42,11 @@ def quiet_run(home: Home) -> dict:
         # Both counts: an aborted request of another client's (doctor's probes, cut at their deadline)
         # is not a success, yet vLLM puts its latency into the e2e histogram.
         if all(m["server"] and m["server"]["requests"] == m["server"]["e2e_ms"]["n"] == m["ok"] for m in modes):
-            return data
+            gaps = _gaps(data["profiles"]["bare"])
+            if not gaps:
+                return data
         time.sleep(20)
-    pytest.fail("vLLM never had a quiet minute for the bench run")
+    pytest.fail(f"vLLM never had a quiet minute for the bench run; last (client, server) gaps: {gaps}")
 
 
 def test_bench_client_and_vllm_metrics_agree(home: Home, peers, keyring_file, compat):
@@ -51,11 +65,8 @@ def test_bench_client_and_vllm_metrics_agree(home: Home, peers, keyring_file, co
         # ignore_eos: every answer is exactly max_tokens long, by the server's own count
         assert figures["output_tokens"]["median"] == figures["output_tokens"]["max"] == TOKENS
         assert figures["usage_reported"] == REQUESTS
-        client, server = figures["e2e_ms"]["mean"], figures["server"]["e2e_ms"]["mean"]
-        assert server - SLACK_MS <= client <= server + LOOPBACK_MS, (mode, client, server)
+    assert _gaps(bare) == []  # e2e and TTFT: the client's means within loopback cost of vLLM's
     stream = bare["stream"]
-    client, server = stream["ttft_ms"]["mean"], stream["server"]["ttft_ms"]["mean"]
-    assert server - SLACK_MS <= client <= server + LOOPBACK_MS, (client, server)
     assert stream["server"]["itl_ms"]["n"] == REQUESTS * (TOKENS - 1)  # vLLM counts every gap
     assert 0 < stream["itl_ms"]["n"] <= REQUESTS * (TOKENS - 1)  # the client sees chunks, some holding several
     assert bare["stream_vs_non_stream"]["e2e_ms"] > 0
