@@ -175,7 +175,10 @@ def agents_text(rows: list[dict[str, Any]], environ: env.Environ) -> str:
         elif row["configured"] and (row["base_url"] or row["model"]):
             points = f"{row['profile'] or 'other'}: {row['model'] or '?'} at {row['base_url'] or '?'}"
         config = ", ".join(row["files"]) if row["configured"] else "none yet"
-        table.append((row["agent"], installed, row["version"] or "-", points, config))
+        version = row["version"] or "-"
+        if row.get("proven"):
+            version += f" ({row['proven']})"
+        table.append((row["agent"], installed, version, points, config))
     widths = [max(len(r[i]) for r in table) for i in range(len(table[0]) - 1)]
     return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=False)) + "  " + r[-1] for r in table)
 

@@ -12,14 +12,21 @@ from pathlib import Path
 
 import pytest
 
+from tests.e2e import agents
+
 _rows: list[dict[str, str]] = []
 
 
 @pytest.fixture
-def compat(record_property: Callable[[str, object], None]) -> Callable[..., None]:
-    """`compat(tier=..., agent=..., agent_version=..., server=..., case=...)` before the asserts."""
+def compat(record_property: Callable[[str, object], None], request: pytest.FixtureRequest) -> Callable[..., None]:
+    """`compat(tier=..., agent=..., agent_version=..., server=..., case=...)` before the asserts; an
+    agent's row also says which releases its version stands for ("pinned", "latest" or both)."""
 
     def record(**fields: str) -> None:
+        if "release" in request.fixturenames and fields.get("agent") in agents.AGENTS:
+            release = request.getfixturevalue("release")
+            names = next(n for n in agents.releases_of(fields["agent"]) if release in n)
+            fields.setdefault("release", "+".join(names))
         record_property("compat", fields)
 
     return record
@@ -50,22 +57,33 @@ def render(rows: list[dict[str, str]], day: str) -> str:
         "",
         f"Produced by the test run on {day} (`bash .ci/run`; tests/e2e and tests/realservers), not typed by hand.",
         "Each row is one real program (an agent, or agentcfg's doctor or bench) driven through agentcfg",
-        "against one server.",
+        "against one server. An agent's case has a row per release: the pinned one and npm's latest when",
+        "the run began; when they are the same release it ran once and both rows say so.",
         "",
         f"- Agents: {', '.join(sorted(programs))}.",
         f"- {', '.join(ours)}: the doctor and bench rows.",
         f"- Servers: {'; '.join(servers)}.",
         "",
-        "| tier | agent | agent version | server | case | result |",
-        "|---|---|---|---|---|---|",
+        "| tier | agent | release | agent version | server | case | result |",
+        "|---|---|---|---|---|---|---|",
     ]
-    key = ("tier", "agent", "server", "case")
-    for row in sorted(rows, key=lambda r: tuple(r.get(k, "") for k in key)):
+    key = ("tier", "agent", "server", "case", "release")
+    for row in sorted(_per_release(rows), key=lambda r: tuple(r.get(k, "") for k in key)):
         result = {"passed": "pass", "failed": "**FAIL**", "skipped": "skipped"}.get(row["outcome"], row["outcome"])
         lines.append(
-            f"| {row.get('tier', '')} | {row.get('agent', '')} | {row.get('agent_version', '')} "
-            f"| {row.get('server', '')} | {row.get('case', '')} | {result} |"
+            f"| {row.get('tier', '')} | {row.get('agent', '')} | {row.get('release', '')} "
+            f"| {row.get('agent_version', '')} | {row.get('server', '')} | {row.get('case', '')} | {result} |"
         )
     passed = sum(r["outcome"] == "passed" for r in rows)
-    lines += ["", f"{passed} of {len(rows)} passed.", ""]
+    lines += ["", f"{passed} of {len(rows)} runs passed.", ""]
     return "\n".join(lines)
+
+
+def _per_release(rows: list[dict[str, str]]) -> list[dict[str, str]]:
+    """A run that stood for two releases ("pinned+latest") as a row for each, the second marked as the same."""
+    out = []
+    for row in rows:
+        names = row.get("release", "").split("+")
+        out.append({**row, "release": names[0]})
+        out += [{**row, "release": f"{name} (= {names[0]})"} for name in names[1:]]
+    return out

@@ -158,3 +158,43 @@ def test_a_cache_of_the_wrong_type_is_ignored(agent, environ, tmp_path, content)
 def test_the_version_command_gets_the_given_environment(agent, environ, tmp_path):
     agent("codex", extra='[ "$AGENTCFG_PROBE" = yes ] || exit 3\n')
     assert versions.installed("codex", {**environ, "AGENTCFG_PROBE": "yes"}) == (0, 171, 0)
+
+
+# -- which versions agentcfg is proven with (`agentcfg agents`) -------------------------------------------
+
+
+def test_every_pinned_release_of_the_e2e_tier_is_listed_as_proven():
+    from tests.e2e.agents import PINNED
+
+    for agent, version in PINNED.items():
+        assert version in versions.PROVEN[agent], f"tests/e2e/agents.py pins {agent} {version}: add it to PROVEN"
+
+
+@pytest.mark.parametrize(
+    ("version", "said"),
+    [
+        ((0, 15, 10), "proven"),
+        ((0, 30, 0), "newer than 0.24.4, the newest proven"),
+        ((0, 9, 1), "older than 0.15.10, the oldest proven"),
+        ((0, 20, 0), "not proven (proven: 0.15.10, 0.24.4)"),
+        (None, None),
+    ],
+)
+def test_proven_says_what_is_known_of_a_version(monkeypatch, version, said):
+    monkeypatch.setitem(versions.PROVEN, "qwen", ("0.15.10", "0.24.4"))
+    assert versions.proven("qwen", version) == said
+
+
+def test_agents_shows_whether_the_installed_version_is_proven(agent, environ, tmp_path):
+    import subprocess
+
+    from tests.conftest import AGENTCFG
+
+    agent("codex")  # a fake `codex --version` answering 0.171.0, which CI has run
+    shown = subprocess.run([AGENTCFG, "agents", "--json"], env=environ, capture_output=True, text=True, timeout=60)
+    rows = {r["agent"]: r for r in json.loads(shown.stdout)}
+    assert rows["codex"]["version"] == "0.171.0"
+    assert rows["codex"]["proven"] == versions.proven("codex", (0, 171, 0)) == "proven"
+    assert rows["qwen"]["proven"] is None  # not installed
+    text = subprocess.run([AGENTCFG, "agents"], env=environ, capture_output=True, text=True, timeout=60).stdout
+    assert "0.171.0 (proven)" in text

@@ -196,7 +196,8 @@ def status(as_json: bool) -> None:
 @click.command("agents")
 @base.json_option("Print the table as JSON.")
 def agents_command(as_json: bool) -> None:
-    """Which agents are installed (path and version), their config files, and what each points at."""
+    """Which agents are installed (path, version, and whether agentcfg is proven with that version),
+    their config files, and what each points at."""
     from agentcfg import env, profiles, report, versions
     from agentcfg.agents import AGENTS
     from agentcfg.apply import Journal
@@ -212,6 +213,7 @@ def agents_command(as_json: bool) -> None:
                 "agent": item.name,
                 "path": env.which(binary, environ),
                 "version": ".".join(map(str, version)) if version else None,
+                "proven": versions.proven(item.name, version),
                 "files": item.files,
                 "configured": item.configured,
                 "profile": item.profile,

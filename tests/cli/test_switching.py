@@ -191,7 +191,7 @@ def test_agents_json_keeps_its_shape(home: Home) -> None:
     home.run("switch", "local", "--agent", "codex")
     rows = json.loads(home.run("agents", "--json").stdout)
     assert [r["agent"] for r in rows] == ["codex", "qwen", "opencode", "claude"]
-    keys = {"agent", "path", "version", "files", "configured", "profile", "base_url", "model", "error"}
+    keys = {"agent", "path", "version", "proven", "files", "configured", "profile", "base_url", "model", "error"}
     assert all(set(r) == keys for r in rows)
     assert rows[0]["profile"] == "local" and rows[0]["configured"] is True
 

@@ -1,8 +1,8 @@
 """The four real agent programs from npm: install them once into a cache outside the repo, run them
 headless in a test HOME, bounded by a timeout (codex and claude wait forever on a dead server).
 
-`python -m tests.e2e.agents` installs them and prints the bin dir (`.ci/run` does this before the
-tests run without network)."""
+`python -m tests.e2e.agents` resolves the latest releases, installs the pinned and the latest ones
+and prints where (`.ci/run` does this before the tests run without network)."""
 
 from __future__ import annotations
 
@@ -17,19 +17,23 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-# Pinned to the versions agents.md was verified with: a new release that changes a format shows up
-# as one deliberate bump here, not as a red CI on an unrelated change. AGENTCFG_E2E_AGENTS=latest
-# tries whatever npm serves today.
-PACKAGES = {
-    "codex": "@openai/codex@0.171.0",
-    "qwen": "@qwen-code/qwen-code@0.15.10",
-    "opencode": "opencode-ai@1.18.33",
-    "claude": "@anthropic-ai/claude-code@2.1.197",
+# Each agent runs at two releases: the pinned one (agents.md was verified with it, and a format change
+# arrives as one deliberate bump here) and whatever npm serves as latest when CI runs (`python -m
+# tests.e2e.agents` resolves it into the cache, before the tests run without network). A release
+# that equals the pinned one runs once and is reported for both.
+NPM = {
+    "codex": "@openai/codex",
+    "qwen": "@qwen-code/qwen-code",
+    "opencode": "opencode-ai",
+    "claude": "@anthropic-ai/claude-code",
 }
-AGENTS = tuple(PACKAGES)
+PINNED = {"codex": "0.171.0", "qwen": "0.15.10", "opencode": "1.18.33", "claude": "2.1.197"}
+AGENTS = tuple(NPM)
+RELEASES = ("pinned", "latest")
 PROMPT = "Reply with the single word: ready"
 TEST_SERVER = "agentcfg test server (tests/fault_server.py)"  # how the compatibility table names it
 
@@ -38,22 +42,75 @@ def cache_root() -> Path:
     return Path(os.environ.get("AGENTCFG_CI_CACHE") or Path.home() / ".cache" / "agentcfg-ci")
 
 
-def _specs() -> list[str]:
-    if os.environ.get("AGENTCFG_E2E_AGENTS") == "latest":
-        return [spec.rsplit("@", 1)[0] + "@latest" for spec in PACKAGES.values()]
-    return list(PACKAGES.values())
+def _latest_file() -> Path:
+    return cache_root() / "latest.json"
 
 
-def install() -> Path:
-    """npm-install the agents (once per set of versions; a lock keeps xdist workers from racing)."""
-    specs = _specs()
+def resolve_latest() -> dict[str, str]:
+    """Ask npm for each agent's latest release and remember it for the test run (which has no network)."""
+    import json
+
+    found = {}
+    for agent, package in NPM.items():
+        out = subprocess.run(
+            ["npm", "view", package, "version"], capture_output=True, text=True, check=True, timeout=120,
+            stdin=subprocess.DEVNULL,
+        ).stdout.strip()  # fmt: skip
+        if not re.fullmatch(r"\d+\.\d+\.\d+", out):
+            raise SystemExit(f"npm view {package} version answered {out!r}, not a release number")
+        found[agent] = out
+    cache_root().mkdir(parents=True, exist_ok=True)
+    _latest_file().write_text(json.dumps(found, indent=1) + "\n")
+    return found
+
+
+def versions(release: str) -> dict[str, str]:
+    """Each agent's version at `release`; "latest" is what resolve_latest() found (the pinned ones if it
+    never ran here: a local run without network tests the pinned releases only)."""
+    if release == "pinned":
+        return dict(PINNED)
+    import json
+
+    try:
+        return {**PINNED, **json.loads(_latest_file().read_text())}
+    except (OSError, ValueError):
+        return dict(PINNED)
+
+
+def releases_of(agent: str) -> list[tuple[str, ...]]:
+    """The distinct releases `agent` runs at, each as the names it stands for: [("pinned", "latest")]
+    when latest is the pinned one, else [("pinned",), ("latest",)]."""
+    if versions("latest")[agent] == PINNED[agent]:
+        return [RELEASES]
+    return [("pinned",), ("latest",)]
+
+
+def matrix(params: list | tuple = AGENTS, agent_of: Callable[[tuple], str] = lambda values: values[0]) -> list:
+    """Each test case at every distinct release of its agent, the release's first name ("pinned" or
+    "latest") added as the last value: `@pytest.mark.parametrize(("agent", "release"), matrix())`, or
+    `matrix(cases, lambda values: values[1])` for cases that are pytest.params; ids end in the version."""
+    import pytest
+
+    out = []
+    for case in params:
+        values, marks, name = (case.values, case.marks, case.id) if hasattr(case, "values") else ((case,), (), case)
+        agent = agent_of(values)
+        for names in releases_of(agent):
+            out.append(pytest.param(*values, names[0], marks=marks, id=f"{name}-{versions(names[0])[agent]}"))
+    return out
+
+
+def install(release: str = "pinned") -> Path:
+    """npm-install the four agents at `release` (once per set of versions; a lock keeps xdist
+    workers from racing) and return their bin dir."""
+    specs = [f"{NPM[agent]}@{version}" for agent, version in versions(release).items()]
     prefix = cache_root() / ("agents-" + hashlib.sha256(" ".join(specs).encode()).hexdigest()[:12])
     bin_dir = prefix / "node_modules" / ".bin"
     done = prefix / ".complete"
     prefix.mkdir(parents=True, exist_ok=True)
     with open(prefix / ".lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if not done.exists() or "latest" in " ".join(specs):
+        if not done.exists():
             started = time.monotonic()
             subprocess.run(
                 ["npm", "install", "--prefix", str(prefix), "--no-audit", "--no-fund", "--loglevel=error", *specs],
@@ -233,4 +290,6 @@ def version(agent: str, bin_dir: Path) -> str:
 
 
 if __name__ == "__main__":
-    print(install())
+    resolve_latest()
+    for release in RELEASES:
+        print(f"{release}: " + ", ".join(f"{a} {v}" for a, v in versions(release).items()) + f" in {install(release)}")

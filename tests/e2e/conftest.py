@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from pathlib import Path
 
@@ -11,14 +12,26 @@ from tests.conftest import AGENTCFG, Home
 from tests.e2e import agents
 
 
-@pytest.fixture(scope="session")
-def agents_bin() -> Path:
-    return agents.install()
+@pytest.fixture
+def release() -> str:
+    """The agents' release a test runs (`@pytest.mark.parametrize(("agent", "release"), agents.matrix())`
+    overrides this): the pinned one unless the test says."""
+    return "pinned"
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture
+def agents_bin(release: str) -> Path:
+    return agents.install(release)  # cached: only the first call of a run installs
+
+
+@pytest.fixture
 def agent_versions(agents_bin: Path) -> dict[str, str]:
-    return {name: agents.version(name, agents_bin) for name in agents.AGENTS}
+    return {name: _version(name, agents_bin) for name in agents.AGENTS}
+
+
+@functools.cache
+def _version(name: str, bin_dir: Path) -> str:
+    return agents.version(name, bin_dir)
 
 
 @pytest.fixture

@@ -126,7 +126,9 @@ def outcome(agent: str, home: Home) -> tuple[bool, str]:
     return seen.accepted, printed
 
 
-@pytest.mark.parametrize("rule", [pytest.param(r, id=f"{r.agent}-{r.what}") for r in RULES])
+@pytest.mark.parametrize(
+    ("rule", "release"), agents.matrix([pytest.param(r, id=f"{r.agent}-{r.what}") for r in RULES], lambda v: v[0].agent)
+)
 def test_the_agent_refuses_what_the_rule_names_and_loads_the_fixed_file(rule: Rule, agent_home: Home) -> None:
     for relative, text in rule.extra.items():
         agent_home.write(relative, text)
@@ -204,7 +206,8 @@ def test_qwen_refuses_a_real_users_file_with_qwen_oauth(agent_home: Home) -> Non
     assert not accepted and "Qwen OAuth free tier was discontinued" in said, said
 
 
-def test_claude_reads_the_model_slots_the_rule_checks(agents_bin: Path) -> None:
+@pytest.mark.parametrize(("agent", "release"), agents.matrix(["claude"]))
+def test_claude_reads_the_model_slots_the_rule_checks(agent: str, agents_bin: Path) -> None:
     """Claude Code's background model is ANTHROPIC_SMALL_FAST_MODEL before the HAIKU slot agentcfg writes,
     and CLAUDE_CODE_SUBAGENT_MODEL picks every subagent's; both in the program itself (no request of
     `claude -p` uses them, so a run cannot show it)."""
@@ -261,7 +264,7 @@ def test_opencode_asks_the_small_model_the_rule_names(agent_home: Home) -> None:
     assert ids == [] and models == {MODEL} and "ready" in run.stdout.lower(), run
 
 
-@pytest.mark.parametrize("agent", ["codex", "opencode", "qwen"])
+@pytest.mark.parametrize(("agent", "release"), agents.matrix(["codex", "opencode", "qwen"]))
 def test_the_switch_fix_doctor_prints_makes_the_agent_load_again(agent: str, agent_home: Home) -> None:
     from tests.doctor.test_agentfiles import BREAK
 

@@ -12,7 +12,7 @@ import re
 import pytest
 
 from tests.conftest import Home, keyring_env
-from tests.e2e.agents import AGENTS, TEST_SERVER
+from tests.e2e.agents import AGENTS, TEST_SERVER, matrix
 from tests.fault_server import MODEL, FaultServer, dead_port
 
 pytestmark = pytest.mark.e2e
@@ -48,7 +48,7 @@ def cases() -> list:
     ]
 
 
-@pytest.mark.parametrize(("setup", "agent"), cases())
+@pytest.mark.parametrize(("setup", "agent", "release"), matrix(cases(), lambda values: values[1]))
 def test_doctor_names_the_cause_the_agent_shows(
     setup, agent, agent_home: Home, run_agent, tmp_path, agent_versions, compat
 ):

@@ -453,7 +453,7 @@ def _parsed(relative: str, text: str) -> object:
     return parse("json", text, path=relative)
 
 
-@pytest.mark.parametrize("case", cases())
+@pytest.mark.parametrize(("case", "release"), agents.matrix(cases(), lambda values: values[0].agent))
 def test_the_agent_loads_its_file_after_switch_and_rollback(
     case: Case, agent_home: Home, agents_bin: Path, tmp_path: Path
 ) -> None:
@@ -551,8 +551,10 @@ BROKEN = [
 
 
 @pytest.mark.parametrize(
-    ("agent", "text", "rejected", "says"),
-    [pytest.param(agent, text, rejected, says, id=f"{agent}-{what}") for agent, what, text, rejected, says in BROKEN],
+    ("agent", "text", "rejected", "says", "release"),
+    agents.matrix(
+        [pytest.param(a, text, rejected, says, id=f"{a}-{what}") for a, what, text, rejected, says in BROKEN]
+    ),
 )
 def test_the_check_tells_a_broken_file(agent: str, text: str, rejected: bool, says: str, agent_home: Home) -> None:
     agent_home.write(main_file(agent), text)

@@ -59,7 +59,7 @@ def leaks(text: str) -> list[str]:
     return [secret for secret in SECRETS if secret in text]
 
 
-@pytest.mark.parametrize("agent", ["opencode", "qwen"])
+@pytest.mark.parametrize(("agent", "release"), agents.matrix(["opencode", "qwen"]))
 def test_a_hostile_repository_moves_no_secret(agent, agent_home, tmp_path, agent_versions, compat):
     compat(
         tier="e2e", agent=agent, agent_version=agent_versions[agent], server=agents.TEST_SERVER,
@@ -134,7 +134,7 @@ def test_a_hostile_repository_moves_no_secret(agent, agent_home, tmp_path, agent
             assert not leaks(data.decode("utf-8", "replace")), f"a secret was written to {path}"
 
 
-@pytest.mark.parametrize("agent", ["opencode", "qwen"])
+@pytest.mark.parametrize(("agent", "release"), agents.matrix(["opencode", "qwen"]))
 def test_a_project_profile_cannot_make_the_agent_expand_a_secret(agent, agent_home, tmp_path):
     """The issue's first finding as it was seen: `switch team`, then one turn of the agent in the clone."""
     home = agent_home

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.conftest import agent_home, agent_versions, agents_bin, run_agent  # noqa: F401 - shared fixtures
+from tests.e2e.conftest import agent_home, agent_versions, agents_bin, release, run_agent  # noqa: F401 - shared fixtures
 from tests.realservers import peers as peers_module
 
 
