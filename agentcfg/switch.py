@@ -10,7 +10,7 @@ from typing import Any
 
 from agentcfg import budget, edit, env, fixes, fsutil
 from agentcfg.agents import AGENTS
-from agentcfg.agents.base import Binding, KeySource, Texts
+from agentcfg.agents.base import Binding, FileEdit, KeySource, Texts
 from agentcfg.errors import AgentcfgError, Exit
 from agentcfg.plan import FileChange, Plan, drifted
 from agentcfg.profiles import Profile, is_placeholder
@@ -193,9 +193,16 @@ def outcome(plan: Plan, missing: MissingKey | None) -> Exit:
 
 
 def plan_switch(
-    profile: Profile, agents: list[ModuleType], environ: env.Environ, keys: KeySource | None = None
+    profile: Profile,
+    agents: list[ModuleType],
+    environ: env.Environ,
+    keys: KeySource | None = None,
+    codex_profiles: list[Profile] | None = None,
 ) -> Plan:
-    """Every file change a switch makes, computed (and checked to parse) before anything is written."""
+    """Every file change a switch makes, computed (and checked to parse) before anything is written.
+
+    `codex_profiles`: the other profiles whose Codex profile files the switch keeps current (see
+    codex_profile_edits); by default the ones that already have a file."""
     keys = keys or KeySource()
     plan = Plan(profile)
     for agent in agents:
@@ -203,17 +210,16 @@ def plan_switch(
             plan.skipped[agent.NAME] = reason
             continue
         current = read_current(agent, environ)
+        refuse_foreign_format(agent, current, environ)
         after_texts = dict(current)
         for file_edit in agent.edits(profile, current, keys):
-            before = current[file_edit.file]
-            shown = env.display(file_edit.file.path, environ)
-            start = file_edit.file.seed if before is None else before
-            after = edit.apply(file_edit.file.format, start, file_edit.assignments, path=shown)
-            private = bool(keys.literal and keys.literal in after)
-            owned = tuple(file_edit.assignments)
-            plan.changes.append(FileChange(agent.NAME, file_edit.file, before, after, owned, private))
-            plan.notes.extend(file_edit.notes)
-            after_texts[file_edit.file] = after
+            after_texts[file_edit.file] = _plan_edit(
+                plan, agent.NAME, file_edit, current[file_edit.file], keys, environ
+            )
+        if agent.NAME == "codex":
+            for file_edit in codex_profile_edits(profile, codex_profiles, environ, keys):
+                before = fsutil.read_text(file_edit.file.path, env.display(file_edit.file.path, environ))
+                _plan_edit(plan, agent.NAME, file_edit, before, keys, environ)
         plan.notes.extend(header_notes(agent, current, after_texts, environ))
         if warning := budget.warning(profile, agent.NAME, agent.PROMPT_TOKENS):
             plan.notes.append(warning)
@@ -229,6 +235,66 @@ def plan_switch(
             )
         )
     return plan
+
+
+def _plan_edit(
+    plan: Plan, agent: str, file_edit: FileEdit, before: str | None, keys: KeySource, environ: env.Environ
+) -> str:
+    """Add one file's change to `plan`; its text afterwards."""
+    shown = env.display(file_edit.file.path, environ)
+    start = file_edit.file.seed if before is None else before
+    after = edit.apply(file_edit.file.format, start, file_edit.assignments, path=shown)
+    private = bool(keys.literal and keys.literal in after)
+    plan.changes.append(FileChange(agent, file_edit.file, before, after, tuple(file_edit.assignments), private))
+    plan.notes.extend(file_edit.notes)
+    return after
+
+
+def refuse_foreign_format(agent: ModuleType, current: Texts, environ: env.Environ) -> None:
+    """A file in a format agentcfg does not write (opencode's V2 config) is refused whole, never half-edited."""
+    found = agent.foreign_format(current) if hasattr(agent, "foreign_format") else None
+    if not found:
+        return
+    from agentcfg import versions
+
+    file, what = found
+    version = versions.installed(agent.BINARY, environ)
+    installed = (
+        f"{agent.BINARY} {'.'.join(map(str, version))} is installed" if version else f"{agent.BINARY} is not installed"
+    )
+    raise AgentcfgError(
+        f"{env.display(file.path, environ)} is in the {what}, which agentcfg does not write ({installed}); "
+        "nothing was changed",
+        where=str(file.path),
+        hint=f"Switch the other agents with --agent (leaving {agent.NAME} out), or move that file aside "
+        f"for agentcfg to write a {agent.NAME} config of the format it supports.",
+    )
+
+
+def codex_profile_edits(
+    profile: Profile, others: list[Profile] | None, environ: env.Environ, keys: KeySource
+) -> list[FileEdit]:
+    """The Codex profile files a switch keeps (Codex 0.134+, or Codex not installed yet): one for the profile
+    switched to, and one for each of `others` (default: the profiles that already have one), so that
+    `codex --profile agentcfg-NAME` runs on NAME whatever config.toml points at. Another profile's file
+    names its own `agentcfg key get NAME`; a key itself is written only into the switched profile's."""
+    from agentcfg import versions
+    from agentcfg.agents import codex
+
+    version = versions.installed(codex.BINARY, environ)
+    if version is not None and version < codex.PROFILE_FILES_SINCE:
+        return []
+    if others is None:
+        from agentcfg import profiles
+
+        kept = set(codex.profile_file_names(environ))
+        others = [p for p in profiles.load_all(environ).values() if p.name in kept]
+    edits = [codex.profile_edits(profile, codex.profile_file(profile.name, environ), keys)]
+    for other in others:
+        if other.name != profile.name:
+            own = KeySource(helper=(*self_command(), "key", "get", other.name), runs_helper=keys.runs_helper)
+            edits.append(codex.profile_edits(other, codex.profile_file(other.name, environ), own))
+    return edits
 
 
 def header_notes(agent: ModuleType, before: Texts, after: Texts, environ: env.Environ) -> list[str]:

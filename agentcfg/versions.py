@@ -52,8 +52,11 @@ def parse(output: str) -> Version | None:
 def installed(binary: str, environ: env.Environ, timeout: float = 10.0) -> Version | None:
     """The version of `binary` on PATH, or None when it is not installed or does not say."""
     path = env.which(binary, environ)
-    if not path:
-        return None
+    return of_program(path, environ, timeout) if path else None
+
+
+def of_program(path: str, environ: env.Environ, timeout: float = 10.0) -> Version | None:
+    """The version the program at `path` reports (`PATH --version`), cached until the file changes."""
     try:
         st = os.stat(path)
     except OSError:

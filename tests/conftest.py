@@ -112,6 +112,7 @@ def make_home(directory: Path) -> Home:
         "XDG_CONFIG_HOME": str(root / ".config"),
         "XDG_STATE_HOME": str(root / ".local" / "state"),
         "XDG_DATA_HOME": str(root / ".local" / "share"),
+        "XDG_RUNTIME_DIR": str(directory / "run"),  # agentcfg exec's settings files: outside HOME, as on a desktop
         "PATH": f"{bin_dir}{os.pathsep}/usr/bin:/bin",
         "LANG": "C.UTF-8",
         "NO_PROXY": "127.0.0.1,localhost",

@@ -177,6 +177,44 @@ def helper_profile_name(command: object) -> str | None:
     return words[-1] if len(words) >= 4 and words[-3:-1] == ["key", "get"] else None
 
 
+@dataclass(frozen=True)
+class LaunchContext:
+    """What an agent's `launch` may look at: its files as they are, the environment, its version."""
+
+    current: Texts
+    environ: env.Environ
+    version: tuple[int, ...] | None  # the installed version; None: unknown
+    runtime: Path  # agentcfg's private runtime directory, where Launch.files are written
+    helper: tuple[str, ...] = ()  # the argv that prints the profile's key (`agentcfg key get NAME`), if it can
+
+
+@dataclass(frozen=True)
+class Launch:
+    """How `agentcfg exec PROFILE -- AGENT ARGS` gives one agent process the profile, through what the
+    agent offers for that (flags, variables, a settings file of its own), never through its files."""
+
+    args: tuple[str, ...]  # the agent's arguments, agentcfg's inserted where the agent reads them
+    env: dict[str, str] = field(default_factory=dict)  # variables to set in the process (never the key)
+    unset: tuple[str, ...] = ()  # variables to take out of the process's environment
+    # name -> text of files the agent reads at start (Claude Code's --settings), written owner-only in
+    # LaunchContext.runtime (never a key: the key reaches the process in its environment only)
+    files: dict[str, str] = field(default_factory=dict)
+    key_also: tuple[str, ...] = ()  # variables that get the profile's key too (besides its key_env)
+    key_in_env: bool = True  # False: the agent fetches the key itself (context.helper), the variable is not set
+    notes: tuple[str, ...] = ()
+
+
+def flatten(data: dict, prefix: tuple[str, ...] = ()) -> list[Assignment]:
+    """A nested settings object as assignments, one per leaf (a list is one leaf)."""
+    out: list[Assignment] = []
+    for key, value in data.items():
+        if isinstance(value, dict) and value:
+            out += flatten(value, (*prefix, key))
+        else:
+            out.append(((*prefix, key), value))
+    return out
+
+
 class Agent(Protocol):
     NAME: str
     BINARY: str  # the program on PATH
@@ -195,3 +233,5 @@ class Agent(Protocol):
     def edits(self, profile: Profile, current: Texts, keys: KeySource) -> list[FileEdit]: ...
 
     def read(self, current: Texts) -> Binding: ...
+
+    def launch(self, profile: Profile, args: tuple[str, ...], context: LaunchContext) -> Launch: ...

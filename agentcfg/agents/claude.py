@@ -9,8 +9,20 @@ from pathlib import Path
 
 from agentcfg import budget, edit, env
 from agentcfg.agents import base
-from agentcfg.agents.base import AgentFile, Binding, FileEdit, Header, KeySource, Texts, helper_command, is_helper
+from agentcfg.agents.base import (
+    AgentFile,
+    Binding,
+    FileEdit,
+    Header,
+    KeySource,
+    Launch,
+    LaunchContext,
+    Texts,
+    helper_command,
+    is_helper,
+)
 from agentcfg.edit import MISSING, REMOVE, Assignment
+from agentcfg.errors import AgentcfgError
 from agentcfg.profiles import PLACEHOLDER_KEY, Profile
 
 NAME = "claude"
@@ -28,6 +40,16 @@ MODEL_SLOTS = (
     "ANTHROPIC_DEFAULT_SONNET_MODEL",
     "ANTHROPIC_DEFAULT_HAIKU_MODEL",
 )
+# Every variable Claude Code reads a model from (agentcfg.doctor.agentfiles): exec sets them all, so no slot of
+# the user's files sends a request for another profile's model.
+EVERY_MODEL_SLOT = (
+    *MODEL_SLOTS,
+    "ANTHROPIC_SMALL_FAST_MODEL",
+    "ANTHROPIC_DEFAULT_FABLE_MODEL",
+    "ANTHROPIC_DEFAULT_MODEL",
+)
+# The window Claude Code compacts by; without it 2.1.332 assumes 1M tokens for a model it does not know (and says so).
+MAX_CONTEXT = "CLAUDE_CODE_MAX_CONTEXT_TOKENS"
 
 
 def home(environ: env.Environ) -> Path:
@@ -57,6 +79,7 @@ def edits(profile: Profile, current: Texts, keys: KeySource) -> list[FileEdit]:
         (("env", "ANTHROPIC_BASE_URL"), base),
         *((("env", slot), profile.model) for slot in MODEL_SLOTS),
         (("env", "CLAUDE_CODE_MAX_OUTPUT_TOKENS"), str(budget.output_tokens(profile, PROMPT_TOKENS))),
+        (("env", MAX_CONTEXT), str(profile.context_window) if profile.context_window else REMOVE),
     ]
     # Claude Code prefers ANTHROPIC_AUTH_TOKEN, then ANTHROPIC_API_KEY, then apiKeyHelper, and sends both
     # variables when both are set: agentcfg owns all three, so no other key reaches this profile's host.
@@ -64,9 +87,15 @@ def edits(profile: Profile, current: Texts, keys: KeySource) -> list[FileEdit]:
     token = (keys.literal or REMOVE) if profile.needs_key else PLACEHOLDER_KEY
     helper = helper_command(keys.helper) if profile.needs_key and keys.helper and not keys.literal else REMOVE
     old_helper = edit.get("json", text, ("apiKeyHelper",), path=shown)
-    if helper is REMOVE and not is_helper(old_helper):
-        helper = MISSING  # the user's own helper ranks below the token agentcfg writes; leave it
     notes = []
+    if helper is REMOVE and old_helper is MISSING:
+        helper = MISSING
+    elif helper is REMOVE and not is_helper(old_helper):
+        # A token does not outrank a helper: Claude Code still runs the user's and sends its key as x-api-key.
+        notes.append(
+            f"{settings.path}: removed your apiKeyHelper, whose key Claude Code would send to {base} next to the "
+            "token; `agentcfg rollback` brings it back."
+        )
     for variable, value in ((TOKEN, token), (API_KEY, REMOVE)):
         old = edit.get("json", text, ("env", variable), path=shown)
         if old not in (MISSING, PLACEHOLDER_KEY, value):
@@ -113,3 +142,41 @@ def read(current: Texts) -> Binding:
         # agentcfg's id: the `agentcfg key get NAME` it writes for a keyed profile (a keyless one leaves none)
         profile=base.helper_profile_name(helper),
     )
+
+
+def launch(profile: Profile, args: tuple[str, ...], context: LaunchContext) -> Launch:
+    """Claude Code's `--settings FILE` is the layer above the user's, project's and local settings (below
+    only an admin's policy), merged variable by variable, and its `env` wins over the process's own. So the
+    file sets every variable a lower layer could hold for another profile: the token to "" (read as
+    unset) and the API key to "", with an apiKeyHelper that prints the key from the variable `agentcfg
+    exec` sets in this process only (Claude Code sends it as both headers); a keyless profile's helper
+    prints the placeholder. No approval prompt: that is asked of ANTHROPIC_API_KEY only."""
+    base_url = (profile.anthropic_base_url or "").rstrip("/")
+    variables = {
+        "ANTHROPIC_BASE_URL": base_url,
+        TOKEN: "",
+        API_KEY: "",
+        **dict.fromkeys(EVERY_MODEL_SLOT, profile.model),
+        "CLAUDE_CODE_MAX_OUTPUT_TOKENS": str(budget.output_tokens(profile, PROMPT_TOKENS)),
+    }
+    if profile.context_window:
+        variables[MAX_CONTEXT] = str(profile.context_window)
+    if "--settings" in args or any(a.startswith("--settings=") for a in args):
+        raise AgentcfgError(
+            "claude is given --settings already: `agentcfg exec` passes its own (the profile's), and Claude Code "
+            "reads only the last",
+            hint="Put those settings in ~/.claude/settings.json or the project's .claude/settings.json, and run again.",
+        )
+    fetches = bool(profile.needs_key and context.helper)
+    if fetches:  # from the keyring, as a switch has it: the key is then in no variable the model's commands see
+        helper = helper_command(context.helper)
+    elif profile.needs_key and profile.key_env:
+        helper = helper_command(("printenv", profile.key_env))
+    else:
+        helper = helper_command(("echo", PLACEHOLDER_KEY))
+    settings = {"env": variables, "apiKeyHelper": helper, "model": profile.model}
+    name = f"claude-{profile.name}.settings.json"
+    import json
+
+    files = {name: json.dumps(settings, indent=2) + "\n"}
+    return Launch(("--settings", str(context.runtime / name), *args), files=files, key_in_env=not fetches)

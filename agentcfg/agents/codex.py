@@ -4,9 +4,19 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agentcfg import edit, env
+from agentcfg import budget, edit, env
 from agentcfg.agents import base
-from agentcfg.agents.base import AgentFile, Binding, FileEdit, KeySource, Texts, header_table, helper_command
+from agentcfg.agents.base import (
+    AgentFile,
+    Binding,
+    FileEdit,
+    KeySource,
+    Launch,
+    LaunchContext,
+    Texts,
+    header_table,
+    helper_command,
+)
 from agentcfg.attribution import label_from_name, profile_from_id
 from agentcfg.edit import REMOVE, Assignment
 from agentcfg.errors import AgentcfgError
@@ -20,7 +30,18 @@ MOVES: dict[tuple[str, ...], tuple[str, ...]] = {}  # keys the agent moves when 
 # `[model_providers.X.auth] command` came with openai/codex#16288 (merged 2026-03-31); 0.119.0 is the
 # first release surely after it. Older versions ignore the table silently and send no key.
 KEY_HELPER_SINCE = (0, 119, 0)
-BUILT_IN_PROVIDERS = {"openai": "https://api.openai.com/v1", "ollama": None, "lmstudio": None, "oss": None}
+BUILT_IN_PROVIDERS = {
+    "openai": "https://api.openai.com/v1", "ollama": None, "lmstudio": None, "oss": None,
+    "amazon-bedrock": None, "amazon-bedrock-runtime": None,
+}  # fmt: skip
+# Ids Codex refuses in model_providers ("reserved built-in provider IDs", codex-rs/config/src/config_toml.rs
+# RESERVED_MODEL_PROVIDER_IDS; amazon-bedrock only takes a few fields): agentcfg's `agentcfg-` ids never are.
+RESERVED_IDS = ("openai", "ollama", "lmstudio", "amazon-bedrock", "amazon-bedrock-runtime")
+# Since 0.134 `codex --profile NAME` layers `$CODEX_HOME/NAME.config.toml` over config.toml (a deep
+# merge: what the profile file leaves out comes from config.toml); a legacy `[profiles.NAME]` table
+# then makes `--profile NAME` refuse to start, and a top-level `profile = "x"` makes every start fail.
+PROFILE_FILES_SINCE = (0, 134, 0)
+PROFILE_FILE_PREFIX = "agentcfg-"
 
 
 def provider_id(profile: Profile) -> str:
@@ -74,24 +95,113 @@ def _key_assignments(table: tuple[str, ...], profile: Profile, keys: KeySource) 
     return [((*table, "env_key"), env_key), ((*table, "experimental_bearer_token"), token), *auth]
 
 
-def edits(profile: Profile, current: Texts, keys: KeySource) -> list[FileEdit]:
-    (config,) = current
+def _assignments(profile: Profile, keys: KeySource) -> list[Assignment]:
     table = ("model_providers", provider_id(profile))
     window = profile.context_window
     return [
-        FileEdit(
-            config,
-            [
-                (("model",), profile.model),
-                (("model_provider",), provider_id(profile)),
-                (("model_context_window",), window if window else REMOVE),
-                ((*table, "name"), f"agentcfg: {profile.label}"),
-                ((*table, "base_url"), profile.base_url),
-                ((*table, "wire_api"), "responses"),
-                *_key_assignments(table, profile, keys),
-            ],
-        )
+        (("model",), profile.model),
+        (("model_provider",), provider_id(profile)),
+        (("model_context_window",), window if window else REMOVE),
+        ((*table, "name"), f"agentcfg: {profile.label}"),
+        ((*table, "base_url"), profile.base_url),
+        ((*table, "wire_api"), "responses"),
+        *_key_assignments(table, profile, keys),
     ]
+
+
+def edits(profile: Profile, current: Texts, keys: KeySource) -> list[FileEdit]:
+    (config,) = current
+    return [FileEdit(config, _assignments(profile, keys), legacy_profile_notes(current))]
+
+
+def profile_file(profile_name: str, environ: env.Environ) -> AgentFile:
+    """The Codex profile file agentcfg keeps for a profile: `codex --profile agentcfg-NAME` runs on it."""
+    return AgentFile(home(environ) / f"{PROFILE_FILE_PREFIX}{profile_name}.config.toml", "toml")
+
+
+def profile_file_names(environ: env.Environ) -> list[str]:
+    """The profiles agentcfg keeps a Codex profile file for (the files there, by name)."""
+    directory = home(environ)
+    suffix = ".config.toml"
+    names = [p.name[len(PROFILE_FILE_PREFIX) : -len(suffix)] for p in directory.glob(f"{PROFILE_FILE_PREFIX}*{suffix}")]
+    return sorted(n for n in names if n)
+
+
+def profile_edits(profile: Profile, file: AgentFile, keys: KeySource) -> FileEdit:
+    """A Codex profile file for `profile`: the same keys as config.toml's switch, so whatever
+    config.toml points at, `codex --profile agentcfg-NAME` runs on this profile."""
+    return FileEdit(file, _assignments(profile, keys))
+
+
+def legacy_profile_notes(current: Texts) -> tuple[str, ...]:
+    """What a switch tells of Codex's legacy profiles in config.toml (Codex >= 0.134 refuses them)."""
+    ((config_file, text),) = current.items()
+    data = edit.load("toml", text or "", path=str(config_file.path))
+    shown, moved = str(config_file.path), config_file.path.parent
+    notes = []
+    if isinstance(legacy := data.get("profile"), str):
+        notes.append(
+            f'{shown} has the legacy `profile = "{legacy}"`: Codex 0.134 and later refuses to start with it; remove '
+            f"that line and move [profiles.{legacy}] into {moved / (legacy + '.config.toml')} (then start "
+            f"`codex --profile {legacy}`)"
+        )
+    if names := [n for n in base.table(data.get("profiles")) if isinstance(n, str)]:
+        notes.append(
+            f"{shown} has legacy [profiles.{names[0]}] tables: `codex --profile {names[0]}` refuses to start while "
+            f"they are there; move each into {moved}/NAME.config.toml (without the [profiles.NAME] header)"
+            " and remove it"
+        )
+    return tuple(notes)
+
+
+def launch(profile: Profile, args: tuple[str, ...], context: LaunchContext) -> Launch:
+    """Codex takes `-c key=value` overrides (TOML values) before its subcommand, above config.toml and any
+    profile file, for `exec`, `resume` and the interactive session alike. They merge into what the files
+    say, so the provider gets an id no file uses (a table of the same id would lend its headers, and an
+    `auth` command there is a hard error next to env_key), the window is always given (config.toml's would
+    stay), and the key's variable is kept from the commands the model runs (Codex passes its environment on)."""
+    ((config_file, text),) = context.current.items()
+    data = edit.load("toml", text or "", path=str(config_file.path))
+    if isinstance(legacy := data.get("profile"), str):
+        raise AgentcfgError(
+            f'{config_file.path} has the legacy `profile = "{legacy}"`: Codex refuses to start with it',
+            where=str(config_file.path),
+            hint=f"Remove that line (move [profiles.{legacy}] into {config_file.path.parent}/{legacy}.config.toml), "
+            "then run again.",
+        )
+    ident = f"agentcfg-exec-{profile.name}"
+    table = {"name": f"agentcfg: {profile.label}", "base_url": profile.base_url, "wire_api": "responses"}
+    if profile.key_env:
+        table["env_key"] = profile.key_env
+    overrides = [
+        f"model={_toml(profile.model)}",
+        f"model_provider={_toml(ident)}",
+        f"model_providers.{ident}={_toml(table)}",  # a profile name is a bare TOML key,
+    ]
+    window = profile.context_window or (budget.ASSUMED_WINDOW if "model_context_window" in data else None)
+    if window:
+        overrides.append(f"model_context_window={window}")
+    if profile.key_env:
+        policy = base.table(data.get("shell_environment_policy"))
+        excluded = (
+            [str(v) for v in policy.get("exclude", []) if isinstance(v, str)]
+            if isinstance(policy.get("exclude"), list)
+            else []
+        )
+        overrides.append(f"shell_environment_policy.exclude={_toml([*excluded, profile.key_env])}")
+    flags = tuple(word for override in overrides for word in ("-c", override))
+    return Launch((*flags, *args))
+
+
+def _toml(value: object) -> str:
+    """A value as an inline TOML literal, as `-c` parses it."""
+    import tomlkit
+
+    if isinstance(value, dict):
+        table = tomlkit.inline_table()
+        table.update(value)
+        return table.as_string()
+    return tomlkit.item(value).as_string()
 
 
 def read(current: Texts) -> Binding:

@@ -6,14 +6,16 @@ named by OPENCODE_CONFIG on top; agentcfg edits the file that wins, so nothing s
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from agentcfg import budget, edit, env
 from agentcfg.agents import base
-from agentcfg.agents.base import AgentFile, Binding, FileEdit, KeySource, Texts, header_table
+from agentcfg.agents.base import AgentFile, Binding, FileEdit, KeySource, Launch, LaunchContext, Texts, header_table
 from agentcfg.attribution import label_from_name, profile_from_id
 from agentcfg.edit import REMOVE, Assignment
-from agentcfg.profiles import Profile
+from agentcfg.errors import AgentcfgError
+from agentcfg.profiles import PLACEHOLDER_KEY, Profile
 
 NAME = "opencode"
 BINARY = "opencode"
@@ -22,6 +24,7 @@ STAMPS: tuple[tuple[str, ...], ...] = ()  # keys the agent writes into its own f
 MOVES: dict[tuple[str, ...], tuple[str, ...]] = {}  # keys the agent moves when it migrates its files
 KEY_HELPER_SINCE = None  # reads `{env:VAR}` or `{file:path}`; runs no command
 MERGE_ORDER = ("config.json", "opencode.json", "opencode.jsonc")
+SCHEMA = "https://opencode.ai/config.json"
 SEED = '{\n  "$schema": "https://opencode.ai/config.json"\n}\n'
 
 
@@ -41,29 +44,73 @@ def unsupported(profile: Profile) -> str | None:
     return None
 
 
+def _config(profile: Profile, api_key: object) -> dict:
+    """What agentcfg sets in opencode's config for `profile` (a switch writes its leaves; exec passes it whole)."""
+    model = {
+        "name": profile.model,
+        "tool_call": True,
+        "limit": {"context": budget.window(profile), "output": budget.output_tokens(profile, PROMPT_TOKENS)},
+    }
+    provider = {
+        "npm": "@ai-sdk/openai-compatible",
+        "name": f"agentcfg: {profile.label}",
+        "options": {"baseURL": profile.base_url, "apiKey": api_key},
+        "models": {profile.model: model},
+    }
+    return {"model": f"{provider_id(profile)}/{profile.model}", "provider": {provider_id(profile): provider}}
+
+
 def edits(profile: Profile, current: Texts, keys: KeySource) -> list[FileEdit]:
     (config,) = current
-    provider = ("provider", provider_id(profile))
-    model = (*provider, "models", profile.model)
     api_key = REMOVE
     if profile.key_env:
         api_key = keys.literal or f"{{env:{profile.key_env}}}"
-    return [
-        FileEdit(
-            config,
-            [
-                (("model",), f"{provider_id(profile)}/{profile.model}"),
-                ((*provider, "npm"), "@ai-sdk/openai-compatible"),
-                ((*provider, "name"), f"agentcfg: {profile.label}"),
-                ((*provider, "options", "baseURL"), profile.base_url),
-                ((*provider, "options", "apiKey"), api_key),
-                ((*model, "name"), profile.model),
-                ((*model, "tool_call"), True),
-                ((*model, "limit", "context"), budget.window(profile)),
-                ((*model, "limit", "output"), budget.output_tokens(profile, PROMPT_TOKENS)),
-            ],
+    return [FileEdit(config, base.flatten(_config(profile, api_key)))]
+
+
+# opencode 2 (`@opencode/cli`) reads a new config shape: `providers.ID` with `package` and `settings` instead of
+# `provider.ID` with `npm` and `options`, and new top-level keys. opencode 1 drops them (or refuses
+# `permissions`); agentcfg writes the V1 shape only, so a file in the V2 shape is refused, not half-edited.
+V2_KEYS = ("providers", "permissions", "plugins", "websearch", "warming")
+V2_SCHEMA = "https://opencode.ai/config.v2.json"
+
+
+def foreign_format(current: Texts) -> tuple[AgentFile, str] | None:
+    """The file in a format agentcfg does not write (opencode's V2 config), and what gives it away."""
+    for config, text in current.items():
+        data = base.table(edit.load("json", text or "", path=str(config.path)))
+        found = [f"top-level `{key}`" for key in V2_KEYS if key in data]
+        if base.table(data.get("mcp")).get("servers") is not None:
+            found.append("`mcp.servers`")
+        if data.get("$schema") == V2_SCHEMA:
+            found.append(f"$schema {V2_SCHEMA}")
+        for name, entry in base.table(data.get("provider")).items():
+            if isinstance(entry, dict) and ("package" in entry or "settings" in entry) and "npm" not in entry:
+                found.append(f"provider `{name}` with `package`/`settings`")
+        if found:
+            return config, "opencode V2 config (" + ", ".join(found) + ")"
+    return None
+
+
+V2_SINCE = (2, 0, 0)
+
+
+def launch(profile: Profile, args: tuple[str, ...], context: LaunchContext) -> Launch:
+    """opencode reads a whole config from OPENCODE_CONFIG_CONTENT, merged over every config file (global,
+    OPENCODE_CONFIG, project) and never written back; `{env:VAR}` works in it. opencode deep-merges, so
+    every leaf that matters is set: the key (a placeholder for a keyless profile, or a global entry's key of
+    the same id would go along), and `small_model`, or a global one sends the title request elsewhere."""
+    if context.version is not None and context.version >= V2_SINCE:
+        raise AgentcfgError(
+            f"opencode {'.'.join(map(str, context.version))} (opencode 2) is not supported by `agentcfg exec` yet",
+            hint="agentcfg is proven with opencode 1 (`npm install -g opencode-ai@1`).",
         )
-    ]
+    config = _config(profile, f"{{env:{profile.key_env}}}" if profile.key_env else PLACEHOLDER_KEY)
+    content = {"$schema": SCHEMA, **config, "small_model": config["model"]}
+    notes = ()
+    if context.environ.get("OPENCODE_CONFIG_CONTENT"):
+        notes = ("OPENCODE_CONFIG_CONTENT in this shell is replaced by the profile's for this run",)
+    return Launch(args, {"OPENCODE_CONFIG_CONTENT": json.dumps(content)}, notes=notes)
 
 
 def read(current: Texts) -> Binding:

@@ -9,12 +9,13 @@ for up to 384000 tokens after its first reply hits 8000. qwen ignores the top-le
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 from pathlib import Path
 
 from agentcfg import budget, edit, env
 from agentcfg.agents import base
-from agentcfg.agents.base import AgentFile, Binding, FileEdit, KeySource, Texts
+from agentcfg.agents.base import AgentFile, Binding, FileEdit, KeySource, Launch, LaunchContext, Texts
 from agentcfg.attribution import label_from_name
 from agentcfg.edit import MISSING, REMOVE, Assignment
 from agentcfg.errors import AgentcfgError
@@ -40,7 +41,9 @@ def home(environ: env.Environ) -> Path:
 
 def files(environ: env.Environ) -> list[AgentFile]:
     directory = home(environ)
-    return [AgentFile(directory / ".env", "dotenv"), AgentFile(directory / "settings.json", "json")]
+    # A new settings.json starts at the `$version` qwen stamps, so its first run does not rewrite the file.
+    seed = f'{{\n  "$version": {SETTINGS_VERSION}\n}}\n'
+    return [AgentFile(directory / ".env", "dotenv"), AgentFile(directory / "settings.json", "json", seed)]
 
 
 def unsupported(profile: Profile) -> str | None:
@@ -62,17 +65,21 @@ def _provider_entries(profile: Profile, settings: AgentFile, text: str, env_key:
             where=str(settings.path),
             hint="agentcfg did not change it; make it a list (qwen-code expects one) and run again.",
         )
+    return [_entry(profile, env_key), *(e for e in entries if not _is_ours(e))]
+
+
+def _entry(profile: Profile, env_key: str) -> dict[str, object]:
+    """agentcfg's `modelProviders.openai` entry: the endpoint, the key's variable and the bounds."""
     generation: dict[str, object] = {"samplingParams": {"max_tokens": budget.output_tokens(profile, PROMPT_TOKENS)}}
     if profile.context_window:
         generation["contextWindowSize"] = profile.context_window
-    ours = {
+    return {
         "id": profile.model,
         "name": f"agentcfg: {profile.label}",
         "baseUrl": profile.base_url,
         "envKey": env_key,
         "generationConfig": generation,
     }
-    return [ours, *(e for e in entries if not _is_ours(e))]
 
 
 def edits(profile: Profile, current: Texts, keys: KeySource) -> list[FileEdit]:
@@ -108,6 +115,9 @@ def edits(profile: Profile, current: Texts, keys: KeySource) -> list[FileEdit]:
             [
                 (("security", "auth", "selectedType"), "openai"),
                 (("model", "name"), profile.model),
+                # qwen 0.24 picks the entry whose baseUrl is model.baseUrl (else the first of the id, with a
+                # warning); 0.15 ignores the key. Without it a user's entry of the same id could win on 0.24.
+                (("model", "baseUrl"), profile.base_url),
                 (PROVIDERS, _provider_entries(profile, settings_file, settings_text, entry_key)),
             ],
         ),
@@ -122,7 +132,9 @@ def read(current: Texts) -> Binding:
     model = base.text(chosen.get("name")) or values.get("OPENAI_MODEL")
     entries = base.table(settings.get("modelProviders")).get("openai")
     matching = [e for e in entries if isinstance(e, dict) and e.get("id") == model] if isinstance(entries, list) else []
-    entry = matching[0] if matching else {}
+    # as qwen 0.24 chooses: the entry whose baseUrl is model.baseUrl, else the first of the id
+    pinned = [e for e in matching if chosen.get("baseUrl") is not None and e.get("baseUrl") == chosen.get("baseUrl")]
+    entry = (pinned or matching or [{}])[0]
     base_url = base.text(entry.get("baseUrl")) or values.get("OPENAI_BASE_URL")
     env_key = base.text(entry.get("envKey")) or KEY
     generation = base.table(entry.get("generationConfig") or chosen.get("generationConfig"))
@@ -140,3 +152,46 @@ def read(current: Texts) -> Binding:
     key = values.get(KEY)
     source = None if key is None else "placeholder" if key == PLACEHOLDER_KEY else f"in {dotenv_file.path.name}"
     return replace(binding, key=source, key_value=key)
+
+
+SETTINGS_VERSION = 4  # the `$version` qwen-code 0.15 and 0.24 stamp; a v5 shape shipped and was reverted
+
+
+def foreign_format(current: Texts) -> tuple[AgentFile, str] | None:
+    """settings.json in qwen-code's v5 shape (`$version` 5, `modelProviders.KIND = {protocol, models}`), written
+    by builds between QwenLM/qwen-code#5089 and its revert #5745: qwen 0.15 cannot read it, 0.24 turns it
+    back into v4 itself on its next start; agentcfg writes v4 only."""
+    _, settings_file = current
+    data = base.table(edit.load("json", current[settings_file] or "", path=str(settings_file.path)))
+    signs = []
+    if (version := base.number(data.get("$version"))) is not None and version > SETTINGS_VERSION:
+        signs.append(f"`$version` {version}")
+    signs += [f"modelProviders.{k} = {{protocol, models}}" for k, v in base.table(data.get("modelProviders")).items()
+              if isinstance(v, dict)][:1]  # fmt: skip
+    if not signs:
+        return None
+    return settings_file, f"qwen-code settings v5 shape ({', '.join(signs)}; qwen-code 0.24 turns it back into v4)"
+
+
+def launch(profile: Profile, args: tuple[str, ...], context: LaunchContext) -> Launch:
+    """qwen-code reads a system settings file from QWEN_CODE_SYSTEM_SETTINGS_PATH, the layer above the user's
+    and the project's, whose `modelProviders` replaces theirs whole (a user's entry of the same model id
+    would otherwise beat every flag and variable). The file names only the key's variable, never the key;
+    OPENAI_API_KEY is set to the same value, or qwen falls back to the one in ~/.qwen/.env."""
+    key_env = profile.key_env or KEY
+    settings = {
+        "$version": SETTINGS_VERSION,  # or qwen stamps it into the file
+        "security": {"auth": {"selectedType": "openai"}},
+        "model": {"name": profile.model, "baseUrl": profile.base_url},
+        "modelProviders": {"openai": [_entry(profile, key_env)]},
+    }
+    name = f"qwen-{profile.name}.settings.json"
+    variables = {"QWEN_CODE_SYSTEM_SETTINGS_PATH": str(context.runtime / name), "OPENAI_BASE_URL": profile.base_url,
+                 "OPENAI_MODEL": profile.model}  # fmt: skip
+    if not profile.key_env:
+        variables[KEY] = PLACEHOLDER_KEY
+    notes = ()
+    if context.environ.get("QWEN_CODE_SYSTEM_SETTINGS_PATH"):
+        notes = ("QWEN_CODE_SYSTEM_SETTINGS_PATH in this shell is replaced by the profile's for this run",)
+    files = {name: json.dumps(settings, indent=2) + "\n"}
+    return Launch(args, variables, files=files, notes=notes, key_also=(KEY,) if profile.key_env else ())

@@ -273,12 +273,9 @@ def _refuse_runtime_variable(found: Any) -> None:
         )
 
 
-def _profile_variables(name: str, environ: dict[str, str]) -> tuple[dict[str, str], dict[str, str]]:
+def _profile_variables(found: Any, environ: dict[str, str]) -> tuple[dict[str, str], dict[str, str]]:
     """The variables `exec` and `env` set (the profile's key, keyring first, and AGENTCFG_PROFILE), and where
     each comes from ("agentcfg", "keyring", "environment")."""
-    from agentcfg import profiles
-
-    found = profiles.get(name, environ)
     variables, sources = {"AGENTCFG_PROFILE": found.name}, {"AGENTCFG_PROFILE": "agentcfg"}
     if found.key_env:
         _refuse_runtime_variable(found)
@@ -300,16 +297,36 @@ def _profile_variables(name: str, environ: dict[str, str]) -> tuple[dict[str, st
 def exec_command(as_json: bool, name: str, command: tuple[str, ...]) -> None:
     """Run COMMAND with PROFILE's key in its variable, e.g. `agentcfg exec taotoken -- opencode`.
 
+    When COMMAND is an agent (codex, qwen, opencode, claude), that one process runs on PROFILE
+    whatever the agents' files point at, and no file of theirs changes: Codex gets `-c` overrides,
+    Claude Code `--settings` with a file in agentcfg's runtime directory, opencode
+    OPENCODE_CONFIG_CONTENT, qwen-code a system settings file (QWEN_CODE_SYSTEM_SETTINGS_PATH).
+    Two of them can run side by side on two profiles. Any other COMMAND gets the key's variable only.
+
     COMMAND replaces agentcfg (exec), so its stdin, stdout, stderr, signals and exit status are
     its own. Exit status 4: no key stored or exported (COMMAND is not run); 127: COMMAND not found;
-    126: not executable. Options of agentcfg's (--json) go before PROFILE: after it every word is COMMAND's.
+    126: not executable; 2: the agent cannot run on PROFILE. Options of agentcfg's (--json) go before
+    PROFILE: after it every word is COMMAND's.
     """
+    from agentcfg import launch, profiles
+
     if command[:1] == ("--",):  # click keeps the separator once it stops parsing options
         command = command[1:]
     if not command:
         raise click.UsageError("give the command to run after --, e.g. agentcfg exec taotoken -- opencode")
     environ = base.environ()
-    child = {**environ, **_profile_variables(name, environ)[0]}
+    found = profiles.get(name, environ)
+    variables = _profile_variables(found, environ)[0]
+    if agent := launch.agent_for(command[0]):
+        prepared = launch.prepare(found, agent, command, environ)
+        key = variables.get(found.key_env) if found.key_env else None
+        if key is not None and not prepared.launch.key_in_env and not environ.get(found.key_env):
+            del variables[found.key_env]  # the agent fetches it itself; its commands never see it
+        variables.update(prepared.launch.env)
+        variables.update(dict.fromkeys(prepared.launch.key_also, key) if key else {})
+        base.emit_notes(list(prepared.launch.notes))
+        command = tuple(prepared.argv)
+    child = {**environ, **variables}
     sys.stdout.flush()
     sys.stderr.flush()
     try:
@@ -347,8 +364,10 @@ def env_command(name: str, shell: str | None, as_json: bool) -> None:
     from agentcfg import redact, shells
 
     environ = base.environ()
+    from agentcfg import profiles
+
     shell = shell or shells.detect(environ)
-    variables, sources = _profile_variables(name, environ)
+    variables, sources = _profile_variables(profiles.get(name, environ), environ)
     if as_json:
         described = {
             variable: {

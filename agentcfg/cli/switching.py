@@ -25,8 +25,22 @@ from agentcfg.errors import Exit
     is_flag=True,
     help="Write the key itself into the agents' files (mode 0600) instead of having them fetch it.",
 )
+@click.option(
+    "--codex-profile-files",
+    type=click.Choice(["switched", "all"]),
+    default="switched",
+    show_default=True,
+    help="Codex 0.134+: keep $CODEX_HOME/agentcfg-NAME.config.toml (`codex --profile agentcfg-NAME`) for "
+    "every profile switched to, or for all profiles.",
+)
 def switch(
-    profile: str, agents: tuple[str, ...], every: bool, dry_run: bool, as_json: bool, store_key_in_files: bool
+    profile: str,
+    agents: tuple[str, ...],
+    every: bool,
+    dry_run: bool,
+    as_json: bool,
+    store_key_in_files: bool,
+    codex_profile_files: str,
 ) -> None:
     """Point the agents at PROFILE, editing only the keys agentcfg owns.
 
@@ -34,6 +48,10 @@ def switch(
     All files change together or not at all; `agentcfg rollback` undoes it. A key never goes
     into a file unless you pass --store-key-in-files: Claude Code (and Codex 0.119+) fetch it
     with `agentcfg key get`, the others read it from the variable `agentcfg exec` sets.
+
+    Codex 0.134+ also gets a profile file per profile switched to: `codex --profile agentcfg-NAME`
+    then runs on NAME whatever config.toml points at. For one process on another profile without
+    any file, see `agentcfg exec`.
 
     \b
     Exit status (--dry-run: the one the real run would have):
@@ -53,12 +71,13 @@ def switch(
     # --store-key-in-files has just refused a missing key (it has nothing to write): only the fetched key can be.
     missing = None if store_key_in_files else missing_key(chosen, environ)
     entry_id, recovered = None, []
+    others = list(profiles.load_all(environ).values()) if codex_profile_files == "all" else None
     if dry_run:
-        plan = plan_switch(chosen, selected, environ, keys)
+        plan = plan_switch(chosen, selected, environ, keys, others)
     else:
         journal = Journal(environ)
         with journal.locked() as recovered:
-            plan = plan_switch(chosen, selected, environ, keys)
+            plan = plan_switch(chosen, selected, environ, keys, others)
             entry = journal.commit(
                 plan.changes, {"kind": "switch", "profile": chosen.name, "label": f"switch {profile}"}
             )

@@ -516,6 +516,26 @@ def _claude_auth(
                 + "or to use the key: log out of claude.ai (/logout inside claude)",
             )
         )
+    elif api_key:
+        shell = came_from[claude.API_KEY].shown == SHELL
+        fix, hint = _claude_switch(target, profiles)
+        target.static.append(
+            Finding(
+                "claude-api-key-set",
+                WARN,
+                "claude",
+                "ANTHROPIC_API_KEY is set: interactive Claude Code stops to ask whether to use it "
+                "(ANTHROPIC_AUTH_TOKEN "
+                "and an apiKeyHelper are used without asking; agentcfg writes those)",
+                f"ANTHROPIC_API_KEY from {came_from[claude.API_KEY].shown}",
+                fixes.command("unset", claude.API_KEY) if shell else fix,
+                ""
+                if shell
+                else hint
+                or f"a switch writes the token in its place (or remove ANTHROPIC_API_KEY from "
+                f"{came_from[claude.API_KEY].shown})",
+            )
+        )
     if not target.base_url:
         if not (token or api_key or login or binding.helper):
             target.static.append(

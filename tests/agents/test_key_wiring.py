@@ -118,6 +118,7 @@ def test_claude_keyed_with_a_helper_replaces_plaintext_tokens():
             "ANTHROPIC_DEFAULT_SONNET_MODEL": "glm-4.6",
             "ANTHROPIC_DEFAULT_HAIKU_MODEL": "glm-4.6",
             "CLAUDE_CODE_MAX_OUTPUT_TOKENS": "32000",
+            "CLAUDE_CODE_MAX_CONTEXT_TOKENS": "200000",
         },
         "apiKeyHelper": shlex.join(ARGV),
     }
@@ -131,10 +132,15 @@ def test_claude_keyless_writes_the_placeholder_and_removes_our_helper():
     assert settings["theme"] == "dark"
 
 
-def test_claude_keyless_keeps_the_users_own_helper():
+def test_claude_keyless_removes_the_users_own_helper_whose_key_would_go_along():
+    # A token does not outrank a helper: Claude Code runs it and sends its key as x-api-key next to the token
+    # (seen with 2.1.197 and 2.1.332), so the user's key would reach the keyless profile's host.
     settings = _claude(LOCAL, '{"apiKeyHelper": "~/bin/key.sh"}', NO_KEYS)
-    assert settings["apiKeyHelper"] == "~/bin/key.sh"
+    assert "apiKeyHelper" not in settings
     assert settings["env"]["ANTHROPIC_AUTH_TOKEN"] == PLACEHOLDER_KEY
+    (file,) = claude.files(ENVIRON)
+    (change,) = claude.edits(LOCAL, {file: '{"apiKeyHelper": "~/bin/key.sh"}'}, NO_KEYS)
+    assert any("removed your apiKeyHelper" in note for note in change.notes), change.notes
 
 
 def test_claude_literal_writes_the_token_and_removes_our_helper():
@@ -147,9 +153,9 @@ def test_claude_literal_writes_the_token_and_removes_our_helper():
     assert claude.read({file: json.dumps(settings)}).key == "in file"
 
 
-def test_claude_literal_keeps_the_users_own_helper():
+def test_claude_literal_removes_the_users_own_helper():
     settings = _claude(GW, '{"apiKeyHelper": "~/bin/key.sh"}', LITERAL)
-    assert settings["apiKeyHelper"] == "~/bin/key.sh"
+    assert "apiKeyHelper" not in settings
     assert settings["env"]["ANTHROPIC_AUTH_TOKEN"] == LITERAL_KEY
 
 

@@ -197,7 +197,7 @@ def _qwen(profile: Profile, env_text: str | None, settings_text: str | None):
 def test_qwen_files():
     dotenv_file, settings_file = files(qwen)
     assert dotenv_file == AgentFile(Path("/home/u/.qwen/.env"), "dotenv")
-    assert settings_file == AgentFile(Path("/home/u/.qwen/settings.json"), "json")
+    assert settings_file == AgentFile(Path("/home/u/.qwen/settings.json"), "json", '{\n  "$version": 4\n}\n')
     assert qwen.files({**ENVIRON, "QWEN_HOME": "/q"})[0].path == Path("/q/.env")
 
 
@@ -210,8 +210,9 @@ def test_qwen_keyless_profile_gets_the_placeholder_key():
     }
     assert notes == ()
     assert settings == {
+        "$version": 4,  # a new file starts at the version qwen stamps: its first run leaves it as it is
         "security": {"auth": {"selectedType": "openai"}},
-        "model": {"name": "qwen3-coder"},
+        "model": {"name": "qwen3-coder", "baseUrl": "http://127.0.0.1:8000/v1"},  # qwen 0.24 picks the entry by it
         "modelProviders": {
             "openai": [
                 {
@@ -446,6 +447,7 @@ def test_claude_keyless_profile():
         "ANTHROPIC_DEFAULT_SONNET_MODEL": "qwen3-coder",
         "ANTHROPIC_DEFAULT_HAIKU_MODEL": "qwen3-coder",
         "CLAUDE_CODE_MAX_OUTPUT_TOKENS": "16768",
+        "CLAUDE_CODE_MAX_CONTEXT_TOKENS": "65536",  # 2.1.332 assumes 1M for a model it does not know
     }
     assert notes == ()
     original = json.loads(CLAUDE_SETTINGS)

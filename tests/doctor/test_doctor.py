@@ -1010,6 +1010,26 @@ def test_claude_login_and_api_key_are_an_auth_conflict(home):
     assert finding["fix"] == "unset ANTHROPIC_API_KEY" and "/logout" in finding["hint"]
 
 
+def test_an_api_key_alone_is_a_warning_for_its_approval_prompt(home):
+    """Issue 16 item 5: interactive Claude Code asks to approve an ANTHROPIC_API_KEY (never a token or helper)."""
+    with serve(FaultServer()) as server:
+        env = {"ANTHROPIC_BASE_URL": server.root, "ANTHROPIC_MODEL": MODEL, "ANTHROPIC_API_KEY": "key-bbbbbbbbbbbb"}
+        write_json(home, ".claude/settings.json", {"env": env})
+        report = doctor(home, "--agent", "claude", check=None)
+        finding = one(report, "claude", "claude-api-key-set", "warn")
+        assert "ask whether to use it" in finding["summary"]
+        assert "settings.json" in finding["evidence"]
+        del env["ANTHROPIC_API_KEY"]
+        write_json(home, ".claude/settings.json", {"env": env})
+        shell = doctor(home, "--agent", "claude", check=None, ANTHROPIC_API_KEY="sk-ant-shell-123456789")
+    assert one(shell, "claude", "claude-api-key-set", "warn")["fix"] == "unset ANTHROPIC_API_KEY"
+
+
+def test_a_token_alone_gets_no_api_key_warning(standard):
+    report = doctor(standard.home, "--agent", "claude", check=None)
+    assert not [f for f in report["findings"] if f["id"] == "claude-api-key-set"]
+
+
 def test_claude_with_an_endpoint_but_no_token_requires_login_and_is_not_probed(home):
     with serve(FaultServer()) as server:
         write_json(home, ".claude/settings.json", {"env": {"ANTHROPIC_BASE_URL": server.root}})
