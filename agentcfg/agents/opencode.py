@@ -107,6 +107,19 @@ def launch(profile: Profile, args: tuple[str, ...], context: LaunchContext) -> L
         )
     config = _config(profile, f"{{env:{profile.key_env}}}" if profile.key_env else PLACEHOLDER_KEY)
     content = {"$schema": SCHEMA, **config, "small_model": config["model"]}
+    # What the user's file could still say that takes a request elsewhere or drops the provider: an agent's
+    # own model, and the provider lists (a list is replaced by the merge, not joined).
+    ((config_file, text),) = context.current.items()
+    user = base.table(edit.load("json", text or "", path=str(config_file.path)))
+    agents = {name: {"model": config["model"]} for name, entry in base.table(user.get("agent")).items()
+              if isinstance(entry, dict) and "model" in entry}  # fmt: skip
+    if agents:
+        content["agent"] = agents
+    ours = provider_id(profile)
+    if isinstance(enabled := user.get("enabled_providers"), list):
+        content["enabled_providers"] = [*(p for p in enabled if p != ours), ours]
+    if isinstance(disabled := user.get("disabled_providers"), list):
+        content["disabled_providers"] = [p for p in disabled if p != ours]
     notes = ()
     if context.environ.get("OPENCODE_CONFIG_CONTENT"):
         notes = ("OPENCODE_CONFIG_CONTENT in this shell is replaced by the profile's for this run",)
