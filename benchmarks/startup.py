@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""How fast `agentcfg switch` and `agentcfg status` start, as a ratio to a bare interpreter start.
+"""How fast `agentcfg switch`, `status` and `exec` start, as a ratio to a bare interpreter start.
 
 Runs each command N times, interleaved (so machine noise hits all alike), in a throw-away HOME, and
 prints medians and the ratio to `python -c pass` measured in the same run. Absolute times on shared
@@ -40,8 +40,14 @@ def main() -> None:
             "HOME": home,
             "AGENTCFG_HOME": f"{home}/agentcfg",
             "XDG_CONFIG_HOME": f"{home}/.config",
-            "PATH": os.environ.get("PATH", ""),
+            "XDG_RUNTIME_DIR": f"{home}/run",
+            "PATH": f"{home}/bin{os.pathsep}" + os.environ.get("PATH", ""),
         }
+        # A stand-in codex that answers --version and exits: `exec` then costs agentcfg's part only.
+        Path(home, "bin").mkdir()
+        fake = Path(home, "bin", "codex")
+        fake.write_text('#!/bin/sh\n[ "$1" = --version ] && echo "codex-cli 0.171.0"\nexit 0\n')
+        fake.chmod(0o755)
         commands = {
             "python -c pass": [sys.executable, "-c", "pass"],
             "python -c 'import click'": [sys.executable, "-c", "import click"],  # the CLI framework alone
@@ -49,6 +55,8 @@ def main() -> None:
             "agentcfg switch (alternating)": None,
             "agentcfg switch taotoken --all": [agentcfg, "switch", "taotoken", "--all"],  # keyed, key recorded
             "agentcfg status": [agentcfg, "status"],
+            "agentcfg exec local -- true": [agentcfg, "exec", "local", "--", "true"],  # a plain program
+            "agentcfg exec local -- codex": [agentcfg, "exec", "local", "--", "codex"],  # + the agent's launch
         }
         # taotoken's key counts as stored (agentcfg's record of stored keys): the keyring is not asked, and the
         # switch exits 0, not 4 (switched, key missing)
