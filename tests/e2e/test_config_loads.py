@@ -23,9 +23,11 @@ each agent's (AGENTCFG_E2E_CORPUS=all for every one), else the samples below; an
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
+import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -371,6 +373,55 @@ class Load:
 QWEN_ERRORS = r"Error in .*|An unexpected critical error occurred:?\s*.*|FatalConfigError.*"
 
 
+def at_least(version: str, first: str) -> bool:
+    """Whether release `version` ("2.1.332") is `first` or later."""
+    return tuple(map(int, version.split("."))) >= tuple(map(int, first.split(".")))
+
+
+@functools.cache
+def _version_of(agent: str, path: str) -> str:
+    program = shutil.which(agent, path=path)
+    assert program, f"{agent} is not on {path}"
+    return agents.version(agent, Path(program).parent)
+
+
+def release_in(home: Home, agent: str) -> str:
+    """The version of `agent` that runs in `home` (the first on its PATH)."""
+    return _version_of(agent, home.env["PATH"])
+
+
+# qwen-code on a settings.json that is not JSON: 0.15.10 renames it to settings.json.corrupted.<ms> and
+# carries on with empty settings; 0.24.4 copies it to settings.json.corrupted (no suffix), keeps it,
+# and stops: "An unexpected critical error occurred: Error: Cannot read operator sandbox policy from
+# <file>: SyntaxError: ... is not valid JSON. A copy was saved to <file>.corrupted" [run].
+QWEN_COPIES_CORRUPT = "0.24.4"  # the first release seen doing the latter
+# Claude Code's `claude doctor`: 2.1.197 draws a screen (on a terminal only) and waits for Enter; its
+# section is "Invalid settings ✘" (the file is ignored) or "⚠" (it loads, less the rules it names),
+# then "<file>", then "├ <field>: <why>" lines, before "Updates ✔". 2.1.332 prints a report and exits:
+# "⚠ Invalid settings" whatever the consequence, then "- <file> › <field>: <why>" lines (a file
+# whose only lines are "Invalid permission rule ... was skipped" still loads; any other line: ignored
+# whole, as `claude auth status` shows for an env block beside `"model": 5`) [run, both releases].
+CLAUDE_FLAT_DOCTOR = "2.1.332"  # the first release seen printing the flat report
+CLAUDE_SKIPPED = r"Invalid permission rule .* was skipped"
+
+
+def _claude_doctor(screen: str, flat: bool) -> tuple[bool, str] | None:
+    """What `claude doctor` says of the settings: (file loads, its "Invalid settings" section on one
+    line, "" when there is none); None when it drew no diagnostics."""
+    if not flat:
+        if "Updates" not in screen:
+            return None
+        invalid = re.search(r"Invalid settings (\S+)(.*?)(?=\n\s*\n|Updates)", screen, re.S)
+        return (not invalid or invalid.group(1) == "⚠"), invalid.group(0) if invalid else ""
+    if "For a full setup checkup" not in screen:
+        return None
+    invalid = re.search(r"⚠ Invalid settings\n(.*?)(?=\n\s*\n|\Z)", screen, re.S)
+    if not invalid:
+        return True, ""
+    items = [line for line in invalid.group(1).splitlines() if line.startswith("- ")]
+    return all(re.search(CLAUDE_SKIPPED, item) for item in items), invalid.group(0)
+
+
 def load(agent: str, home: Home, timeout: float = 60) -> Load:
     env = {**home.env, "QWEN_CODE_DISABLE_PRECONNECT": "1"}  # qwen's start-up HEAD to its base URL
 
@@ -392,28 +443,33 @@ def load(agent: str, home: Home, timeout: float = 60) -> Load:
         # No prompt: qwen loads the settings, its models and auth, then stops ("No input provided").
         # --allowed-mcp-server-names keeps it from starting the file's MCP servers on the way.
         r = run("qwen", "--allowed-mcp-server-names", "agentcfg-e2e-none")
-        corrupted = sorted(p.name for p in home.path(".qwen").glob("settings.json.corrupted.*"))
-        if corrupted:
+        copies = at_least(release_in(home, "qwen"), QWEN_COPIES_CORRUPT)
+        corrupted = sorted(p.name for p in home.path(".qwen").glob("settings.json.corrupted*"))
+        if corrupted and not copies:
             return Load(False, f"qwen renamed an invalid settings.json to {corrupted[0]}", [r])
         if error := re.search(QWEN_ERRORS, r.output):
-            return Load(False, " ".join(error.group(0).split()), [r])
+            said = " ".join(error.group(0).replace(str(home.root), "~").split())
+            return Load(False, said + (f" (qwen copied it to {corrupted[0]})" if corrupted else ""), [r])
+        if corrupted:
+            return Load(False, f"qwen copied an invalid settings.json to {corrupted[0]} and carried on", [r])
         if "No input provided via stdin" in r.output:
             return Load(True, "ready", [r])
         return Load(True, _first_error(r.output, home), [r])  # e.g. "No auth type is selected": loaded, no provider
     # Claude Code: `claude -p` silently ignores a settings file that fails validation; `claude doctor`
-    # draws an "Invalid settings" section on a terminal. `auth status` shows whether the file's env
-    # block took effect (a file that fails validation is ignored whole).
+    # names it (CLAUDE_FLAT_DOCTOR: how each release shows it). `auth status` shows whether the file's
+    # env block took effect (a file that fails validation is ignored whole).
+    flat = at_least(release_in(home, "claude"), CLAUDE_FLAT_DOCTOR)
+    until = r"For a full setup checkup" if flat else r"Updates"
     doctor = agents.run_tty(
-        agents.offline(["claude", "doctor"]), {**env, "TERM": "xterm-256color"}, home.root, timeout, r"Updates", agent
+        agents.offline(["claude", "doctor"]), {**env, "TERM": "xterm-256color"}, home.root, timeout, until, agent
     )
     status = run("claude", "auth", "status")
-    if "Updates" not in doctor.stdout:
+    seen = _claude_doctor(doctor.stdout, flat)
+    if seen is None:
         return Load(False, "claude doctor drew no diagnostics", [doctor, status])
-    # "Invalid settings ✘": the file is ignored. "⚠": it loads, less what it names ("Invalid
-    # permission rule ... was skipped"), which must then be the same after a rollback.
-    invalid = re.search(r"Invalid settings (\S+)(.*?)(?=\n\s*\n|Updates)", doctor.stdout, re.S)
-    said = " ".join(invalid.group(0).replace(str(home.root), "~").split()) if invalid else ""
-    if invalid and invalid.group(1) != "⚠":
+    loads, section = seen
+    said = " ".join(section.replace(str(home.root), "~").split())
+    if not loads:
         return Load(False, said, [doctor, status])
     try:
         logged_in = json.loads(status.stdout)["loggedIn"]
@@ -550,13 +606,36 @@ BROKEN = [
 ]  # fmt: skip
 
 
+# Where a later release treats the file otherwise: (agent, what) -> [(first release seen, rejected?,
+# what it says)], newest first; a release before all of them does what BROKEN says.
+LATER = {
+    # qwen-code 0.24.4 drops a modelProviders.<k> that is not a list (a string, a number; an object is
+    # the v5 shape, which it downgrades to its `models` list) and loads the rest; 0.15.10 stops with
+    # "missing required field: id" or "models is not iterable". A list entry without an id stops both.
+    ("qwen", "a provider list that is not a list (control)"): [("0.24.4", False, r"No auth type is selected")],
+    ("qwen", "not JSON (control)"): [
+        ("0.24.4", True, r"Cannot read operator sandbox policy from ~/\.qwen/settings\.json: SyntaxError: .*"
+         r"not valid JSON.*\(qwen copied it to settings\.json\.corrupted\)$"),
+    ],
+}  # fmt: skip
+
+
+def expected(agent: str, what: str, rejected: bool, says: str, version: str) -> tuple[bool, str]:
+    """(rejected?, what the agent says) for `agent` at `version`."""
+    for first, later_rejected, later_says in LATER.get((agent, what), []):
+        if at_least(version, first):
+            return later_rejected, later_says
+    return rejected, says
+
+
 @pytest.mark.parametrize(
-    ("agent", "text", "rejected", "says", "release"),
-    agents.matrix(
-        [pytest.param(a, text, rejected, says, id=f"{a}-{what}") for a, what, text, rejected, says in BROKEN]
-    ),
+    ("agent", "what", "text", "rejected", "says", "release"),
+    agents.matrix([pytest.param(*case, id=f"{case[0]}-{case[1]}") for case in BROKEN]),
 )
-def test_the_check_tells_a_broken_file(agent: str, text: str, rejected: bool, says: str, agent_home: Home) -> None:
+def test_the_check_tells_a_broken_file(
+    agent: str, what: str, text: str, rejected: bool, says: str, agent_home: Home
+) -> None:
+    rejected, says = expected(agent, what, rejected, says, release_in(agent_home, agent))
     agent_home.write(main_file(agent), text)
     seen = load(agent, agent_home)
     assert seen.accepted is not rejected, seen
