@@ -645,15 +645,33 @@ def _qwen(parsed: Parsed, environ: env.Environ, profiles: dict[str, Profile]) ->
                 "" if switch else f'{via_switch}set {key} to "openai" in {where}',
             )
         )
-    # modelProviders: each auth type's list of {id, ...}. A list that is not one, or an entry without
-    # an id, stops it: "An unexpected critical error occurred: Error: Model config in authType 'openai'
-    # missing required field: id" [run].
+    # modelProviders: each auth type's list of {id, ...}. An entry without an id stops 0.15.10 and
+    # 0.24.4: "An unexpected critical error occurred: Error: Model config in authType 'openai' missing
+    # required field: id" [run]. A value that is not a list stops 0.15.10 ("... missing required field:
+    # id" for a string, "TypeError: models is not iterable" for a number or an object); 0.24.4 drops it
+    # and loads the rest, except an object, which it takes for the v5 {protocol, models} layout and
+    # rewrites as its `models` list (V5ToV4Migration) [run, both releases].
     if isinstance(providers, dict):
         for auth, listed in providers.items():
-            items = listed if isinstance(listed, list) else [listed]
-            bad = [i for i, e in enumerate(items) if not (isinstance(e, dict) and isinstance(e.get("id"), str))]
+            if not isinstance(listed, list):
+                what = f"modelProviders.{auth}"
+                findings.append(
+                    Finding(
+                        "qwen-config-rejected",
+                        FAIL,
+                        "qwen",
+                        f"{what} in {where} is {_kind(listed)}, not a list of entries: qwen-code 0.15 stops "
+                        "with an error at start; 0.24 ignores it, except an object in the settings v5 layout "
+                        '({"protocol", "models"}), which it rewrites as its "models" list',
+                        f"{what}: {_kind(listed)}",
+                        "",
+                        f'make {what} in {where} a list of entries, each with an "id"',
+                    )
+                )
+                break
+            bad = [i for i, e in enumerate(listed) if not (isinstance(e, dict) and isinstance(e.get("id"), str))]
             if bad:
-                what = f"modelProviders.{auth}" + (f"[{bad[0]}]" if isinstance(listed, list) else "")
+                what = f"modelProviders.{auth}[{bad[0]}]"
                 findings.append(
                     Finding(
                         "qwen-config-rejected",
@@ -661,7 +679,7 @@ def _qwen(parsed: Parsed, environ: env.Environ, profiles: dict[str, Profile]) ->
                         "qwen",
                         f"qwen-code stops with an error at start: {what} in {where} has no model id "
                         f'(modelProviders.{auth} must be a list of entries, each with an "id")',
-                        f"{what}: {_kind(items[bad[0]])}",
+                        f"{what}: {_kind(listed[bad[0]])}",
                         "",
                         f"fix {what} in {where}",
                     )
