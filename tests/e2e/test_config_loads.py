@@ -509,6 +509,36 @@ def _parsed(relative: str, text: str) -> object:
     return parse("json", text, path=relative)
 
 
+# Claude Code migrates the user's settings when it loads them, by what the provider offers, and writes the
+# whole file back in its own layout. Under agentcfg's env block (a gateway) 2.1.332 does what it does not
+# on the first-party default of the probe [run, tests/corpus/claude/024-iimuz-sandbox.json, 001-0maru-...]:
+# "migration_opus_to_opus1m" (`if(Dd("userSettings")?.model!=="opus")return!0;…Qr("userSettings",
+# {model:"opus[1m]"})`) and the auto-mode reset (`if(o?.skipAutoPermissionPrompt&&o?.permissions?.
+# defaultMode!=="auto")…Qr("userSettings",{skipAutoPermissionPrompt:void 0})`) in its binary. The
+# rollback keeps those changes, as it keeps any edit not agentcfg's. (2.1.197 drops `"model": "opus"`
+# there, and the rollback puts it back: step 4 holds byte for byte.)
+MIGRATES = {"claude": ("2.1.332", {"model", "skipAutoPermissionPrompt"})}  # agent: (first release, keys)
+
+
+def _own_migration(agent: str, home: Home, written: dict[str, str | None]) -> dict[str, dict]:
+    """The top-level keys (and their new values, None: removed) the agent changed in its files while it
+    loaded them, by file, at a release MIGRATES names: only the keys it names, any other change fails."""
+    found: dict[str, dict] = {}
+    first, keys = MIGRATES.get(agent, ("", set()))
+    if not first or not at_least(release_in(home, agent), first):
+        return found
+    for relative, before in written.items():
+        after = _read(home, relative)
+        if after == before:
+            continue
+        old, new = _parsed(relative, before or "{}"), _parsed(relative, after or "{}")
+        assert isinstance(old, dict) and isinstance(new, dict), relative
+        changed = {k: new.get(k) for k in {*old, *new} if old.get(k) != new.get(k)}
+        assert set(changed) <= keys, f"{agent} changed {sorted(set(changed) - keys)} in {relative}:\n{after}"
+        found[relative] = changed
+    return found
+
+
 @pytest.mark.parametrize(("case", "release"), agents.matrix(cases(), lambda values: values[0].agent))
 def test_the_agent_loads_its_file_after_switch_and_rollback(
     case: Case, agent_home: Home, agents_bin: Path, tmp_path: Path
@@ -541,9 +571,11 @@ def test_the_agent_loads_its_file_after_switch_and_rollback(
         "--anthropic-base-url", root, "--context-window", "131072",
     )  # fmt: skip
     home.run("switch", "local", "--agent", agent)
+    written = {relative: _read(home, relative) for relative in paths}
     switched = load(agent, home)
     assert switched.accepted, f"{agent} rejects what `agentcfg switch local` wrote:\n{switched}"
     assert switched.outcome.startswith(SWITCHED[agent]), f"{agent} does not see the profile:\n{switched}"
+    migrated = _own_migration(agent, home, written)  # what the agent itself wrote while it was switched
 
     # 3. The agent's (or its user's) own edit, then `agentcfg rollback`: the agent loads the result,
     # and treats it as it treated the original.
@@ -573,6 +605,12 @@ def test_the_agent_loads_its_file_after_switch_and_rollback(
                 # qwen migrated an old-layout file when it first read it, rewriting it whole: the keys it
                 # moved land in an order that depends on where agentcfg's keys were, so compare the data.
                 assert _parsed(relative, now) == _parsed(relative, want_text), f"{relative}:\n{now}\n  !=\n{want_text}"
+                continue
+            if relative in migrated:
+                # the agent rewrote the file itself (whole): the original's data, plus what it changed, plus the edit
+                want_data = {**_parsed(relative, want_text), **migrated[relative]}  # type: ignore[dict-item]
+                want_data = {k: v for k, v in want_data.items() if v is not None}
+                assert _parsed(relative, now) == want_data, f"{relative}:\n{now}\n  !=\n{want_data}"
                 continue
             assert now == want_text, f"{relative} is not the original plus the edit:\n{now!r}\n  !=\n{want_text!r}"
 
