@@ -4,7 +4,8 @@ fix may name) in, Findings out; given no profiles, it reads the user's own, and 
 
 Every rule names where it was read (the agent's source, file and release) and was checked against the
 real program of the version the e2e tier pins (tests/e2e/test_agent_rules.py asks each agent):
-codex 0.171.0, opencode 1.18.33, qwen-code 0.15.10, Claude Code 2.1.197.
+codex 0.171.0, opencode 1.18.33, qwen-code 0.15.10, Claude Code 2.1.197 (and at npm's latest: qwen-code 0.24.4,
+Claude Code 2.1.332 were checked too; where they differ, the rule says so).
 
 FAIL: the agent refuses to load the file, or never uses agentcfg's settings. WARN: part of its traffic
 goes to another model or provider than the one agentcfg set.
@@ -703,8 +704,9 @@ def _qwen_profile(parsed: Parsed, profiles: dict[str, Profile]) -> Profile | Non
 # Settings schema: Claude Code 2.1.197 validates settings.json and, when it fails, ignores the WHOLE file
 # (its env block too) - `claude -p` silently ("Settings files that fail validation are silently ignored
 # in this mode", `claude --help`), `claude doctor` shows "Invalid settings ✘ <file> └ model: Expected
-# string, but received number" [run]. Checked here: the types of the keys agentcfg reads or writes.
-# Unknown keys are accepted [run].
+# string, but received number" [run]. 2.1.332 still ignores it whole; its `claude doctor` prints
+# "⚠ Invalid settings" / "- <file> › model: Expected string, but received number" [run]. Checked here:
+# the types of the keys agentcfg reads or writes. Unknown keys are accepted [run].
 CLAUDE_STRINGS = ("model", "apiKeyHelper")
 CLAUDE_RULE_LISTS = ("allow", "deny", "ask")
 # Model slots: the variables Claude Code 2.1.197 reads for a model besides ANTHROPIC_MODEL (in its
@@ -712,7 +714,9 @@ CLAUDE_RULE_LISTS = ("allow", "deny", "ask")
 # for its background requests; CLAUDE_CODE_SUBAGENT_MODEL, unless "inherit", for every subagent;
 # ANTHROPIC_DEFAULT_FABLE_MODEL for the "fable" alias). agentcfg writes ANTHROPIC_MODEL and the
 # OPUS/SONNET/HAIKU slots (agents/claude.py MODEL_SLOTS); ANTHROPIC_REASONING_MODEL is read by no
-# current version (not in the 2.1.197 binary), so it is not a slot.
+# current version (not in the 2.1.197 binary), so it is not a slot. 2.1.332 reads these slots, in the
+# same order, through an environment object (`let e=s.ANTHROPIC_SMALL_FAST_MODEL;if(e!==void 0)return …`),
+# and adds CLAUDE_CODE_WORKFLOW_SUBAGENT_MODEL (workflow subagents; "inherit" or unset: none), not checked yet.
 CLAUDE_SLOTS = (
     "ANTHROPIC_SMALL_FAST_MODEL",
     "CLAUDE_CODE_SUBAGENT_MODEL",
