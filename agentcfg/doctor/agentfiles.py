@@ -4,7 +4,8 @@ fix may name) in, Findings out; given no profiles, it reads the user's own, and 
 
 Every rule names where it was read (the agent's source, file and release) and was checked against the
 real program of the version the e2e tier pins (tests/e2e/test_agent_rules.py asks each agent):
-codex 0.171.0, opencode 1.18.33, qwen-code 0.15.10, Claude Code 2.1.197.
+codex 0.171.0, opencode 1.18.33, qwen-code 0.15.10, Claude Code 2.1.197 (and at npm's latest: qwen-code 0.24.4,
+Claude Code 2.1.332 were checked too; where they differ, the rule says so).
 
 FAIL: the agent refuses to load the file, or never uses agentcfg's settings. WARN: part of its traffic
 goes to another model or provider than the one agentcfg set.
@@ -645,15 +646,33 @@ def _qwen(parsed: Parsed, environ: env.Environ, profiles: dict[str, Profile]) ->
                 "" if switch else f'{via_switch}set {key} to "openai" in {where}',
             )
         )
-    # modelProviders: each auth type's list of {id, ...}. A list that is not one, or an entry without
-    # an id, stops it: "An unexpected critical error occurred: Error: Model config in authType 'openai'
-    # missing required field: id" [run].
+    # modelProviders: each auth type's list of {id, ...}. An entry without an id stops 0.15.10 and
+    # 0.24.4: "An unexpected critical error occurred: Error: Model config in authType 'openai' missing
+    # required field: id" [run]. A value that is not a list stops 0.15.10 ("... missing required field:
+    # id" for a string, "TypeError: models is not iterable" for a number or an object); 0.24.4 drops it
+    # and loads the rest, except an object, which it takes for the v5 {protocol, models} layout and
+    # rewrites as its `models` list (V5ToV4Migration) [run, both releases].
     if isinstance(providers, dict):
         for auth, listed in providers.items():
-            items = listed if isinstance(listed, list) else [listed]
-            bad = [i for i, e in enumerate(items) if not (isinstance(e, dict) and isinstance(e.get("id"), str))]
+            if not isinstance(listed, list):
+                what = f"modelProviders.{auth}"
+                findings.append(
+                    Finding(
+                        "qwen-config-rejected",
+                        FAIL,
+                        "qwen",
+                        f"{what} in {where} is {_kind(listed)}, not a list of entries: qwen-code 0.15 stops "
+                        "with an error at start; 0.24 ignores it, except an object in the settings v5 layout "
+                        '({"protocol", "models"}), which it rewrites as its "models" list',
+                        f"{what}: {_kind(listed)}",
+                        "",
+                        f'make {what} in {where} a list of entries, each with an "id"',
+                    )
+                )
+                break
+            bad = [i for i, e in enumerate(listed) if not (isinstance(e, dict) and isinstance(e.get("id"), str))]
             if bad:
-                what = f"modelProviders.{auth}" + (f"[{bad[0]}]" if isinstance(listed, list) else "")
+                what = f"modelProviders.{auth}[{bad[0]}]"
                 findings.append(
                     Finding(
                         "qwen-config-rejected",
@@ -661,7 +680,7 @@ def _qwen(parsed: Parsed, environ: env.Environ, profiles: dict[str, Profile]) ->
                         "qwen",
                         f"qwen-code stops with an error at start: {what} in {where} has no model id "
                         f'(modelProviders.{auth} must be a list of entries, each with an "id")',
-                        f"{what}: {_kind(items[bad[0]])}",
+                        f"{what}: {_kind(listed[bad[0]])}",
                         "",
                         f"fix {what} in {where}",
                     )
@@ -685,8 +704,9 @@ def _qwen_profile(parsed: Parsed, profiles: dict[str, Profile]) -> Profile | Non
 # Settings schema: Claude Code 2.1.197 validates settings.json and, when it fails, ignores the WHOLE file
 # (its env block too) - `claude -p` silently ("Settings files that fail validation are silently ignored
 # in this mode", `claude --help`), `claude doctor` shows "Invalid settings ✘ <file> └ model: Expected
-# string, but received number" [run]. Checked here: the types of the keys agentcfg reads or writes.
-# Unknown keys are accepted [run].
+# string, but received number" [run]. 2.1.332 still ignores it whole; its `claude doctor` prints
+# "⚠ Invalid settings" / "- <file> › model: Expected string, but received number" [run]. Checked here:
+# the types of the keys agentcfg reads or writes. Unknown keys are accepted [run].
 CLAUDE_STRINGS = ("model", "apiKeyHelper")
 CLAUDE_RULE_LISTS = ("allow", "deny", "ask")
 # Model slots: the variables Claude Code 2.1.197 reads for a model besides ANTHROPIC_MODEL (in its
@@ -694,7 +714,9 @@ CLAUDE_RULE_LISTS = ("allow", "deny", "ask")
 # for its background requests; CLAUDE_CODE_SUBAGENT_MODEL, unless "inherit", for every subagent;
 # ANTHROPIC_DEFAULT_FABLE_MODEL for the "fable" alias). agentcfg writes ANTHROPIC_MODEL and the
 # OPUS/SONNET/HAIKU slots (agents/claude.py MODEL_SLOTS); ANTHROPIC_REASONING_MODEL is read by no
-# current version (not in the 2.1.197 binary), so it is not a slot.
+# current version (not in the 2.1.197 binary), so it is not a slot. 2.1.332 reads these slots, in the
+# same order, through an environment object (`let e=s.ANTHROPIC_SMALL_FAST_MODEL;if(e!==void 0)return …`),
+# and adds CLAUDE_CODE_WORKFLOW_SUBAGENT_MODEL (workflow subagents; "inherit" or unset: none), not checked yet.
 CLAUDE_SLOTS = (
     "ANTHROPIC_SMALL_FAST_MODEL",
     "CLAUDE_CODE_SUBAGENT_MODEL",

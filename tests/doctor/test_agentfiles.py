@@ -287,10 +287,20 @@ def test_qwen_other_auth_type_fails_only_with_agentcfgs_entry(environ):
     assert run("qwen", environ, None, qs("anthropic")) == []  # the user's own choice, nothing of agentcfg's
 
 
-@pytest.mark.parametrize("entries", ["x", [{"name": "no id"}]])
+@pytest.mark.parametrize("entries", [[{"name": "no id"}], ["x"]])
 def test_qwen_model_providers_without_ids_stop_it(environ, entries):
     found = only(run("qwen", environ, None, qs(entries=entries)), "qwen-config-rejected", FAIL)
-    assert "modelProviders.openai" in found.summary
+    assert "modelProviders.openai[0]" in found.summary and "stops with an error" in found.summary
+
+
+# 0.15.10 stops on each; 0.24.4 ignores them, but rewrites an object as its "models" list (the v5 layout)
+@pytest.mark.parametrize(
+    "entries", ["x", 5, {"id": "M", "baseUrl": "http://h/v1"}, {"protocol": "openai", "models": OURS}]
+)
+def test_qwen_model_providers_not_a_list_fail_naming_both_releases(environ, entries):
+    found = only(run("qwen", environ, None, qs(entries=entries)), "qwen-config-rejected", FAIL)
+    assert "modelProviders.openai in" in found.summary and "not a list" in found.summary
+    assert "0.15 stops" in found.summary and "0.24 ignores it" in found.summary
 
 
 # -- Claude Code ----------------------------------------------------------------------------------------

@@ -14,6 +14,7 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 
@@ -23,10 +24,11 @@ from agentcfg.profiles import Profile
 from agentcfg.switch import read_current
 from tests.conftest import REPO, Home
 from tests.e2e import agents
-from tests.e2e.test_config_loads import load
+from tests.e2e.test_config_loads import at_least, load, release_in
 from tests.fault_server import MODEL, FaultServer
 
 pytestmark = pytest.mark.e2e
+T = TypeVar("T", str, bytes)
 
 MODULES = {"codex": codex, "opencode": opencode, "qwen": qwen, "claude": claude}
 FILE = {
@@ -59,7 +61,7 @@ class Rule:
     what: str
     broken: str  # the agent's main file (FILE[agent]) that triggers the finding
     finding: str  # its id
-    says: str  # what the agent prints on the broken file (a regex)
+    says: str | dict[str, str]  # what the agent prints on the broken file (a regex), or {first release seen: regex}
     fixed: str  # the same file, fixed as the finding says
     extra: dict[str, str] = field(default_factory=dict)  # other files, the same in both
 
@@ -101,12 +103,27 @@ RULES = [
          "qwen-config-rejected", r"missing required field: id",
          json.dumps({**OPENAI, "modelProviders": {"openai": [{"id": "M", "name": "x", "baseUrl": LOOP}]}}),
          {".qwen/.env": QWEN_ENV}),
+    # `claude doctor`: 2.1.197 draws "Invalid settings ✘" (ignored) / <file> / "└ <field>: <why>"; 2.1.332
+    # prints "⚠ Invalid settings" / "- <file> › <field>: <why>" (test_config_loads.CLAUDE_FLAT_DOCTOR).
     Rule("claude", "model of the wrong type", claude_file(model=5), "claude-settings-invalid",
-         r"Invalid settings ✘.*model: Expected string, but received number", claude_file(model="M")),
+         {"2.1.197": r"Invalid settings ✘.*model: Expected string, but received number",
+          "2.1.332": r"⚠ Invalid settings - ~/\.claude/settings\.json › model: Expected string, but received number"},
+         claude_file(model="M")),
     Rule("claude", "permissions.allow not a list", claude_file(permissions={"allow": "Bash"}),
-         "claude-settings-invalid", r"Invalid settings ✘.*permissions\.allow: Expected array",
+         "claude-settings-invalid",
+         {"2.1.197": r"Invalid settings ✘.*permissions\.allow: Expected array",
+          "2.1.332": r"⚠ Invalid settings - ~/\.claude/settings\.json › permissions\.allow: Expected array"},
          claude_file(permissions={"allow": ["Bash"]})),
 ]  # fmt: skip
+
+
+def says_at(says: T | dict[str, T], version: str) -> T:
+    """The regex for `version`: that of the latest release keyed at or before it."""
+    if not isinstance(says, dict):
+        return says
+    known = [first for first in says if at_least(version, first)]
+    assert known, f"no expectation for release {version} (only {', '.join(says)})"
+    return says[max(known, key=lambda v: tuple(map(int, v.split("."))))]
 
 
 def findings(home: Home, agent: str) -> list[str]:
@@ -136,7 +153,7 @@ def test_the_agent_refuses_what_the_rule_names_and_loads_the_fixed_file(rule: Ru
     assert rule.finding in findings(agent_home, rule.agent)
     accepted, said = outcome(rule.agent, agent_home)
     assert not accepted, f"{rule.agent} accepts what {rule.finding} says it refuses: {said}"
-    assert re.search(rule.says, said, re.S), said
+    assert re.search(says_at(rule.says, release_in(agent_home, rule.agent)), said, re.S), said
 
     agent_home.write(FILE[rule.agent], rule.fixed)
     assert findings(agent_home, rule.agent) == []
@@ -206,8 +223,24 @@ def test_qwen_refuses_a_real_users_file_with_qwen_oauth(agent_home: Home) -> Non
     assert not accepted and "Qwen OAuth free tier was discontinued" in said, said
 
 
+# How the program reads the background model: 2.1.197 `if(process.env.ANTHROPIC_SMALL_FAST_MODEL)return
+# uI(…);…if(!process.env.ANTHROPIC_DEFAULT_HAIKU_MODEL&&…)`; 2.1.332 through an environment object,
+# `function gx(){let e=s.ANTHROPIC_SMALL_FAST_MODEL;if(e!==void 0)return Sv($N(e));…return
+# s.ANTHROPIC_DEFAULT_HAIKU_MODEL!==void 0?…` and `nPe(){let e=s.CLAUDE_CODE_SUBAGENT_MODEL;return
+# e&&e!=="inherit"?e:"inherit"}` [the binaries]. Keyed by the first release seen reading it so.
+SMALL_FAST_FIRST = {
+    "2.1.197": rb"if\(process\.env\.ANTHROPIC_SMALL_FAST_MODEL\)return.{0,300}?ANTHROPIC_DEFAULT_HAIKU_MODEL",
+    "2.1.332": rb"\{let (\w+)=[\w$]+\.ANTHROPIC_SMALL_FAST_MODEL;if\(\1!==void 0\)return.{0,500}?"
+    rb"[\w$]+\.ANTHROPIC_DEFAULT_HAIKU_MODEL",
+}
+SUBAGENT_READ = {
+    "2.1.197": rb"process\.env\.CLAUDE_CODE_SUBAGENT_MODEL",
+    "2.1.332": rb"let (\w+)=[\w$]+\.CLAUDE_CODE_SUBAGENT_MODEL;return \1&&\1!==\"inherit\"\?\1:\"inherit\"",
+}
+
+
 @pytest.mark.parametrize(("agent", "release"), agents.matrix(["claude"]))
-def test_claude_reads_the_model_slots_the_rule_checks(agent: str, agents_bin: Path) -> None:
+def test_claude_reads_the_model_slots_the_rule_checks(agent: str, agents_bin: Path, agent_versions) -> None:
     """Claude Code's background model is ANTHROPIC_SMALL_FAST_MODEL before the HAIKU slot agentcfg writes,
     and CLAUDE_CODE_SUBAGENT_MODEL picks every subagent's; both in the program itself (no request of
     `claude -p` uses them, so a run cannot show it)."""
@@ -215,8 +248,9 @@ def test_claude_reads_the_model_slots_the_rule_checks(agent: str, agents_bin: Pa
     data = program.read_bytes()
     if not data.startswith(b"\x7fELF") and b"process.env" not in data:
         pytest.skip(f"{program} is neither the native build nor its script")
-    assert re.search(rb"if\(process\.env\.ANTHROPIC_SMALL_FAST_MODEL\)return", data)
-    assert b"process.env.CLAUDE_CODE_SUBAGENT_MODEL" in data
+    version = agent_versions["claude"]
+    assert re.search(says_at(SMALL_FAST_FIRST, version), data, re.S)
+    assert re.search(says_at(SUBAGENT_READ, version), data)
     assert b"ANTHROPIC_DEFAULT_FABLE_MODEL" in data
     assert b"ANTHROPIC_REASONING_MODEL" not in data  # read by no slot: agentfiles does not check it
 

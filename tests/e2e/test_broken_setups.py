@@ -8,14 +8,17 @@ from __future__ import annotations
 
 import json
 import re
+from typing import TypeVar
 
 import pytest
 
 from tests.conftest import Home, keyring_env
 from tests.e2e.agents import AGENTS, TEST_SERVER, matrix
+from tests.e2e.test_config_loads import at_least
 from tests.fault_server import MODEL, FaultServer, dead_port
 
 pytestmark = pytest.mark.e2e
+T = TypeVar("T")
 
 KEY = "sk-e2e-right-key-0123456789"
 UNREACHABLE = r"Reconnecting\.\.\. waiting for network|Connection error|Cannot connect to API|Unable to connect"
@@ -27,14 +30,37 @@ CASES = {
     "no-v1": (r"404|Not Found", "base-url-path"),
     "wrong-model": (r"does not exist|issue with the selected model", "model-not-found"),
 }
-# Where an agent only hangs, the timeout ends it: the seconds each needs to show its error.
+# What a later release shows instead: (agent, setup) -> [(first release seen, regex)], newest first.
+SHOWS_FROM = {
+    # Claude Code 2.1.197: "API Error: Unable to connect to API (ConnectionRefused)"; 2.1.332: "API Error:
+    # Connection refused — a firewall or proxy may be blocking it (ECONNREFUSED)" [run].
+    ("claude", "dead-port"): [("2.1.332", r"API Error: Connection refused .*\(ECONNREFUSED\)")],
+    ("claude", "proxy"): [("2.1.332", r"API Error: Connection refused .*\(ECONNREFUSED\)")],
+}
+# Where an agent only hangs or retries, the timeout ends it: the seconds each needs to show its error,
+# as [(first release seen, seconds)], newest first (no entry: 90).
 TIMEOUTS = {
-    ("codex", "dead-port"): 20,
-    ("codex", "proxy"): 20,
-    ("opencode", "dead-port"): 150,  # ~85 s of retries before "Cannot connect to API"
-    ("opencode", "proxy"): 150,
+    ("codex", "dead-port"): [("0", 20)],
+    ("codex", "proxy"): [("0", 20)],
+    ("opencode", "dead-port"): [("0", 150)],  # ~85 s of retries before "Cannot connect to API"
+    ("opencode", "proxy"): [("0", 150)],
+    # qwen-code 0.15.10 says "Connection error" after one try (8 s). 0.24.4 retries a refused connection
+    # (ECONNREFUSED is a transport error, "retryable"): 7 attempts, 1.5 s doubling to 30 s, ±30 % jitter
+    # (DEFAULT_RETRY_OPTIONS, chunks/chunk-HP5Q3XUS.js), 76.5 s of waits: "[API Error: Connection error.
+    # (cause: connect ECONNREFUSED ...)]" after 96 s (proxy) and 101 s (dead port), at most ~105 s [run].
+    ("qwen", "dead-port"): [("0.24.4", 150)],
+    ("qwen", "proxy"): [("0.24.4", 150)],
 }
 FINDINGS_TOO = {"proxy": {"proxy-intercepts-local"}}  # a proxy variable without NO_PROXY: also named
+
+
+def at(table: dict[tuple[str, str], list[tuple[str, T]]], agent: str, setup: str, version: str, default: T) -> T:
+    """The value `table` has for `agent` at `version` in `setup`: that of the newest release it names
+    at or before `version`; else `default`."""
+    for first, value in table.get((agent, setup), []):
+        if at_least(version, first):
+            return value
+    return default
 
 
 def cases() -> list:
@@ -56,6 +82,7 @@ def test_doctor_names_the_cause_the_agent_shows(
            case=f"broken: {setup} → doctor {CASES[setup][1]}")  # fmt: skip
     agent_home.env.update(keyring_env(tmp_path / "keyring.json"))
     shows, finding = CASES[setup]
+    shows = at(SHOWS_FROM, agent, setup, agent_versions[agent], shows)
     with FaultServer(key=KEY, max_model_len=131072) as server:
         url, anthropic, model, key, env = server.base_url, server.root, MODEL, KEY, {"CLAUDE_CODE_MAX_RETRIES": "0"}
         if setup == "wrong-key":
@@ -78,7 +105,7 @@ def test_doctor_names_the_cause_the_agent_shows(
         )  # fmt: skip
         agent_home.run("key", "set", "gw", stdin_text=key + "\n")
         agent_home.run("switch", "gw", "--agent", agent)
-        result = run_agent(agent, via="gw", timeout=TIMEOUTS.get((agent, setup), 90), **env)
+        result = run_agent(agent, via="gw", timeout=at(TIMEOUTS, agent, setup, agent_versions[agent], 90), **env)
         reached = [r for r in server.requests if r[0] == "POST"]
         doctor = agent_home.run("doctor", "--json", "--agent", agent, check=None, **env)
 
