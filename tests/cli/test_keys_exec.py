@@ -14,10 +14,10 @@ import hashlib
 import json
 import os
 import sys
-import tomllib
 from pathlib import Path
 
 import pytest
+import tomllib
 
 from agentcfg.errors import Exit
 from tests.cli.test_keys_backends import KEY, add_gw, assert_clean_error, run, store
