@@ -40,9 +40,11 @@ def runtime_dir(environ: env.Environ) -> Path:
     try:
         path.mkdir(mode=0o700, parents=True, exist_ok=True)
         info = os.lstat(path)
-    except OSError as error:
+    except OSError as error:  # a file or a dangling link in its place, a read-only parent
         raise AgentcfgError(
-            f"cannot make agentcfg's runtime directory {path}: {error.strerror}", where=str(path)
+            f"cannot make agentcfg's runtime directory {path}: {error.strerror}",
+            where=str(path),
+            hint=f"Remove what is there (`rm {path}`) or set XDG_RUNTIME_DIR to a directory of yours, then run again.",
         ) from None
     if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o077:
         raise AgentcfgError(
@@ -76,6 +78,48 @@ def prepare(profile: Profile, agent: ModuleType, command: tuple[str, ...], envir
     context = LaunchContext(read_current(agent, environ), environ, version, runtime, helper)
     launch = agent.launch(profile, tuple(command[1:]), context)
     for name, text in launch.files.items():  # the same text for every run of a profile: written when it changes
-        if fsutil.read_text(runtime / name, str(runtime / name)) != text:
-            fsutil.write_private(runtime / name, text)
+        if _private_text(runtime / name) != text:
+            try:
+                fsutil.write_private(runtime / name, text)
+            except OSError as error:  # a directory in its place
+                raise AgentcfgError(
+                    f"cannot write {runtime / name}: {error.strerror}",
+                    where=str(runtime / name),
+                    hint=f"Remove it (`rm -r {runtime / name}`) and run again.",
+                ) from None
     return Prepared(agent.NAME, launch, [command[0], *launch.args])
+
+
+def _private_text(path: Path) -> str | None:
+    """The text of agentcfg's own file at `path`, or None when what is there must be replaced: missing, or
+    not a regular file of one link that only its owner (us) can read (a symlink, a FIFO, a hard link to a
+    file elsewhere, a mode open to others). The agent is given the path, so a link whose target someone
+    else can change after this check is never kept, even when its text is the one wanted."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    except OSError:  # missing, a symlink (ELOOP), unreadable
+        return None
+    try:
+        info = os.fstat(fd)
+        if (
+            not stat.S_ISREG(info.st_mode)
+            or info.st_nlink != 1
+            or info.st_mode & 0o077
+            or (hasattr(os, "getuid") and info.st_uid != os.getuid())
+            or info.st_size > _FILE_LIMIT
+        ):
+            return None
+        data = b""
+        while chunk := os.read(fd, _FILE_LIMIT + 1 - len(data)):
+            data += chunk
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+_FILE_LIMIT = 1 << 20  # far above any settings file exec writes (a few hundred bytes)
