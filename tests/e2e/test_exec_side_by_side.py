@@ -263,6 +263,12 @@ def answered(run: agents.Run) -> None:
     assert "ready" in run.stdout.lower(), run
 
 
+def toml(text: str) -> dict:
+    import tomlkit
+
+    return tomlkit.parse(text).unwrap()
+
+
 def runtime_dir(home: Home) -> Path:
     return Path(home.env["XDG_RUNTIME_DIR"])
 
@@ -381,9 +387,11 @@ def test_codex_profile_file_runs_on_its_profile_while_config_toml_points_elsewhe
         add_profiles(agent_home, by_name)
         agent_home.run("switch", "a", "--agent", "codex")
         agent_home.run("switch", "b", "--agent", "codex")
-        config = (codex_home / "config.toml").read_text()
+        config = toml((codex_home / "config.toml").read_text())
         profile_a = (codex_home / "agentcfg-a.config.toml").read_text()
-        assert by_name["b"].base_url in config and by_name["a"].base_url not in config, config
+        assert config["model_provider"] == "agentcfg-b", config  # a's table stays, unused
+        assert config["model_providers"]["agentcfg-b"]["base_url"] == by_name["b"].base_url, config
+        assert toml(profile_a)["model"] == "model-a"
         assert by_name["a"].base_url in profile_a, profile_a
         assert (codex_home / "agentcfg-b.config.toml").exists()
         codex_sessions = sessions(agent_home)
@@ -401,7 +409,7 @@ def test_codex_profile_file_runs_on_its_profile_while_config_toml_points_elsewhe
     agent_home.run("rollback")
     assert not (codex_home / "agentcfg-b.config.toml").exists()
     assert (codex_home / "agentcfg-a.config.toml").read_text() == profile_a
-    assert by_name["a"].base_url in (codex_home / "config.toml").read_text()
+    assert toml((codex_home / "config.toml").read_text())["model_provider"] == "agentcfg-a"
     agent_home.run("rollback")
     assert not (codex_home / "agentcfg-a.config.toml").exists()
     assert not (codex_home / "config.toml").exists()
