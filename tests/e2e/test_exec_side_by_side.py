@@ -336,9 +336,10 @@ def test_the_same_agent_twice_at_once_on_two_profiles(
 
 
 def _pairs() -> list:
-    """(first agent, second agent, release) at each release where at least one of the pair differs."""
+    """(first agent, second agent, release) at each release where at least one of the pair differs. One
+    pair: each agent already runs twice at once in the test above, and the file must stay under 6 minutes."""
     out, seen = [], set()
-    for first, second in (("codex", "claude"), ("qwen", "opencode")):
+    for first, second in (("codex", "claude"),):
         for release in agents.RELEASES:
             at = agents.versions(release)
             if (first, second, at[first], at[second]) in seen:
