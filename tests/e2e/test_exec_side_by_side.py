@@ -303,6 +303,11 @@ def test_exec_on_a_while_the_files_point_at_b(agent, agent_home, keyring_file, a
         assert codex_windows(agent_home, codex_sessions) == ["a"]
     assert files_with_a_key(agent_home.root, runtime_dir(agent_home)) == []
     assert not any(spec.key in result.output for spec in PROFILES.values())
+    private = runtime_dir(agent_home) / "agentcfg"  # what exec writes (Claude's, qwen's settings file) is private
+    assert oct(private.stat().st_mode & 0o777) == oct(0o700)
+    assert {p.name: oct(p.stat().st_mode & 0o777) for p in private.iterdir()} == {
+        p.name: oct(0o600) for p in private.iterdir()
+    }
 
 
 # -- 2. several at once ---------------------------------------------------------------------------------
@@ -478,6 +483,7 @@ def test_an_opencode_v2_file_is_refused_and_opencode_1_cannot_run_on_it(
     assert "opencode V2" in refused.stderr and f"opencode {version}" in refused.stderr, refused.stderr
     assert "Traceback" not in refused.stderr
     assert on_v2.returncode not in (0, None), on_v2
+    assert "V2 permissions are not supported" in on_v2.output, on_v2  # opencode 1's own words for it
     assert "ready" not in on_v2.stdout.lower(), on_v2
     assert v2_calls == [], v2_calls
     answered(on_v1)
