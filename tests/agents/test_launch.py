@@ -83,6 +83,20 @@ def test_codex_exec_id_is_not_the_one_a_switch_writes_nor_reserved():
     assert given["model_provider"] not in codex.RESERVED_IDS
 
 
+def test_codex_exec_id_is_none_config_toml_has():
+    """Profile `exec-gw` is switched to as agentcfg-exec-gw: exec on `gw` must not merge into that table (its
+    `auth` next to exec's env_key is a hard error in Codex, its headers would go along)."""
+    config = (
+        '[model_providers.agentcfg-exec-gw]\nname = "agentcfg: exec-gw"\n'
+        '[model_providers.agentcfg-exec-gw.auth]\ncommand = "agentcfg"\n'
+        '[model_providers.agentcfg-exec-gw-2]\nname = "mine"\n'
+    )
+    given, _ = overrides(codex.launch(GATEWAY_ANTHROPIC, (), context(codex, {"config.toml": config})))
+    ident = given["model_provider"]
+    assert ident.startswith("agentcfg-exec-gw") and ident not in ("agentcfg-exec-gw", "agentcfg-exec-gw-2")
+    assert given[f"model_providers.{ident}"]["env_key"] == "GW_API_KEY"
+
+
 def test_codex_appends_the_key_variable_to_the_users_excludes():
     """`-c` replaces an array: the user's own excludes are carried over."""
     config = '[shell_environment_policy]\nexclude = ["AWS_*", "GITHUB_TOKEN"]\ninherit = "core"\n'
