@@ -290,11 +290,12 @@ def codex_profile_edits(
         kept = set(codex.profile_file_names(environ))
         others = [p for p in profiles.load_all(environ).values() if p.name in kept]
     edits = [codex.profile_edits(profile, codex.profile_file(profile.name, environ), keys)]
-    # whether Codex runs a key helper is its own fact, whatever the switched profile needs
-    helpers = frozenset({codex.NAME}) if runs_helper(codex, environ) else frozenset()
+    # Another profile's key is fetched as the installed Codex can, never as the switched profile's is: a keyless
+    # or --store-key-in-files switch runs no helper, and would turn every other file's `key get` into an env_key.
+    fetches = frozenset({codex.NAME}) if runs_helper(codex, environ) else frozenset()
     for other in others:
         if other.name != profile.name:
-            own = KeySource(helper=(*self_command(), "key", "get", other.name), runs_helper=helpers)
+            own = KeySource(helper=(*self_command(), "key", "get", other.name), runs_helper=fetches)
             edits.append(codex.profile_edits(other, codex.profile_file(other.name, environ), own))
     return edits
 

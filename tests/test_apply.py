@@ -116,6 +116,7 @@ def test_commit_writes_every_file_and_backs_up_every_existing_one(home, environ)
     plan = plan_for("local", environ)
     assert [(c.agent, c.action) for c in plan.pending] == [
         ("codex", "modify"),
+        ("codex", "create"),  # ~/.codex/agentcfg-local.config.toml: Codex is not installed, so it may be 0.134+
         ("qwen", "modify"),
         ("qwen", "create"),
         ("opencode", "create"),
@@ -137,6 +138,7 @@ def test_commit_writes_every_file_and_backs_up_every_existing_one(home, environ)
     by_path = {Path(item["path"]).relative_to(home).as_posix(): item for item in on_disk.files}
     assert set(by_path) == {
         ".codex/config.toml",
+        ".codex/agentcfg-local.config.toml",
         ".qwen/.env",
         ".qwen/settings.json",
         ".config/opencode/opencode.json",
@@ -148,7 +150,7 @@ def test_commit_writes_every_file_and_backs_up_every_existing_one(home, environ)
         assert (entry.directory / item["backup"]).read_bytes() == original
         assert on_disk.backup(item) == original
     assert by_path[".codex/config.toml"]["mode"] == 0o640
-    for rel in (".qwen/settings.json", ".config/opencode/opencode.json"):
+    for rel in (".codex/agentcfg-local.config.toml", ".qwen/settings.json", ".config/opencode/opencode.json"):
         assert by_path[rel]["backup"] is None
         assert on_disk.backup(by_path[rel]) is None
     assert by_path[".config/opencode/opencode.json"]["created_dirs"] == [
@@ -182,8 +184,9 @@ def test_state_is_private_and_agent_file_modes(home, environ):
         for f in files:
             assert mode(Path(root) / f) == 0o600, Path(root) / f
             checked_files += 1
-    # lock, validated-profiles cache, 2 manifests, 3 + 4 backups and 5 + 4 copies of what was written
-    assert checked_files == 2 + 2 + (3 + 4) + (5 + 4)
+    # lock, validated-profiles cache, 2 manifests, 3 + 4 backups and 6 + 5 copies of what was written (each
+    # switch also creates its Codex profile file, agentcfg-NAME.config.toml; taotoken's leaves claude alone)
+    assert checked_files == 2 + 2 + (3 + 4) + (6 + 5)
 
     assert mode(home / ".codex/config.toml") == 0o640  # kept
     assert mode(home / ".qwen/.env") == 0o600
@@ -356,7 +359,8 @@ def test_symlinked_config_stays_a_link_and_rollback_restores_target(home, enviro
     assert b'model = "DeepSeek-V4-Flash"' in after
     assert b"# my codex config: keep this comment" in after
     assert mode(target) == 0o640
-    assert sorted(p.name for p in (home / ".codex").iterdir()) == ["config.toml"]
+    # the link is followed, no file is put beside it (the Codex profile file is a file of its own)
+    assert sorted(p.name for p in (home / ".codex").iterdir()) == ["agentcfg-local.config.toml", "config.toml"]
     assert sorted(p.name for p in dotfiles.iterdir()) == ["codex.toml"]
     item = next(i for i in entry.files if i["agent"] == "codex")
     assert item["target"] == str(target)
@@ -518,7 +522,7 @@ def test_second_identical_switch_writes_nothing(home, environ):
     first = switch("local", environ)
     assert first is not None
     files = [p for p in home.rglob("*") if p.is_file() and "agentcfg" not in p.relative_to(home).parts]
-    assert len(files) == 5
+    assert len(files) == 6  # the five agent files and the Codex profile file agentcfg-local.config.toml
     stamps = {p: p.stat().st_mtime_ns for p in files}
     inodes = {p: p.stat().st_ino for p in files}
     content = snapshot(home)
@@ -615,7 +619,13 @@ def test_two_concurrent_switches_serialise(tmp_path, round_):
     # the first switch's backups are the pristine state, the second's are the first switch's output
     first, second = entries
     assert all(first.backup(item) is None for item in first.files)
-    assert all(second.backup(item) is not None for item in second.files if item["agent"] != "claude")
+    # (but the Codex profile file of the profile switched to last, which that switch created)
+    created = f"agentcfg-{second.manifest['profile']}.config.toml"
+    assert all(
+        second.backup(item) is not None
+        for item in second.files
+        if item["agent"] != "claude" and Path(item["path"]).name != created
+    )
     assert temps(home) == []
 
 

@@ -54,6 +54,7 @@ QWEN_ENV = b"# qwen-code\nHTTPS_PROXY=http://proxy:3128\n"
 # The files `switch local --all` touches, in the order the writer writes them.
 ORDER = [
     ".codex/config.toml",
+    ".codex/agentcfg-local.config.toml",  # the Codex profile file (Codex not installed: it may be 0.134+)
     ".qwen/.env",
     ".qwen/settings.json",
     ".config/opencode/opencode.json",
@@ -185,7 +186,7 @@ def snapshot(home: Path) -> dict[str, tuple]:
 
 
 def agent_files(home: Path) -> dict[str, bytes | None]:
-    """The five files `switch --all` touches -> their bytes (None: absent)."""
+    """The six files `switch --all` touches -> their bytes (None: absent)."""
     return {rel: (home / rel).read_bytes() if (home / rel).exists() else None for rel in ORDER}
 
 
@@ -194,7 +195,7 @@ def expected_after(environ: dict[str, str]) -> dict[str, bytes | None]:
     home = Path(environ["HOME"])
     plan = plan_switch(profiles.get("local", environ), list(AGENTS.values()), environ)
     pending = plan.pending
-    assert len(pending) == 5
+    assert len(pending) == len(ORDER)
     return {str(c.path.relative_to(home)): c.after.encode("utf-8") for c in pending}
 
 
@@ -273,7 +274,7 @@ CASES = {
     "agent-3-after": (("agent", 3, "after"), 3, True),
     "agent-4-tmp": (("agent", 4, "tmp"), 3, True),
     "agent-4-after": (("agent", 4, "after"), 4, True),
-    "commit-before": (("commit", 1, "before"), 5, True),  # every file written, manifest still "pending"
+    "commit-before": (("commit", 1, "before"), len(ORDER), True),  # every file written, manifest still "pending"
 }
 
 

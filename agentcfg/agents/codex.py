@@ -169,7 +169,10 @@ def launch(profile: Profile, args: tuple[str, ...], context: LaunchContext) -> L
             hint=f"Remove that line (move [profiles.{legacy}] into {config_file.path.parent}/{legacy}.config.toml), "
             "then run again.",
         )
-    ident = f"agentcfg-exec-{profile.name}"
+    # An id of a table config.toml has (profile `exec-NAME` is switched to as agentcfg-exec-NAME) would merge
+    # with it: the next free `agentcfg-exec-NAME-N` then.
+    taken = base.table(data.get("model_providers"))
+    ident = next(i for n in range(1, len(taken) + 2) if (i := _exec_id(profile, n)) not in taken)
     table = {"name": f"agentcfg: {profile.label}", "base_url": profile.base_url, "wire_api": "responses"}
     if profile.key_env:
         table["env_key"] = profile.key_env
@@ -191,6 +194,10 @@ def launch(profile: Profile, args: tuple[str, ...], context: LaunchContext) -> L
         overrides.append(f"shell_environment_policy.exclude={_toml([*excluded, profile.key_env])}")
     flags = tuple(word for override in overrides for word in ("-c", override))
     return Launch((*flags, *args))
+
+
+def _exec_id(profile: Profile, n: int) -> str:
+    return f"agentcfg-exec-{profile.name}" if n == 1 else f"agentcfg-exec-{profile.name}-{n}"
 
 
 def _toml(value: object) -> str:

@@ -148,6 +148,7 @@ def test_switch_creates_files_and_rollback_removes_them(home):
     created = home.snapshot()
     assert set(created) == {
         ".codex/config.toml",
+        ".codex/agentcfg-local.config.toml",  # Codex not installed: the profile file is there for 0.134+
         ".qwen/.env",
         ".qwen/settings.json",
         ".config/opencode/opencode.json",

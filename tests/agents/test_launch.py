@@ -1,0 +1,314 @@
+"""Each agent's `launch`: what `agentcfg exec PROFILE -- AGENT ARGS` gives the one process, computed on plain
+strings (no process is run). The key is never in a Launch: the CLI adds it to the process's environment.
+Research behind each mechanism: /work/briefs/16/research-{codex,claude,opencode,qwen}.md."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import shlex
+from pathlib import Path
+
+import pytest
+import tomllib
+
+from agentcfg import budget
+from agentcfg.agents import claude, codex, opencode, qwen
+from agentcfg.agents.base import Launch, LaunchContext
+from agentcfg.errors import AgentcfgError
+from agentcfg.profiles import PLACEHOLDER_KEY, Profile
+from tests.agents.samples import ENVIRON, GATEWAY_ANTHROPIC
+
+RUNTIME = Path("/run/user/1000/agentcfg")
+HELPER = ("/usr/bin/agentcfg", "key", "get", "gw")
+SECRET = "sk-secret0123456789abcdef"  # what the user's files and shell hold: never in a Launch
+LOCAL = Profile(
+    name="local",
+    base_url="http://127.0.0.1:8000/v1",
+    model="qwen3-coder",
+    anthropic_base_url="http://127.0.0.1:8000/",
+)
+
+
+def context(agent, texts: dict[str, str] | None = None, environ=None, version=None, helper=HELPER) -> LaunchContext:
+    """A LaunchContext on the agent's files, each `texts[file name]` or absent."""
+    files = agent.files(ENVIRON)
+    current = {f: (texts or {}).get(f.path.name) for f in files}
+    return LaunchContext(current, {**ENVIRON, **(environ or {})}, version, RUNTIME, helper)
+
+
+def overrides(launch: Launch) -> tuple[dict[str, object], tuple[str, ...]]:
+    """Codex's `-c key=value` pairs (values parsed as Codex does: TOML) and the arguments after them."""
+    args, parsed = list(launch.args), {}
+    while args[:1] == ["-c"]:
+        key, _, value = args[1].partition("=")
+        parsed[key] = tomllib.loads(f"v = {value}")["v"]
+        args = args[2:]
+    return parsed, tuple(args)
+
+
+def carries(launch: Launch, secret: str) -> bool:
+    """Whether any part of the Launch (args, env, unset, files, notes) holds `secret`."""
+    return secret in json.dumps(dataclasses.asdict(launch))
+
+
+# --- Codex: `-c` overrides ------------------------------------------------------------------------------
+
+
+def test_codex_gets_a_provider_of_its_own_by_overrides_before_the_users_args():
+    launch = codex.launch(GATEWAY_ANTHROPIC, ("exec", "say hi"), context(codex))
+    given, rest = overrides(launch)
+    ident = "agentcfg-exec-gw"
+    assert given == {
+        "model": "glm-4.6",
+        "model_provider": ident,
+        f"model_providers.{ident}": {
+            "name": "agentcfg: gw",
+            "base_url": "https://gw.example/v1",
+            "wire_api": "responses",
+            "env_key": "GW_API_KEY",
+        },
+        "model_context_window": 200_000,
+        # the key's variable is kept from the commands the model runs (Codex passes its environment on)
+        "shell_environment_policy.exclude": ["GW_API_KEY"],
+    }
+    assert rest == ("exec", "say hi")
+    assert (launch.env, launch.files, launch.unset, launch.key_also, launch.key_in_env) == ({}, {}, (), (), True)
+
+
+def test_codex_exec_id_is_not_the_one_a_switch_writes_nor_reserved():
+    """A table of the same id in config.toml would lend its headers (and `auth` next to env_key is an error)."""
+    given, _ = overrides(codex.launch(GATEWAY_ANTHROPIC, (), context(codex)))
+    assert given["model_provider"] != codex.provider_id(GATEWAY_ANTHROPIC)
+    assert given["model_provider"] not in codex.RESERVED_IDS
+
+
+def test_codex_exec_id_is_none_config_toml_has():
+    """Profile `exec-gw` is switched to as agentcfg-exec-gw: exec on `gw` must not merge into that table (its
+    `auth` next to exec's env_key is a hard error in Codex, its headers would go along)."""
+    config = (
+        '[model_providers.agentcfg-exec-gw]\nname = "agentcfg: exec-gw"\n'
+        '[model_providers.agentcfg-exec-gw.auth]\ncommand = "agentcfg"\n'
+        '[model_providers.agentcfg-exec-gw-2]\nname = "mine"\n'
+    )
+    given, _ = overrides(codex.launch(GATEWAY_ANTHROPIC, (), context(codex, {"config.toml": config})))
+    ident = given["model_provider"]
+    assert ident.startswith("agentcfg-exec-gw") and ident not in ("agentcfg-exec-gw", "agentcfg-exec-gw-2")
+    assert given[f"model_providers.{ident}"]["env_key"] == "GW_API_KEY"
+
+
+def test_codex_appends_the_key_variable_to_the_users_excludes():
+    """`-c` replaces an array: the user's own excludes are carried over."""
+    config = '[shell_environment_policy]\nexclude = ["AWS_*", "GITHUB_TOKEN"]\ninherit = "core"\n'
+    given, _ = overrides(codex.launch(GATEWAY_ANTHROPIC, (), context(codex, {"config.toml": config})))
+    assert given["shell_environment_policy.exclude"] == ["AWS_*", "GITHUB_TOKEN", "GW_API_KEY"]
+
+
+@pytest.mark.parametrize("config", ["shell_environment_policy = 1\n", '[shell_environment_policy]\nexclude = "x"\n'])
+def test_codex_odd_shell_policies_give_just_the_key_variable(config):
+    given, _ = overrides(codex.launch(GATEWAY_ANTHROPIC, (), context(codex, {"config.toml": config})))
+    assert given["shell_environment_policy.exclude"] == ["GW_API_KEY"]
+
+
+def test_codex_keyless_profile_names_no_key_variable():
+    given, _ = overrides(codex.launch(LOCAL, (), context(codex)))
+    assert "env_key" not in given["model_providers.agentcfg-exec-local"]
+    assert "shell_environment_policy.exclude" not in given
+    assert "model_context_window" not in given  # neither the profile nor config.toml has one
+
+
+def test_codex_always_gives_a_window_when_config_toml_has_one():
+    """`-c` merges: config.toml's window (another profile's) would stay unless the override sets one."""
+    given, _ = overrides(codex.launch(LOCAL, (), context(codex, {"config.toml": "model_context_window = 99999\n"})))
+    assert given["model_context_window"] == budget.ASSUMED_WINDOW
+
+
+def test_codex_refuses_a_legacy_profile_selector():
+    """Codex itself refuses every start with a top-level `profile = "x"` (0.134+)."""
+    with pytest.raises(AgentcfgError) as caught:
+        codex.launch(LOCAL, (), context(codex, {"config.toml": 'profile = "work"\n[profiles.work]\nmodel = "m"\n'}))
+    assert caught.value.exit_code == 2
+    assert 'profile = "work"' in caught.value.message
+    assert "/home/u/.codex/work.config.toml" in (caught.value.hint or "")
+
+
+def test_codex_a_legacy_table_alone_is_no_reason_to_refuse():
+    """[profiles.x] only stops `--profile x`; exec passes no --profile."""
+    launch = codex.launch(LOCAL, ("exec", "hi"), context(codex, {"config.toml": '[profiles.work]\nmodel = "m"\n'}))
+    assert overrides(launch)[1] == ("exec", "hi")
+
+
+# --- Claude Code: --settings FILE -------------------------------------------------------------------------
+
+
+def _claude_settings(launch: Launch, name: str = "claude-gw.settings.json") -> dict:
+    assert launch.args[:2] == ("--settings", str(RUNTIME / name))
+    assert set(launch.files) == {name}
+    return json.loads(launch.files[name])
+
+
+def test_claude_settings_file_sets_every_variable_a_lower_layer_could_hold():
+    launch = claude.launch(GATEWAY_ANTHROPIC, ("-p", "say hi"), context(claude))
+    settings = _claude_settings(launch)
+    assert launch.args[2:] == ("-p", "say hi")
+    assert settings == {
+        "env": {
+            "ANTHROPIC_BASE_URL": "https://gw.example/anthropic",
+            "ANTHROPIC_AUTH_TOKEN": "",  # "" reads as unset: a user token below does not go along
+            "ANTHROPIC_API_KEY": "",
+            **dict.fromkeys(claude.EVERY_MODEL_SLOT, "glm-4.6"),
+            "CLAUDE_CODE_MAX_OUTPUT_TOKENS": str(budget.output_tokens(GATEWAY_ANTHROPIC, claude.PROMPT_TOKENS)),
+            "CLAUDE_CODE_MAX_CONTEXT_TOKENS": "200000",
+        },
+        "apiKeyHelper": shlex.join(HELPER),  # fetched from the keyring: the key is in no variable
+        "model": "glm-4.6",
+    }
+    assert launch.key_in_env is False and launch.env == {}
+    assert {"ANTHROPIC_DEFAULT_FABLE_MODEL", "ANTHROPIC_SMALL_FAST_MODEL"} <= set(settings["env"])
+
+
+def test_claude_project_profile_helper_prints_the_variable_exec_sets():
+    """`key get` reads no project profile: its key reaches the process in its own variable."""
+    launch = claude.launch(GATEWAY_ANTHROPIC, (), context(claude, helper=()))
+    assert _claude_settings(launch)["apiKeyHelper"] == "printenv GW_API_KEY"
+    assert launch.key_in_env is True
+
+
+def test_claude_keyless_profile_helper_prints_the_placeholder():
+    """A helper of the user's would otherwise run and send its key as x-api-key (research-claude.md S16)."""
+    launch = claude.launch(LOCAL, (), context(claude))
+    settings = _claude_settings(launch, "claude-local.settings.json")
+    assert settings["apiKeyHelper"] == f"echo {PLACEHOLDER_KEY}"
+    assert settings["env"]["ANTHROPIC_BASE_URL"] == "http://127.0.0.1:8000"  # no trailing slash
+    assert "CLAUDE_CODE_MAX_CONTEXT_TOKENS" not in settings["env"]
+
+
+@pytest.mark.parametrize("given", [("--settings", "mine.json"), ("-p", "--settings=mine.json", "hi")])
+def test_claude_refuses_the_users_own_settings_flag(given):
+    """Claude Code reads only the last --settings: the user's would replace the profile's."""
+    with pytest.raises(AgentcfgError) as caught:
+        claude.launch(GATEWAY_ANTHROPIC, given, context(claude))
+    assert caught.value.exit_code == 2 and "--settings" in caught.value.message
+
+
+# --- opencode: OPENCODE_CONFIG_CONTENT --------------------------------------------------------------------
+
+
+def _content(launch: Launch) -> dict:
+    assert set(launch.env) == {"OPENCODE_CONFIG_CONTENT"}
+    return json.loads(launch.env["OPENCODE_CONFIG_CONTENT"])
+
+
+def test_opencode_content_sets_the_model_small_model_and_provider():
+    launch = opencode.launch(GATEWAY_ANTHROPIC, ("run", "hi"), context(opencode, version=(1, 18, 33)))
+    assert launch.args == ("run", "hi") and launch.files == {} and launch.key_in_env
+    assert _content(launch) == {
+        "$schema": "https://opencode.ai/config.json",
+        "model": "agentcfg-gw/glm-4.6",
+        "small_model": "agentcfg-gw/glm-4.6",  # or a global small_model sends the title request elsewhere
+        "provider": {
+            "agentcfg-gw": {
+                "npm": "@ai-sdk/openai-compatible",
+                "name": "agentcfg: gw",
+                "options": {"baseURL": "https://gw.example/v1", "apiKey": "{env:GW_API_KEY}"},
+                "models": {
+                    "glm-4.6": {
+                        "name": "glm-4.6",
+                        "tool_call": True,
+                        "limit": {
+                            "context": 200_000,
+                            "output": budget.output_tokens(GATEWAY_ANTHROPIC, opencode.PROMPT_TOKENS),
+                        },
+                    }
+                },
+            }
+        },
+    }
+
+
+def test_opencode_keyless_profile_sets_a_placeholder_key():
+    """opencode deep-merges: without a key of its own a global entry's key of the same id would go along."""
+    content = _content(opencode.launch(LOCAL, (), context(opencode)))
+    assert content["provider"]["agentcfg-local"]["options"]["apiKey"] == PLACEHOLDER_KEY
+
+
+def test_opencode_content_in_the_shell_is_replaced_with_a_note():
+    launch = opencode.launch(LOCAL, (), context(opencode, environ={"OPENCODE_CONFIG_CONTENT": '{"model": "x/y"}'}))
+    assert _content(launch)["model"] == "agentcfg-local/qwen3-coder"
+    assert launch.notes and "OPENCODE_CONFIG_CONTENT" in launch.notes[0]
+
+
+def test_opencode_2_is_refused():
+    with pytest.raises(AgentcfgError) as caught:
+        opencode.launch(LOCAL, (), context(opencode, version=(2, 0, 1)))
+    assert caught.value.exit_code == 2 and "opencode 2.0.1" in caught.value.message
+
+
+# --- qwen-code: QWEN_CODE_SYSTEM_SETTINGS_PATH ----------------------------------------------------------
+
+
+def test_qwen_system_settings_file_names_the_key_variable_only():
+    launch = qwen.launch(GATEWAY_ANTHROPIC, ("-p", "hi"), context(qwen))
+    name = "qwen-gw.settings.json"
+    assert launch.args == ("-p", "hi")
+    assert launch.env == {
+        "QWEN_CODE_SYSTEM_SETTINGS_PATH": str(RUNTIME / name),
+        "OPENAI_BASE_URL": "https://gw.example/v1",
+        "OPENAI_MODEL": "glm-4.6",
+    }
+    # OPENAI_API_KEY gets the key too, or qwen falls back to the one in ~/.qwen/.env
+    assert launch.key_also == ("OPENAI_API_KEY",) and launch.key_in_env
+    assert json.loads(launch.files[name]) == {
+        "$version": 4,
+        "security": {"auth": {"selectedType": "openai"}},
+        "model": {"name": "glm-4.6", "baseUrl": "https://gw.example/v1"},
+        "modelProviders": {
+            "openai": [
+                {
+                    "id": "glm-4.6",
+                    "name": "agentcfg: gw",
+                    "baseUrl": "https://gw.example/v1",
+                    "envKey": "GW_API_KEY",
+                    "generationConfig": {
+                        "samplingParams": {"max_tokens": budget.output_tokens(GATEWAY_ANTHROPIC, qwen.PROMPT_TOKENS)},
+                        "contextWindowSize": 200_000,
+                    },
+                }
+            ]
+        },
+    }
+
+
+def test_qwen_keyless_profile_sets_the_placeholder_key():
+    launch = qwen.launch(LOCAL, (), context(qwen))
+    assert launch.env["OPENAI_API_KEY"] == PLACEHOLDER_KEY and launch.key_also == ()
+    (entry,) = json.loads(launch.files["qwen-local.settings.json"])["modelProviders"]["openai"]
+    assert entry["envKey"] == "OPENAI_API_KEY"
+
+
+def test_qwen_system_settings_in_the_shell_are_replaced_with_a_note():
+    launch = qwen.launch(LOCAL, (), context(qwen, environ={"QWEN_CODE_SYSTEM_SETTINGS_PATH": "/etc/qwen.json"}))
+    assert launch.env["QWEN_CODE_SYSTEM_SETTINGS_PATH"] == str(RUNTIME / "qwen-local.settings.json")
+    assert launch.notes and "QWEN_CODE_SYSTEM_SETTINGS_PATH" in launch.notes[0]
+
+
+# --- never the key -----------------------------------------------------------------------------------------
+
+# Files that hold a literal key (as `switch --store-key-in-files` writes them, or the user's own)
+WITH_KEYS = {
+    "config.toml": f'[model_providers.agentcfg-gw]\nexperimental_bearer_token = "{SECRET}"\n'
+    '[shell_environment_policy]\nexclude = ["AWS_*"]\n',
+    "settings.json": json.dumps({"env": {"ANTHROPIC_AUTH_TOKEN": SECRET}, "apiKeyHelper": f"echo {SECRET}"}),
+    "opencode.json": json.dumps({"provider": {"agentcfg-gw": {"options": {"apiKey": SECRET}}}}),
+    ".env": f"OPENAI_API_KEY={SECRET}\n",
+}
+
+
+@pytest.mark.parametrize("agent", [codex, claude, opencode, qwen], ids=lambda a: a.NAME)
+@pytest.mark.parametrize("profile", [GATEWAY_ANTHROPIC, LOCAL], ids=["keyed", "keyless"])
+@pytest.mark.parametrize("helper", [HELPER, ()], ids=["keyring", "project"])
+def test_no_launch_carries_a_key(agent, profile, helper):
+    environ = {"GW_API_KEY": SECRET, "OPENAI_API_KEY": SECRET, "ANTHROPIC_AUTH_TOKEN": SECRET}
+    launch = agent.launch(profile, ("run",), context(agent, WITH_KEYS, environ, (1, 18, 33), helper))
+    assert not carries(launch, SECRET), launch
+    assert launch.args[-1] == "run"
