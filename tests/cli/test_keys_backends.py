@@ -543,6 +543,8 @@ def test_store_key_in_files_writes_private_files_and_never_prints_the_key(home, 
     claude = json.loads(home.read(".claude/settings.json"))
     assert claude["env"]["ANTHROPIC_AUTH_TOKEN"] == GW_KEY and "apiKeyHelper" not in claude
     holding = [".codex/config.toml", ".config/opencode/opencode.json", ".qwen/.env", ".claude/settings.json"]
+    # and the Codex profile file of the profile switched to (`codex --profile agentcfg-gw`), as asked
+    holding.append(".codex/agentcfg-gw.config.toml")
     assert files_holding(home.root, GW_KEY) == sorted(holding)
     assert {r: mode(home.path(r)) for r in holding} == dict.fromkeys(holding, 0o600)
     assert mode(home.path(".qwen/settings.json")) == 0o644  # holds no key: its mode is kept
