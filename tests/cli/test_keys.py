@@ -221,7 +221,7 @@ def test_exec_and_env_refuse_a_reserved_key_variable_even_from_a_file(monkeypatc
     monkeypatch.setattr(profiles, "get", lambda name, environ: reserved)  # as if the loader had let it through
     monkeypatch.setattr(keystore, "resolve", lambda *a, **k: pytest.fail("the key was looked up"))
     with pytest.raises(AgentcfgError) as caught:
-        keys._profile_variables("evil", {**environ, variable: "sk-0123456789abcdef"})
+        keys._profile_variables(profiles.get("evil", environ), {**environ, variable: "sk-0123456789abcdef"})
     assert caught.value.exit_code == Exit.REFUSED
     assert variable in caught.value.message and "steers programs" in caught.value.message
 
