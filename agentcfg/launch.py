@@ -29,8 +29,9 @@ def agent_for(program: str) -> ModuleType | None:
 
 def runtime_dir(environ: env.Environ) -> Path:
     """agentcfg's private runtime directory: `$XDG_RUNTIME_DIR/agentcfg`, else `agentcfg-UID` in the
-    system's temporary directory (not in HOME: exec leaves HOME as it found it). Made mode 0700, and refused
-    when it is a link or another user's (a shared /tmp is where someone could have made it first)."""
+    system's temporary directory (not in HOME: exec leaves HOME as it found it). Made mode 0700 (also when it
+    was readable by others), and refused when it is a link, another user's (a shared /tmp is where someone
+    could have made it first) or writable by others (they could have put a file in it)."""
     if base := environ.get("XDG_RUNTIME_DIR"):
         path = Path(base) / "agentcfg"
     else:
@@ -46,7 +47,11 @@ def runtime_dir(environ: env.Environ) -> Path:
             where=str(path),
             hint=f"Remove what is there (`rm {path}`) or set XDG_RUNTIME_DIR to a directory of yours, then run again.",
         ) from None
-    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o077:
+    mine = stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid()
+    if mine and info.st_mode & 0o077 and not info.st_mode & 0o022:  # readable by others, writable by us only:
+        os.chmod(path, 0o700)  # nobody else can have put a file in it, so it is made private
+        info = os.lstat(path)
+    if not mine or info.st_mode & 0o077:
         raise AgentcfgError(
             f"{path} is not a private directory of yours (a link, another user's, or open to others): "
             "agentcfg writes no settings there",
@@ -70,8 +75,11 @@ def prepare(profile: Profile, agent: ModuleType, command: tuple[str, ...], envir
 
     if reason := agent.unsupported(profile):
         raise AgentcfgError(f"{agent.NAME} cannot run on this profile: {reason}")
+    # Only an agent whose launch depends on its version is asked (`AGENT --version` starts Node the first time,
+    # and its answer is cached in agentcfg's state dir).
     program = env.which(command[0], environ) if os.sep not in command[0] else command[0]
-    version = versions.of_program(program, environ) if program else None
+    asks = getattr(agent, "LAUNCH_BY_VERSION", False)
+    version = versions.of_program(program, environ) if program and asks else None
     runtime = runtime_dir(environ)
     # `key get` reads user and built-in profiles only; a project's key stays in the variable exec sets.
     helper = () if profile.source.startswith(PROJECT) else (*self_command(), "key", "get", profile.name)

@@ -210,7 +210,7 @@ def plan_switch(
             plan.skipped[agent.NAME] = reason
             continue
         current = read_current(agent, environ)
-        refuse_foreign_format(agent, current, environ)
+        refuse_foreign_format(agent, current, environ, profile, [a.NAME for a in agents])
         after_texts = dict(current)
         for file_edit in agent.edits(profile, current, keys):
             after_texts[file_edit.file] = _plan_edit(
@@ -250,7 +250,9 @@ def _plan_edit(
     return after
 
 
-def refuse_foreign_format(agent: ModuleType, current: Texts, environ: env.Environ) -> None:
+def refuse_foreign_format(
+    agent: ModuleType, current: Texts, environ: env.Environ, profile: Profile, chosen: list[str]
+) -> None:
     """A file in a format agentcfg does not write (opencode's V2 config) is refused whole, never half-edited."""
     found = agent.foreign_format(current) if hasattr(agent, "foreign_format") else None
     if not found:
@@ -259,15 +261,13 @@ def refuse_foreign_format(agent: ModuleType, current: Texts, environ: env.Enviro
 
     file, what = found
     version = versions.installed(agent.BINARY, environ)
-    installed = (
-        f"{agent.BINARY} {'.'.join(map(str, version))} is installed" if version else f"{agent.BINARY} is not installed"
-    )
+    installed = f"{agent.BINARY} {'.'.join(map(str, version))} is installed" if version else "it is not installed"
+    others = [name for name in chosen if name != agent.NAME]
     raise AgentcfgError(
-        f"{env.display(file.path, environ)} is in the {what}, which agentcfg does not write ({installed}); "
-        "nothing was changed",
-        where=str(file.path),
-        hint=f"Switch the other agents with --agent (leaving {agent.NAME} out), or move that file aside "
-        f"for agentcfg to write a {agent.NAME} config of the format it supports.",
+        f"this is the {what}, which agentcfg does not write ({installed}); nothing was changed",
+        where=env.display(file.path, environ),
+        hint=(f"Switch the others without it: `{fixes.switch(profile.name, agents=others)}`; or " if others else "")
+        + f"move the file aside and switch again: agentcfg writes {agent.NAME}'s config in the format it supports.",
     )
 
 

@@ -118,8 +118,17 @@ def test_runtime_dir_refuses_a_file_in_its_place(tmp_path: Path) -> None:
     assert (tmp_path / "agentcfg").read_text() == "not a directory"
 
 
-@pytest.mark.parametrize("mode", [0o755, 0o701, 0o710, 0o770, 0o777, 0o1777])
-def test_runtime_dir_refuses_a_directory_open_to_others_and_does_not_chmod_it(tmp_path: Path, mode: int) -> None:
+@pytest.mark.parametrize("mode", [0o755, 0o701, 0o710, 0o750])
+def test_runtime_dir_of_ours_that_only_we_can_write_is_made_private(tmp_path: Path, mode: int) -> None:
+    path = tmp_path / "agentcfg"
+    path.mkdir()
+    path.chmod(mode)
+    assert launch.runtime_dir({"XDG_RUNTIME_DIR": str(tmp_path)}) == path
+    assert _mode(path) == 0o700
+
+
+@pytest.mark.parametrize("mode", [0o770, 0o777, 0o1777, 0o730, 0o703])
+def test_runtime_dir_refuses_a_directory_others_can_write_and_does_not_chmod_it(tmp_path: Path, mode: int) -> None:
     path = tmp_path / "agentcfg"
     path.mkdir()
     path.chmod(mode)

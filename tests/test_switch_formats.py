@@ -110,7 +110,9 @@ def test_a_switch_refuses_a_foreign_format_and_writes_nothing(home, binary, vers
     assert format in result.stderr
     assert f"{binary} {version} is installed" in result.stderr
     assert f"~/{relative}" in result.stderr and "nothing was changed" in result.stderr
-    assert "--agent" in result.stderr  # the way on: switch the others
+    others = [a for a in ("codex", "qwen", "opencode", "claude") if a != binary]
+    assert "agentcfg switch local " + " ".join(f"--agent {a}" for a in others) in result.stderr  # the way on
+    assert result.stderr.count(relative) == 1  # named once, where it is
     assert "Traceback" not in result.stderr
     assert home.snapshot() == before  # no agent's file, not even the other three agents' new ones
     assert not home.path(".codex").exists()
@@ -120,7 +122,7 @@ def test_the_refusal_says_when_the_agent_is_not_installed(home):
     home.write(".qwen/settings.json", fixture("qwen-settings-v5.json"))
     before = home.snapshot()
     result = home.run("switch", "local", "--agent", "qwen", check=2)
-    assert "qwen is not installed" in result.stderr
+    assert "it is not installed" in result.stderr and "Switch the others" not in result.stderr  # none to switch
     assert home.snapshot() == before
 
 

@@ -183,7 +183,9 @@ class LaunchContext:
 
     current: Texts
     environ: env.Environ
-    version: tuple[int, ...] | None  # the installed version; None: unknown
+    version: (
+        tuple[int, ...] | None
+    )  # the installed version (asked only of an agent with LAUNCH_BY_VERSION); None: unknown
     runtime: Path  # agentcfg's private runtime directory, where Launch.files are written
     helper: tuple[str, ...] = ()  # the argv that prints the profile's key (`agentcfg key get NAME`), if it can
 
@@ -195,7 +197,6 @@ class Launch:
 
     args: tuple[str, ...]  # the agent's arguments, agentcfg's inserted where the agent reads them
     env: dict[str, str] = field(default_factory=dict)  # variables to set in the process (never the key)
-    unset: tuple[str, ...] = ()  # variables to take out of the process's environment
     # name -> text of files the agent reads at start (Claude Code's --settings), written owner-only in
     # LaunchContext.runtime (never a key: the key reaches the process in its environment only)
     files: dict[str, str] = field(default_factory=dict)

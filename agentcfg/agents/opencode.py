@@ -93,6 +93,7 @@ def foreign_format(current: Texts) -> tuple[AgentFile, str] | None:
 
 
 V2_SINCE = (2, 0, 0)
+LAUNCH_BY_VERSION = True  # exec refuses opencode 2 (anomalyco/opencode#36748: it ignores OPENCODE_CONFIG_CONTENT)
 
 
 def launch(profile: Profile, args: tuple[str, ...], context: LaunchContext) -> Launch:

@@ -48,7 +48,7 @@ def overrides(launch: Launch) -> tuple[dict[str, object], tuple[str, ...]]:
 
 
 def carries(launch: Launch, secret: str) -> bool:
-    """Whether any part of the Launch (args, env, unset, files, notes) holds `secret`."""
+    """Whether any part of the Launch (args, env, files, notes) holds `secret`."""
     return secret in json.dumps(dataclasses.asdict(launch))
 
 
@@ -73,7 +73,7 @@ def test_codex_gets_a_provider_of_its_own_by_overrides_before_the_users_args():
         "shell_environment_policy.exclude": ["GW_API_KEY"],
     }
     assert rest == ("exec", "say hi")
-    assert (launch.env, launch.files, launch.unset, launch.key_also, launch.key_in_env) == ({}, {}, (), (), True)
+    assert (launch.env, launch.files, launch.key_also, launch.key_in_env) == ({}, {}, (), True)
 
 
 def test_codex_exec_id_is_not_the_one_a_switch_writes_nor_reserved():

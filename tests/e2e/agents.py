@@ -148,6 +148,11 @@ def environment(base: dict[str, str], bin_dir: Path) -> dict[str, str]:
         DISABLE_TELEMETRY="1",
         DISABLE_ERROR_REPORTING="1",
         QWEN_TELEMETRY_ENABLED="false",
+        # opencode starts `npm install @opencode-ai/plugin` in the background on every run: npm gets no
+        # network (cache only) and a registry on a dead loopback port, so outside the CI's network
+        # namespace too nothing leaves this machine.
+        npm_config_offline="true",
+        npm_config_registry="http://127.0.0.1:9/",
     )
     return env
 
