@@ -20,9 +20,9 @@ _VERSION = re.compile(r"(\d+)\.(\d+)\.(\d+)")
 # tests/e2e/agents.py PINNED must be among them (tests/test_versions.py checks it).
 PROVEN: dict[str, tuple[str, ...]] = {
     "codex": ("0.171.0",),
-    "qwen": ("0.15.10",),
+    "qwen": ("0.15.10", "0.24.4"),
     "opencode": ("1.18.33",),
-    "claude": ("2.1.197",),
+    "claude": ("2.1.197", "2.1.332"),
 }
 
 

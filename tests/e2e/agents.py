@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-# Each agent runs at two releases: the pinned one (agents.md was verified with it, and a format change
+# Each agent runs at two releases: the pinned one (the last one proven, so a format change
 # arrives as one deliberate bump here) and whatever npm serves as latest when CI runs (`python -m
 # tests.e2e.agents` resolves it into the cache, before the tests run without network). A release
 # that equals the pinned one runs once and is reported for both.
@@ -31,7 +31,8 @@ NPM = {
     "opencode": "opencode-ai",
     "claude": "@anthropic-ai/claude-code",
 }
-PINNED = {"codex": "0.171.0", "qwen": "0.15.10", "opencode": "1.18.33", "claude": "2.1.197"}
+# Moved to the releases of 2026-12-01 once they passed (were: qwen 0.15.10, claude 2.1.197; still in PROVEN).
+PINNED = {"codex": "0.171.0", "qwen": "0.24.4", "opencode": "1.18.33", "claude": "2.1.332"}
 AGENTS = tuple(NPM)
 RELEASES = ("pinned", "latest")
 PROMPT = "Reply with the single word: ready"
