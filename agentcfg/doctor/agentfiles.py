@@ -3,9 +3,8 @@ them, and settings that silently undercut what agentcfg wrote. Pure: the files' 
 fix may name) in, Findings out; given no profiles, it reads the user's own, and only for a finding's fix.
 
 Every rule names where it was read (the agent's source, file and release) and was checked against the
-real program of the version the e2e tier pins (tests/e2e/test_agent_rules.py asks each agent):
-codex 0.171.0, opencode 1.18.33, qwen-code 0.15.10, Claude Code 2.1.197 (and at npm's latest: qwen-code 0.24.4,
-Claude Code 2.1.332 were checked too; where they differ, the rule says so).
+real programs the e2e tier runs (tests/e2e/test_agent_rules.py asks each agent): codex 0.171.0, opencode
+1.18.33, qwen-code 0.15.10 and 0.24.4, Claude Code 2.1.197 and 2.1.332; where releases differ, the rule says so.
 
 FAIL: the agent refuses to load the file, or never uses agentcfg's settings. WARN: part of its traffic
 goes to another model or provider than the one agentcfg set.

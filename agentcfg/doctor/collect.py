@@ -525,8 +525,7 @@ def _claude_auth(
                 WARN,
                 "claude",
                 "ANTHROPIC_API_KEY is set: interactive Claude Code stops to ask whether to use it "
-                "(ANTHROPIC_AUTH_TOKEN "
-                "and an apiKeyHelper are used without asking; agentcfg writes those)",
+                "(a token or an apiKeyHelper, which agentcfg writes, is used without asking)",
                 f"ANTHROPIC_API_KEY from {came_from[claude.API_KEY].shown}",
                 fixes.command("unset", claude.API_KEY) if shell else fix,
                 ""
