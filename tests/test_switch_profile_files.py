@@ -64,10 +64,13 @@ def test_a_switch_writes_the_profile_file_of_the_profile_switched_to(codex_home)
     codex_home.run("switch", "b", "--agent", "codex")
     assert sorted(codex_files(codex_home)) == ["agentcfg-b.config.toml", "config.toml"]
     data = toml(profile_file(codex_home, "b"))
-    assert data["model"] == "model-b" and data["model_provider"] == "agentcfg-b"
+    assert data["model"] == "model-b" and data["model_provider"] == "agentcfg-profile-b"  # not config.toml's id
     assert provider(data)["base_url"] == "http://127.0.0.1:9002/v1"
-    # the same keys as config.toml's switch: --profile agentcfg-b overrides whatever config.toml says
-    assert {k: v for k, v in toml(codex_home.path(".codex/config.toml")).items()} == data
+    # the same keys as config.toml's switch, under the file's own id, and a window always: --profile agentcfg-b
+    # overrides whatever config.toml says
+    config = toml(codex_home.path(".codex/config.toml"))
+    assert config["model_providers"]["agentcfg-b"] == data["model_providers"]["agentcfg-profile-b"]
+    assert data["model_context_window"] == config.get("model_context_window", 131072)
     assert stat.S_IMODE(profile_file(codex_home, "b").stat().st_mode) == 0o600
 
 
@@ -94,7 +97,7 @@ def test_a_previously_switched_profile_file_is_refreshed_when_that_profile_chang
     codex_home.run("switch", "b", "--agent", "codex")
     data = toml(profile_file(codex_home, "c"))
     assert data["model"] == "model-c2" and provider(data)["base_url"] == "http://127.0.0.1:9333/v1"
-    assert "model_context_window" not in data  # the window the profile no longer has is gone
+    assert data["model_context_window"] == 131072  # the profile has none now: the assumed one, not config.toml's
 
 
 def test_another_profiles_file_fetches_its_own_key_whichever_profile_is_switched_to(codex_home):

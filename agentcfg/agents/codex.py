@@ -95,12 +95,11 @@ def _key_assignments(table: tuple[str, ...], profile: Profile, keys: KeySource) 
     return [((*table, "env_key"), env_key), ((*table, "experimental_bearer_token"), token), *auth]
 
 
-def _assignments(profile: Profile, keys: KeySource) -> list[Assignment]:
-    table = ("model_providers", provider_id(profile))
-    window = profile.context_window
+def _assignments(profile: Profile, keys: KeySource, ident: str, window: int | None) -> list[Assignment]:
+    table = ("model_providers", ident)
     return [
         (("model",), profile.model),
-        (("model_provider",), provider_id(profile)),
+        (("model_provider",), ident),
         (("model_context_window",), window if window else REMOVE),
         ((*table, "name"), f"agentcfg: {profile.label}"),
         ((*table, "base_url"), profile.base_url),
@@ -111,7 +110,8 @@ def _assignments(profile: Profile, keys: KeySource) -> list[Assignment]:
 
 def edits(profile: Profile, current: Texts, keys: KeySource) -> list[FileEdit]:
     (config,) = current
-    return [FileEdit(config, _assignments(profile, keys), legacy_profile_notes(current))]
+    assignments = _assignments(profile, keys, provider_id(profile), profile.context_window)
+    return [FileEdit(config, assignments, legacy_profile_notes(current))]
 
 
 def profile_file(profile_name: str, environ: env.Environ) -> AgentFile:
@@ -127,10 +127,17 @@ def profile_file_names(environ: env.Environ) -> list[str]:
     return sorted(n for n in names if n)
 
 
+def profile_file_id(profile: Profile) -> str:
+    """The provider id of a profile file: not config.toml's `agentcfg-NAME`, whose table a switch leaves there and
+    Codex would merge with this one (a token or env_key kept there next to this file's auth is a hard error)."""
+    return f"agentcfg-profile-{profile.name}"
+
+
 def profile_edits(profile: Profile, file: AgentFile, keys: KeySource) -> FileEdit:
-    """A Codex profile file for `profile`: the same keys as config.toml's switch, so whatever
-    config.toml points at, `codex --profile agentcfg-NAME` runs on this profile."""
-    return FileEdit(file, _assignments(profile, keys))
+    """A Codex profile file for `profile`: the keys of config.toml's switch, so whatever config.toml points at,
+    `codex --profile agentcfg-NAME` runs on this profile. The window is always set (the profile's, else
+    agentcfg's assumed one): a profile file without one takes config.toml's, another profile's."""
+    return FileEdit(file, _assignments(profile, keys, profile_file_id(profile), budget.window(profile)))
 
 
 def legacy_profile_notes(current: Texts) -> tuple[str, ...]:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import tomllib
 
-from agentcfg import edit
+from agentcfg import budget, edit
 from agentcfg.agents import codex
 from agentcfg.agents.base import AgentFile, KeySource
 from agentcfg.profiles import Profile
@@ -35,8 +35,8 @@ def test_the_profile_file_is_the_fixture_agentcfg_writes():
     text = _written(file, codex.profile_edits(GATEWAY_ANTHROPIC, file, FETCHES).assignments)
     assert text == (FORMATS / "codex-profile-file.toml").read_text(encoding="utf-8")
     data = tomllib.loads(text)
-    assert data["model_provider"] == "agentcfg-gw" and data["model"] == "glm-4.6"
-    assert data["model_providers"]["agentcfg-gw"]["auth"] == {"command": HELPER[0], "args": list(HELPER[1:])}
+    assert data["model_provider"] == "agentcfg-profile-gw" and data["model"] == "glm-4.6"
+    assert data["model_providers"]["agentcfg-profile-gw"]["auth"] == {"command": HELPER[0], "args": list(HELPER[1:])}
 
 
 @pytest.mark.parametrize(
@@ -50,19 +50,27 @@ def test_the_profile_file_sets_exactly_what_a_switch_sets_in_config_toml(profile
     (config,) = codex.files(ENVIRON)
     (switch_edit,) = codex.edits(profile, {config: None}, keys)
     file_edit = codex.profile_edits(profile, codex.profile_file(profile.name, ENVIRON), keys)
-    assert file_edit.assignments == switch_edit.assignments
+    ours, theirs = codex.profile_file_id(profile), codex.provider_id(profile)
+
+    def same(key: tuple, value: object) -> tuple:  # the file's own id, and a window always (config.toml's would stay)
+        key = tuple(ours if part == theirs else part for part in key)
+        value = ours if value == theirs else value
+        return key, budget.window(profile) if key == ("model_context_window",) else value
+
+    assert file_edit.assignments == [same(k, v) for k, v in switch_edit.assignments]
+    assert ours != theirs  # config.toml keeps its table of `theirs` after a switch elsewhere: Codex would merge them
     assert file_edit.notes == ()
 
 
 def test_refreshing_a_profile_file_sets_every_key_agentcfg_owns():
     """Codex deep-merges the profile file over config.toml: every key agentcfg owns is set in it, so none of
-    config.toml's selects another provider, model or window (the window is removed when the profile has none)."""
+    config.toml's selects another provider, model or window (a profile without one gets agentcfg's assumed one)."""
     file = codex.profile_file("local", ENVIRON)
-    old = 'model = "gpt-5"\nmodel_context_window = 99999\n[model_providers.agentcfg-local]\nenv_key = "OLD"\n'
+    old = 'model = "gpt-5"\nmodel_context_window = 99999\n[model_providers.agentcfg-profile-local]\nenv_key = "OLD"\n'
     data = tomllib.loads(_written(file, codex.profile_edits(LOCAL, file, NO_KEYS).assignments, old))
-    assert data["model"] == "qwen3-coder" and data["model_provider"] == "agentcfg-local"
-    assert "model_context_window" not in data
-    assert "env_key" not in data["model_providers"]["agentcfg-local"]
+    assert data["model"] == "qwen3-coder" and data["model_provider"] == "agentcfg-profile-local"
+    assert data["model_context_window"] == budget.window(LOCAL)
+    assert "env_key" not in data["model_providers"]["agentcfg-profile-local"]
 
 
 def test_profile_file_names_lists_agentcfgs_files_only(tmp_path):
