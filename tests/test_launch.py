@@ -157,7 +157,9 @@ def _prepare(profile: Profile, environ: dict[str, str], agent: str = "claude") -
 
 
 def _settings(environ: dict[str, str], agent: str = "claude", name: str = "gw") -> Path:
-    return Path(environ["XDG_RUNTIME_DIR"]) / "agentcfg" / f"{agent}-{name}.settings.json"
+    """The profile's runtime file (its name carries its text's digest: there is one per text)."""
+    (path,) = (Path(environ["XDG_RUNTIME_DIR"]) / "agentcfg").glob(f"{agent}-{name}-*.settings.json")
+    return path
 
 
 @pytest.mark.parametrize("agent", ["claude", "qwen"])
@@ -179,9 +181,11 @@ def test_prepare_rewrites_only_when_the_text_changes(environ) -> None:
     _prepare(GW, environ)
     again = os.stat(path)
     assert (again.st_ino, again.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)  # not rewritten
-    _prepare(Profile(**{**GW.__dict__, "model": "other-model"}), environ)
-    assert os.stat(path).st_ino != before.st_ino and json.loads(path.read_text())["model"] == "other-model"
-    assert _mode(path) == 0o600
+    # Another text is another file: a run that started on the old one never reads the new text under that name.
+    prepared = _prepare(Profile(**{**GW.__dict__, "model": "other-model"}), environ)
+    (other,) = (Path(a) for a in prepared.argv if a.endswith(".settings.json"))
+    assert other != path and json.loads(other.read_text())["model"] == "other-model" and _mode(other) == 0o600
+    assert os.stat(path).st_ino == before.st_ino and json.loads(path.read_text())["model"] == "m"
 
 
 def test_prepare_replaces_a_planted_file_of_the_same_text_that_others_can_read_or_write(environ) -> None:

@@ -67,6 +67,7 @@ def test_opencode_v2_provider_shape_inside_provider():
         '{"$schema": "https://opencode.ai/config.json", "model": "a/b"}',
         '{"provider": {"gw": {"npm": "@ai-sdk/openai-compatible", "options": {}, "settings": 1}}}',  # V1: has npm
         '{"mcp": {"fs": {"type": "local", "command": ["x"]}}}',  # V1 mcp: servers by name
+        '{"mcp": {"servers": {"type": "local", "command": ["x"]}}}',  # V1: an MCP server named "servers"
     ],
 )
 def test_opencode_v1_files_are_not_foreign(text):

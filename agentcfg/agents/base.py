@@ -205,6 +205,14 @@ class Launch:
     notes: tuple[str, ...] = ()
 
 
+def runtime_name(stem: str, text: str) -> str:
+    """A runtime file's name: its text's digest in it, so a run never reads a file another run (another
+    project's profile of the same name, the profile before an edit) has just replaced under it."""
+    import hashlib
+
+    return f"{stem}-{hashlib.sha256(text.encode()).hexdigest()[:16]}.settings.json"
+
+
 def flatten(data: dict, prefix: tuple[str, ...] = ()) -> list[Assignment]:
     """A nested settings object as assignments, one per leaf (a list is one leaf)."""
     out: list[Assignment] = []

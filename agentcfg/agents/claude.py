@@ -46,8 +46,11 @@ EVERY_MODEL_SLOT = (
     *MODEL_SLOTS,
     "ANTHROPIC_SMALL_FAST_MODEL",
     "ANTHROPIC_DEFAULT_FABLE_MODEL",
-    "ANTHROPIC_DEFAULT_MODEL",
+    "ANTHROPIC_DEFAULT_MODEL",  # 2.1.332
+    "CLAUDE_CODE_SUBAGENT_MODEL",
+    "CLAUDE_CODE_WORKFLOW_SUBAGENT_MODEL",  # 2.1.332
 )
+OTHER_PROVIDERS = ("CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX", "CLAUDE_CODE_USE_FOUNDRY")
 # The window Claude Code compacts by; without it 2.1.332 assumes 1M tokens for a model it does not know (and says so).
 MAX_CONTEXT = "CLAUDE_CODE_MAX_CONTEXT_TOKENS"
 
@@ -147,10 +150,12 @@ def read(current: Texts) -> Binding:
 def launch(profile: Profile, args: tuple[str, ...], context: LaunchContext) -> Launch:
     """Claude Code's `--settings FILE` is the layer above the user's, project's and local settings (below
     only an admin's policy), merged variable by variable, and its `env` wins over the process's own. So the
-    file sets every variable a lower layer could hold for another profile: the token to "" (read as
-    unset) and the API key to "", with an apiKeyHelper that prints the key from the variable `agentcfg
-    exec` sets in this process only (Claude Code sends it as both headers); a keyless profile's helper
-    prints the placeholder. No approval prompt: that is asked of ANTHROPIC_API_KEY only."""
+    file sets every variable a lower layer could hold for another profile or provider: the token and the
+    API key to "" (read as unset), every model slot, the bounds, the user's custom headers (they may carry
+    another host's key) and the switches to Bedrock, Vertex and Foundry to "". The key comes from an
+    apiKeyHelper (sent as both headers): `agentcfg key get`, or the variable exec set for a project
+    profile's key; a keyless profile's prints the placeholder. No approval prompt: Claude Code asks that
+    of ANTHROPIC_API_KEY only."""
     base_url = (profile.anthropic_base_url or "").rstrip("/")
     variables = {
         "ANTHROPIC_BASE_URL": base_url,
@@ -158,9 +163,9 @@ def launch(profile: Profile, args: tuple[str, ...], context: LaunchContext) -> L
         API_KEY: "",
         **dict.fromkeys(EVERY_MODEL_SLOT, profile.model),
         "CLAUDE_CODE_MAX_OUTPUT_TOKENS": str(budget.output_tokens(profile, PROMPT_TOKENS)),
+        MAX_CONTEXT: str(profile.context_window) if profile.context_window else "",
+        **dict.fromkeys((CUSTOM_HEADERS, *OTHER_PROVIDERS), ""),
     }
-    if profile.context_window:
-        variables[MAX_CONTEXT] = str(profile.context_window)
     if "--settings" in args or any(a.startswith("--settings=") for a in args):
         raise AgentcfgError(
             "claude is given --settings already: `agentcfg exec` passes its own (the profile's), and Claude Code "
@@ -175,8 +180,9 @@ def launch(profile: Profile, args: tuple[str, ...], context: LaunchContext) -> L
     else:
         helper = helper_command(("echo", PLACEHOLDER_KEY))
     settings = {"env": variables, "apiKeyHelper": helper, "model": profile.model}
-    name = f"claude-{profile.name}.settings.json"
     import json
 
-    files = {name: json.dumps(settings, indent=2) + "\n"}
+    text = json.dumps(settings, indent=2) + "\n"
+    name = base.runtime_name(f"claude-{profile.name}", text)
+    files = {name: text}
     return Launch(("--settings", str(context.runtime / name), *args), files=files, key_in_env=not fetches)

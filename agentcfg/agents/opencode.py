@@ -80,7 +80,8 @@ def foreign_format(current: Texts) -> tuple[AgentFile, str] | None:
     for config, text in current.items():
         data = base.table(edit.load("json", text or "", path=str(config.path)))
         found = [f"top-level `{key}`" for key in V2_KEYS if key in data]
-        if base.table(data.get("mcp")).get("servers") is not None:
+        servers = base.table(data.get("mcp")).get("servers")
+        if isinstance(servers, dict) and "type" not in servers:  # V1: an MCP server named "servers" has a type
             found.append("`mcp.servers`")
         if data.get("$schema") == V2_SCHEMA:
             found.append(f"$schema {V2_SCHEMA}")

@@ -10,6 +10,7 @@ for up to 384000 tokens after its first reply hits 8000. qwen ignores the top-le
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import replace
 from pathlib import Path
 
@@ -179,19 +180,49 @@ def launch(profile: Profile, args: tuple[str, ...], context: LaunchContext) -> L
     would otherwise beat every flag and variable). The file names only the key's variable, never the key;
     OPENAI_API_KEY is set to the same value, or qwen falls back to the one in ~/.qwen/.env."""
     key_env = profile.key_env or KEY
-    settings = {
+    ours = {
         "$version": SETTINGS_VERSION,  # or qwen stamps it into the file
         "security": {"auth": {"selectedType": "openai"}},
         "model": {"name": profile.model, "baseUrl": profile.base_url},
         "modelProviders": {"openai": [_entry(profile, key_env)]},
     }
-    name = f"qwen-{profile.name}.settings.json"
+    # The system file this takes the place of (an administrator's, or one the user named) stays, under ours.
+    settings = _over(_system_settings(context.environ), ours)
+    text = json.dumps(settings, indent=2) + "\n"
+    name = base.runtime_name(f"qwen-{profile.name}", text)
     variables = {"QWEN_CODE_SYSTEM_SETTINGS_PATH": str(context.runtime / name), "OPENAI_BASE_URL": profile.base_url,
                  "OPENAI_MODEL": profile.model}  # fmt: skip
     if not profile.key_env:
         variables[KEY] = PLACEHOLDER_KEY
+    files = {name: text}
     notes = ()
-    if context.environ.get("QWEN_CODE_SYSTEM_SETTINGS_PATH"):
-        notes = ("QWEN_CODE_SYSTEM_SETTINGS_PATH in this shell is replaced by the profile's for this run",)
-    files = {name: json.dumps(settings, indent=2) + "\n"}
     return Launch(args, variables, files=files, notes=notes, key_also=(KEY,) if profile.key_env else ())
+
+
+def _over(lower: dict, upper: dict) -> dict:
+    """`upper` laid over `lower` as qwen merges layers: objects key by key, `modelProviders` replaced whole."""
+    merged = dict(lower)
+    for key, value in upper.items():
+        below = lower.get(key)
+        both = isinstance(value, dict) and isinstance(below, dict) and key != "modelProviders"
+        merged[key] = _over(below, value) if both else value
+    return merged
+
+
+def _system_settings(environ: env.Environ) -> dict:
+    """qwen-code's system settings (QWEN_CODE_SYSTEM_SETTINGS_PATH, else the platform's path), or {}."""
+    import sys
+
+    named = environ.get("QWEN_CODE_SYSTEM_SETTINGS_PATH")
+    if named:
+        path = Path(named)
+    elif sys.platform == "darwin":
+        path = Path("/Library/Application Support/QwenCode/settings.json")
+    elif os.name == "nt":
+        path = Path(environ.get("ProgramData", "C:\\ProgramData")) / "qwen-code" / "settings.json"
+    else:
+        path = Path("/etc/qwen-code/settings.json")
+    try:
+        return base.table(edit.load("json", path.read_text(encoding="utf-8"), path=str(path)))
+    except (OSError, UnicodeDecodeError, AgentcfgError):
+        return {}

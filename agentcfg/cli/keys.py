@@ -320,8 +320,8 @@ def exec_command(as_json: bool, name: str, command: tuple[str, ...]) -> None:
     if agent := launch.agent_for(command[0]):
         prepared = launch.prepare(found, agent, command, environ)
         key = variables.get(found.key_env) if found.key_env else None
-        if key is not None and not prepared.launch.key_in_env and not environ.get(found.key_env):
-            del variables[found.key_env]  # the agent fetches it itself; its commands never see it
+        if key is not None and not prepared.launch.key_in_env:
+            del variables[found.key_env]  # the agent fetches it itself; its commands never see the keyring's
         variables.update(prepared.launch.env)
         variables.update(dict.fromkeys(prepared.launch.key_also, key) if key else {})
         base.emit_notes(list(prepared.launch.notes))

@@ -14,7 +14,7 @@ import tomllib
 
 from agentcfg import budget
 from agentcfg.agents import claude, codex, opencode, qwen
-from agentcfg.agents.base import Launch, LaunchContext
+from agentcfg.agents.base import Launch, LaunchContext, runtime_name
 from agentcfg.errors import AgentcfgError
 from agentcfg.profiles import PLACEHOLDER_KEY, Profile
 from tests.agents.samples import ENVIRON, GATEWAY_ANTHROPIC
@@ -141,9 +141,16 @@ def test_codex_a_legacy_table_alone_is_no_reason_to_refuse():
 # --- Claude Code: --settings FILE -------------------------------------------------------------------------
 
 
-def _claude_settings(launch: Launch, name: str = "claude-gw.settings.json") -> dict:
+def _only_file(launch: Launch, stem: str) -> str:
+    """The one runtime file's name: STEM-<digest of its text>.settings.json (agents.base.runtime_name)."""
+    (name,) = launch.files
+    assert name == runtime_name(stem, launch.files[name])
+    return name
+
+
+def _claude_settings(launch: Launch, stem: str = "claude-gw") -> dict:
+    name = _only_file(launch, stem)
     assert launch.args[:2] == ("--settings", str(RUNTIME / name))
-    assert set(launch.files) == {name}
     return json.loads(launch.files[name])
 
 
@@ -159,12 +166,16 @@ def test_claude_settings_file_sets_every_variable_a_lower_layer_could_hold():
             **dict.fromkeys(claude.EVERY_MODEL_SLOT, "glm-4.6"),
             "CLAUDE_CODE_MAX_OUTPUT_TOKENS": str(budget.output_tokens(GATEWAY_ANTHROPIC, claude.PROMPT_TOKENS)),
             "CLAUDE_CODE_MAX_CONTEXT_TOKENS": "200000",
+            # a user's headers may carry another host's key; the switches would send every request to a cloud
+            **dict.fromkeys((claude.CUSTOM_HEADERS, *claude.OTHER_PROVIDERS), ""),
         },
         "apiKeyHelper": shlex.join(HELPER),  # fetched from the keyring: the key is in no variable
         "model": "glm-4.6",
     }
     assert launch.key_in_env is False and launch.env == {}
-    assert {"ANTHROPIC_DEFAULT_FABLE_MODEL", "ANTHROPIC_SMALL_FAST_MODEL"} <= set(settings["env"])
+    assert {"ANTHROPIC_DEFAULT_FABLE_MODEL", "ANTHROPIC_SMALL_FAST_MODEL", "CLAUDE_CODE_SUBAGENT_MODEL"} <= set(
+        settings["env"]
+    )
 
 
 def test_claude_project_profile_helper_prints_the_variable_exec_sets():
@@ -177,10 +188,10 @@ def test_claude_project_profile_helper_prints_the_variable_exec_sets():
 def test_claude_keyless_profile_helper_prints_the_placeholder():
     """A helper of the user's would otherwise run and send its key as x-api-key (research-claude.md S16)."""
     launch = claude.launch(LOCAL, (), context(claude))
-    settings = _claude_settings(launch, "claude-local.settings.json")
+    settings = _claude_settings(launch, "claude-local")
     assert settings["apiKeyHelper"] == f"echo {PLACEHOLDER_KEY}"
     assert settings["env"]["ANTHROPIC_BASE_URL"] == "http://127.0.0.1:8000"  # no trailing slash
-    assert "CLAUDE_CODE_MAX_CONTEXT_TOKENS" not in settings["env"]
+    assert settings["env"]["CLAUDE_CODE_MAX_CONTEXT_TOKENS"] == ""  # no window: none of the user's files' either
 
 
 @pytest.mark.parametrize("given", [("--settings", "mine.json"), ("-p", "--settings=mine.json", "hi")])
@@ -249,7 +260,7 @@ def test_opencode_2_is_refused():
 
 def test_qwen_system_settings_file_names_the_key_variable_only():
     launch = qwen.launch(GATEWAY_ANTHROPIC, ("-p", "hi"), context(qwen))
-    name = "qwen-gw.settings.json"
+    name = _only_file(launch, "qwen-gw")
     assert launch.args == ("-p", "hi")
     assert launch.env == {
         "QWEN_CODE_SYSTEM_SETTINGS_PATH": str(RUNTIME / name),
@@ -282,14 +293,24 @@ def test_qwen_system_settings_file_names_the_key_variable_only():
 def test_qwen_keyless_profile_sets_the_placeholder_key():
     launch = qwen.launch(LOCAL, (), context(qwen))
     assert launch.env["OPENAI_API_KEY"] == PLACEHOLDER_KEY and launch.key_also == ()
-    (entry,) = json.loads(launch.files["qwen-local.settings.json"])["modelProviders"]["openai"]
+    (entry,) = json.loads(launch.files[_only_file(launch, "qwen-local")])["modelProviders"]["openai"]
     assert entry["envKey"] == "OPENAI_API_KEY"
 
 
-def test_qwen_system_settings_in_the_shell_are_replaced_with_a_note():
-    launch = qwen.launch(LOCAL, (), context(qwen, environ={"QWEN_CODE_SYSTEM_SETTINGS_PATH": "/etc/qwen.json"}))
-    assert launch.env["QWEN_CODE_SYSTEM_SETTINGS_PATH"] == str(RUNTIME / "qwen-local.settings.json")
-    assert launch.notes and "QWEN_CODE_SYSTEM_SETTINGS_PATH" in launch.notes[0]
+def test_qwen_system_settings_the_process_takes_the_place_of_stay_under_the_profiles(tmp_path):
+    """An administrator's (or the user's own) system file keeps its other settings; only auth, model and
+    modelProviders are the profile's (qwen's system layer would otherwise be dropped for this run)."""
+    system = tmp_path / "system.json"
+    providers = {"openai": [{"id": "x", "baseUrl": "http://elsewhere/v1"}]}
+    settings = {"tools": {"sandbox": True}, "model": {"name": "x", "maxSessionTurns": 5}, "modelProviders": providers}
+    system.write_text(json.dumps(settings))
+    launch = qwen.launch(LOCAL, (), context(qwen, environ={"QWEN_CODE_SYSTEM_SETTINGS_PATH": str(system)}))
+    name = _only_file(launch, "qwen-local")
+    assert launch.env["QWEN_CODE_SYSTEM_SETTINGS_PATH"] == str(RUNTIME / name)
+    data = json.loads(launch.files[name])
+    assert data["tools"] == {"sandbox": True} and data["model"]["maxSessionTurns"] == 5
+    assert data["model"]["name"] == LOCAL.model and data["security"]["auth"]["selectedType"] == "openai"
+    assert [e["baseUrl"] for e in data["modelProviders"]["openai"]] == [LOCAL.base_url]  # replaced, not joined
 
 
 # --- never the key -----------------------------------------------------------------------------------------

@@ -141,7 +141,8 @@ def test_claude_gets_settings_and_fetches_the_stored_key_itself(switched: Home, 
     before = hashes(switched.root)
     run(switched, "exec", "gw", "--", "claude", "-p", "hi")
     out = ran(agents["claude"])
-    path = runtime(switched) / "claude-gw.settings.json"
+    path = Path(out["settings_path"])  # claude-gw-<digest of its text>.settings.json
+    assert path.parent == runtime(switched) and path.name.startswith("claude-gw-")
     assert out["argv"] == ["--settings", str(path), "-p", "hi"]
     settings = json.loads(out["settings"])
     assert settings["model"] == "m"
@@ -183,8 +184,8 @@ def test_qwen_gets_a_system_settings_file_and_the_key_in_two_variables(switched:
     run(switched, "exec", "gw", "--", "qwen", "-p", "hi")
     out = ran(agents["qwen"])
     assert out["argv"] == ["-p", "hi"]
-    path = runtime(switched) / "qwen-gw.settings.json"
-    assert out["env"]["QWEN_CODE_SYSTEM_SETTINGS_PATH"] == str(path)
+    path = Path(out["env"]["QWEN_CODE_SYSTEM_SETTINGS_PATH"])
+    assert path.parent == runtime(switched) and path.name.startswith("qwen-gw-")
     settings = json.loads(out["settings"])
     assert settings["model"] == {"name": "m", "baseUrl": "http://127.0.0.1:9/v1"}
     (entry,) = settings["modelProviders"]["openai"]
