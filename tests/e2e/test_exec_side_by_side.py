@@ -324,6 +324,11 @@ def test_the_same_agent_twice_at_once_on_two_profiles(
     with servers("a", "b", "c") as by_name:
         add_profiles(agent_home, by_name)
         agent_home.run("switch", "b")
+        if agent == "opencode":
+            # Two first starts at once race on creating opencode's own database ("Failed query: CREATE TABLE
+            # ... REFERENCES `project`", rc 1, seen in CI): a user's opencode has started before.
+            warm = agents.run(agents.offline(["opencode", "models"]), agent_home.env, agent_home.root, 120, agent)
+            assert warm.returncode == 0, warm
         before = tree(agent_home.root)
         codex_sessions = sessions(agent_home)
         on_a, on_c = exec_together(agent_home, [("a", agent), ("c", agent)], tmp_path)
