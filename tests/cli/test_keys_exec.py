@@ -164,6 +164,15 @@ def test_claude_keeps_a_key_exported_in_the_shell(switched: Home, agents) -> Non
     assert ran(agents["claude"])["env"]["GW_API_KEY"] == KEY
 
 
+def test_claude_never_gets_the_keyrings_key_in_its_environment_beside_an_older_export(switched: Home, agents) -> None:
+    """The keyring holds KEY (rotated) and the shell still exports an old one: the model's commands see only
+    what the shell already had, never the keyring's key (the helper gives that one to Claude Code itself)."""
+    old = "sk-old-export-0123456789abcdef"
+    run(switched, "exec", "gw", "--", "claude", "-p", "hi", GW_API_KEY=old)
+    env = ran(agents["claude"])["env"]
+    assert env["GW_API_KEY"] == old and KEY not in json.dumps(env)
+
+
 def test_opencode_gets_its_whole_config_in_a_variable_naming_the_key(switched: Home, agents) -> None:
     before = hashes(switched.root)
     run(switched, "exec", "gw", "--", "opencode", "run", "hi")
