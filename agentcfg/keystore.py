@@ -144,6 +144,7 @@ class KeyStore:
         self.environ = environ
         self.profile = profile  # named in the ways out of a missing backend
         self._backend: Any = None
+        self._remembered = False  # the backend is the one remembered, not chosen by keyring in this process
 
     @property
     def backend(self) -> Any:
@@ -155,11 +156,19 @@ class KeyStore:
     def label(self) -> str:
         return backend_label(self.backend)
 
-    def _open(self) -> Any:
+    def _open(self, *, remembered: bool = True) -> Any:
+        from agentcfg import deferred
+
+        deferred.defer(*_UNUSED_BY_KEYRING)
         try:
             import keyring
             from keyring.backends import chainer, fail, null
 
+            # A backend chosen in this process already (keyring.set_keyring, or an earlier KeyStore) stands.
+            chosen = getattr(keyring.core, "_keyring_backend", None) is not None
+            if remembered and not chosen and (backend := _remembered_backend(self.environ)) is not None:
+                self._remembered = True
+                return backend
             backend = keyring.get_keyring()
         except Exception as exc:  # a PYTHON_KEYRING_BACKEND or keyringrc.cfg that names no usable class
             raise KeyringProblem(
@@ -181,12 +190,14 @@ class KeyStore:
                 hint="If you want it anyway, choose it: "
                 f"`export PYTHON_KEYRING_BACKEND={backend_name(effective)}`.\n  " + ways_out(self.profile),
             )
+        if not chosen:
+            _remember_backend(self.environ, backend)
         return backend
 
     def _call(self, operation: str, *args: str, service: str = SERVICE) -> Any:
+        backend = self.backend  # first: it imports keyring, with what keyring does not need deferred
         from keyring.errors import KeyringLocked, NoKeyringError, PasswordDeleteError
 
-        backend = self.backend
         try:
             return getattr(backend, operation)(service, *args)
         except PasswordDeleteError:
@@ -196,6 +207,10 @@ class KeyStore:
         except NoKeyringError:
             raise KeyringProblem("no-backend", "no usable keyring", hint=ways_out(self.profile)) from None
         except Exception as exc:
+            if self._remembered:  # what was true when it was chosen is not now: choose again, as keyring would
+                _forget_backend(self.environ)
+                self._remembered, self._backend = False, self._open(remembered=False)
+                return self._call(operation, *args, service=service)
             detail = redact.scrub(f"{type(exc).__name__}: {exc}")
             if re.search(r"-128\b|-25308\b|locked", detail, re.IGNORECASE):
                 raise unlock_problem(self.label, detail, self.environ) from None
@@ -254,6 +269,87 @@ class KeyStore:
             return
         with contextlib.suppress(PasswordDeleteError):  # gone in between: what was wanted
             self._call("delete_password", name, service=ORIGINS_SERVICE)
+
+
+# -- the backend keyring chose, remembered ------------------------------------------------------------
+# Without PYTHON_KEYRING_BACKEND or a keyringrc.cfg, keyring chooses a backend on every start: it scans the
+# installed packages' entry points, imports every backend (on Linux even the macOS one, which runs ldconfig
+# and gcc looking for a library) and asks each whether it works (the Secret Service: a D-Bus connection).
+# That is half of `agentcfg key get`. The choice depends on what is installed, the desktop session and the
+# platform, so it is remembered with those and used while they are the same; a remembered backend that
+# fails is forgotten and the choice made again (KeyStore._call), so the outcome is keyring's own.
+
+# What keyring's modules import but agentcfg's calls never use (agentcfg.deferred): jaraco.context's
+# download helpers (urllib.request brings http.client, email and ssl; its tarfile it uses at import),
+# jaraco.functools' more_itertools, the entry-point scan's metadata (loaded when a backend is chosen), the
+# keyringrc.cfg parser (loaded when there is one). tests/cli/test_hotpath.py checks `key get` loads none.
+_UNUSED_BY_KEYRING = (
+    "urllib.request", "subprocess", "tempfile", "more_itertools", "importlib_metadata", "importlib.metadata",
+    "configparser",
+)  # fmt: skip
+
+
+def _backend_record(environ: env.Environ) -> Any:
+    return env.state_dir(environ) / "keyring-backend"
+
+
+def _backend_basis() -> dict[str, Any] | None:
+    """What keyring's choice depends on, or None when keyring does not choose (the user named a backend)."""
+    import os
+
+    from keyring.util import platform_
+
+    if "PYTHON_KEYRING_BACKEND" in os.environ or (platform_.config_root() / "keyringrc.cfg").exists():
+        return None
+    # Backends are found by the entry points of installed distributions, whose metadata lives in the
+    # site-packages directories (an editable install's too): installing or removing one changes its mtime.
+    # Not every sys.path entry: the first is the script's or the working directory.
+    installed = []
+    for entry in sys.path:
+        if entry.endswith(("site-packages", "dist-packages")):
+            with contextlib.suppress(OSError):
+                installed.append([entry, os.stat(entry).st_mtime_ns])
+    session = ("DBUS_SESSION_BUS_ADDRESS", "XDG_CURRENT_DESKTOP", "XDG_SESSION_TYPE", "DISPLAY", "WAYLAND_DISPLAY")
+    return {
+        "python": sys.executable,
+        "platform": sys.platform,
+        "installed": installed,
+        "session": {name: os.environ.get(name) for name in session},
+    }
+
+
+def _remembered_backend(environ: env.Environ) -> Any:
+    """The backend remembered for this basis, made as keyring makes it; None when there is none."""
+    import importlib
+
+    try:
+        record = json.loads(_backend_record(environ).read_text(encoding="utf-8"))
+        if record.get("basis") != _backend_basis():
+            return None
+        module, _, name = record["backend"].rpartition(".")
+        return getattr(importlib.import_module(module), name)()
+    except Exception:  # no record, an old or broken one, a backend gone: keyring chooses
+        return None
+
+
+def _remember_backend(environ: env.Environ, backend: Any) -> None:
+    """Remember the single backend keyring chose (a chain of several is chosen again each time)."""
+    from keyring.backends import chainer
+
+    if isinstance(backend, chainer.ChainerBackend) or (basis := _backend_basis()) is None:
+        return
+    record = _backend_record(environ)
+    if not record.parent.is_dir():  # only into a state dir agentcfg made (`key set` makes it)
+        return
+    from agentcfg.fsutil import write_private
+
+    with contextlib.suppress(OSError):  # only a cache
+        write_private(record, json.dumps({"backend": backend_name(backend), "basis": basis}) + "\n")
+
+
+def _forget_backend(environ: env.Environ) -> None:
+    with contextlib.suppress(OSError):
+        _backend_record(environ).unlink()
 
 
 # -- which profiles have a stored key, without asking the keyring ----------------------------------------

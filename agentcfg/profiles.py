@@ -8,17 +8,20 @@ schemas/profile.schema.json; a bad one stops every command before anything is wr
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from agentcfg import env, fields, trust
+from agentcfg import env, fields
 from agentcfg.errors import AgentcfgError
+from agentcfg.redact import PLACEHOLDER_KEY
 from agentcfg.resources import data_dir
+
+if TYPE_CHECKING:
+    from agentcfg import trust  # imported where a project is read: `key get` reads none
 
 # tomli is the stdlib's tomllib, but its wheels are compiled (mypyc): twice as fast to read a file,
 # and quicker to import. Without a wheel for this platform, the stdlib's copy does the same work.
@@ -31,8 +34,6 @@ except ImportError:  # pragma: no cover
 NAME_RE = re.compile(rf"\A{fields.NAME_PATTERN}\Z")
 BUILT_IN = "built-in"
 LOOPBACK_HOSTS = {"localhost", "127.0.0.1", "::1", "[::1]"}
-# Written where a keyless server still needs some key (qwen-code, Claude Code refuse to run without).
-PLACEHOLDER_KEY = "agentcfg-no-key"
 # Values people (and agentcfg) put where a key must be but none is needed: never a real key.
 PLACEHOLDER_KEYS = {PLACEHOLDER_KEY, "sk-local", "sk-local-anything", "empty", "none", "dummy", "sk-xxx",
                     "sk-dummy", "no-key", "token", "x"}  # fmt: skip
@@ -112,6 +113,8 @@ class _ValidatedCache:
         self.schema = schema_text()
 
     def digest(self, text: str) -> str:
+        import hashlib
+
         return hashlib.sha256(f"{self.schema}\0{text}".encode()).hexdigest()
 
     def save(self) -> None:
@@ -187,6 +190,8 @@ def parse(name: str, text: str, source: str, cache: _ValidatedCache | None = Non
     except RecursionError:  # tomli's limit on nesting: a hostile file's `a = [[[[...`
         raise AgentcfgError("does not parse as TOML: nested too deeply", where=where) from None
     fields.check(data, where, name=name)
+    if source == BUILT_IN:  # agentcfg's own files: tests/test_profiles.py holds them to the schema
+        return Profile(name=name, source=source, **data)
     digest = cache.digest(text) if cache else None
     if cache is None or digest not in cache.known:
         validate(data, cache.schema if cache else schema_text(), where)
@@ -279,6 +284,8 @@ class ProjectSet:
 
 
 def _names(files: list[str], most: int = 8) -> str:
+    from agentcfg import trust
+
     stems = [trust.shown(f.removesuffix(".toml")) for f in files]
     return ", ".join(stems[:most]) + (f" and {len(stems) - most} more" if len(stems) > most else "")
 
@@ -298,6 +305,8 @@ def project_set(
     In a trusted set, a file that fails to parse, takes a user or built-in profile's name, or reads another
     profile's key variable is skipped with one warning each: the others still work.
     """
+    from agentcfg import trust
+
     root = trust.project_root(directory)
     command = trust.trust_command(root)
     if not files:
@@ -366,6 +375,8 @@ def _load(environ: env.Environ, cwd: Path | None = None) -> tuple[dict[str, Prof
     cache = _ValidatedCache(environ)
     profiles = _own(environ, cache)
     ignored: dict[str, tuple[str, str]] = {}
+    from agentcfg import trust
+
     if (project := project_profiles_dir(environ, cwd)) and (files := trust.file_names(project)):
         record = trust.record_for(trust.project_root(project), environ)
         # Without a record nothing is read: an untrusted repository's files are only listed.
@@ -424,9 +435,10 @@ def find(name: str, environ: env.Environ) -> Profile:
             text = _read_file(path)
             if text is None:
                 continue
-            cache = _ValidatedCache(environ)
+            cache = None if source == BUILT_IN else _ValidatedCache(environ)
             found = parse(name, text, source or str(path), cache)
-            cache.save()
+            if cache is not None:
+                cache.save()
             from agentcfg import redact
 
             if found.key_env:

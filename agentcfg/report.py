@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 import time
 from pathlib import Path
@@ -11,6 +10,7 @@ from typing import Any
 from agentcfg import env, fixes
 from agentcfg.plan import Plan, unified_diff
 from agentcfg.profiles import BUILT_IN, Profile
+from agentcfg.redact import dumps as dumps  # every command's --json document (shared with the hot path)
 from agentcfg.switch import AgentStatus
 
 _COLOURS = {"create": "32", "modify": "33", "remove": "31", "unchanged": "2", "skipped": "2", "edited": "31"}
@@ -24,15 +24,6 @@ def use_colour(environ: env.Environ, stream: Any = None) -> bool:
 def paint(text: str, kind: str, colour: bool) -> str:
     code = _COLOURS.get(kind)
     return f"\033[{code}m{text}\033[0m" if colour and code else text
-
-
-def dumps(data: Any) -> str:
-    """JSON for --json, every string in it masked before encoding (redact.mask_data): a shape that a JSON
-    escape would hide from the stream's masking (a value on a diff's next line, after `\\n`) is masked in
-    the string itself, and the document stays valid JSON."""
-    from agentcfg.redact import mask_data
-
-    return json.dumps(mask_data(data), indent=2, ensure_ascii=False)
 
 
 def when(timestamp: float) -> str:

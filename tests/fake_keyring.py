@@ -68,3 +68,14 @@ class LowPriorityKeyring(FileKeyring):
     """Like keyrings.alt's PlaintextKeyring: keyring does not recommend it (priority < 1)."""
 
     priority = 0.5  # type: ignore[assignment]
+
+
+class GoneKeyring(KeyringBackend):
+    """A backend that worked when it was chosen and no longer does (its daemon gone, its library removed)."""
+
+    priority = 1  # type: ignore[assignment]
+
+    def get_password(self, service: str, username: str) -> str | None:
+        raise RuntimeError("the backend's service is gone")
+
+    set_password = delete_password = get_password  # type: ignore[assignment]

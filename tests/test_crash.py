@@ -222,7 +222,7 @@ def cli(environ: dict[str, str], *argv: str, status: int = 0) -> subprocess.Comp
 @pytest.fixture
 def run(environ, monkeypatch, capsys):
     """`agentcfg ARGV` in this process (subprocesses cost 0.2 s each), with `environ` as its environment."""
-    import agentcfg.cli
+    import agentcfg.cli.base
 
     monkeypatch.setattr(agentcfg.cli.base, "environ", lambda: dict(environ))
 

@@ -9,7 +9,10 @@ from typing import Any
 
 import click
 
+from agentcfg.cli import Requested, print_json
 from agentcfg.errors import AgentcfgError
+
+__all__ = ["print_json"]  # one for every command, in agentcfg.cli: the hot path shares it
 
 AGENT_NAMES = ("codex", "qwen", "opencode", "claude")  # agents.AGENTS, without importing it for --help
 
@@ -106,27 +109,15 @@ def complete_optional_field(ctx: click.Context, param: click.Parameter, incomple
     return _matching(optional, incomplete)
 
 
-class _Requested:
-    """Whether this run asked for --json: main() prints errors as JSON on stdout then."""
-
-    json = False
-
-
 def _note_json(ctx: click.Context, param: click.Parameter, value: bool) -> bool:
     if value:
-        _Requested.json = True
+        Requested.json = True
     return value
 
 
 def json_option(help: str = "Print the result as JSON (never a key); errors too, on stdout.") -> Any:
     """The one `--json` flag: eager, so an error in any later option is still reported as JSON."""
     return click.option("--json", "as_json", is_flag=True, is_eager=True, callback=_note_json, help=help)
-
-
-def print_json(data: object) -> None:
-    from agentcfg import report
-
-    click.echo(report.dumps(data))
 
 
 def finish(code: int) -> None:

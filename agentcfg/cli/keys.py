@@ -4,25 +4,16 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any, TextIO
+from typing import Any
 
 import click
 
 from agentcfg import fixes
-from agentcfg.cli import base
+from agentcfg.cli import base, hotpath
+from agentcfg.cli.hotpath import print_secret
 from agentcfg.errors import AgentcfgError, Exit
 
 # -- keys --------------------------------------------------------------------------------------------
-
-
-def print_secret(text: str) -> TextIO:
-    """Write to the real stdout, around the scrubber: for the two commands whose job is to print a key."""
-    from agentcfg.redact import RedactingStream
-
-    out = sys.stdout.raw if isinstance(sys.stdout, RedactingStream) else sys.stdout
-    out.write(text)
-    out.flush()
-    return out
 
 
 # Read from stdin: enough to see a key of keystore.MAX_LENGTH and the line breaks after it, bounded so that
@@ -125,19 +116,7 @@ def key_get(name: str, as_json: bool) -> None:
     The keyring's entry wins; without one, a value already exported in the profile's variable. No key at all:
     exit status 4 and nothing printed.
     """
-    from agentcfg import keystore, profiles, redact
-
-    environ = base.environ()
-    found = profiles.find(name, environ)  # yours or a built-in: no project file is read
-    if not found.key_env:
-        raise keystore.not_keyed(found)
-    resolved = _resolve(found, environ)
-    if as_json:
-        base.print_json(
-            {"profile": name, "key_env": found.key_env, "source": resolved.source, "tail": redact.tail(resolved.value)}
-        )
-        return
-    print_secret(resolved.value + "\n")
+    hotpath.key_get(name, as_json)
 
 
 @key.command("bind")
@@ -243,20 +222,6 @@ def key_list(as_json: bool) -> None:
 # -- exec / env --------------------------------------------------------------------------------------
 
 
-def _resolve(found: Any, environ: dict[str, str]) -> Any:
-    """The key of a keyed profile (keystore.resolve); none stored or exported: Exit.NO_KEY, before anything runs."""
-    from agentcfg import keystore
-
-    try:
-        resolved = keystore.resolve(found, environ)
-    except keystore.KeyringProblem as problem:
-        if problem.kind in ("missing", "no-backend"):  # neither stored nor exported, as switch's exit 4 means
-            problem.exit_code = Exit.NO_KEY
-        raise
-    assert resolved is not None  # found has a key_env
-    return resolved
-
-
 def _refuse_runtime_variable(found: Any) -> None:
     """Never put a key into a variable that steers programs (PATH, LD_PRELOAD, NODE_OPTIONS, ...). fields.py
     refuses such a key_env when a profile is written or loaded; this is the last check before one is set."""
@@ -279,7 +244,7 @@ def _profile_variables(found: Any, environ: dict[str, str]) -> tuple[dict[str, s
     variables, sources = {"AGENTCFG_PROFILE": found.name}, {"AGENTCFG_PROFILE": "agentcfg"}
     if found.key_env:
         _refuse_runtime_variable(found)
-        resolved = _resolve(found, environ)
+        resolved = hotpath.resolve_key(found, environ)
         variables[found.key_env] = resolved.value
         sources[found.key_env] = resolved.source
         if resolved.note:  # not in `key get`: its stderr may be an agent's (apiKeyHelper)

@@ -9,7 +9,7 @@ import re
 import click
 import pytest
 
-from agentcfg.cli import EXIT_MEANINGS, cli
+from agentcfg.cli.app import EXIT_MEANINGS, cli
 from agentcfg.errors import Exit
 from tests.cli.test_json_contract import LEAVES, SCHEMAS
 from tests.conftest import REPO, Home

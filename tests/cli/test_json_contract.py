@@ -18,7 +18,7 @@ import click
 import jsonschema
 import pytest
 
-from agentcfg.cli import cli
+from agentcfg.cli.app import cli
 from agentcfg.errors import Exit
 from tests.conftest import AGENTCFG, REPO, Home, keyring_env, make_home
 from tests.fault_server import MODEL, FaultServer, dead_port

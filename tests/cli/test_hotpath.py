@@ -1,0 +1,118 @@
+"""agentcfg.cli.hotpath: `key get PROFILE` answered without click, the same as click would answer it.
+
+Each case runs the real console script twice: in its plain form (the hot path) and in a form only click
+parses (`--` before PROFILE), and the two must print the same bytes and exit the same way.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from agentcfg.cli.hotpath import key_get_request
+from tests.conftest import REPO, Home, keyring_env
+
+KEY = "sk-hot-0123456789abcdef"
+
+
+@pytest.mark.parametrize(
+    ("words", "request_"),
+    [
+        (["key", "get", "taotoken"], ("taotoken", False)),
+        (["key", "get", "taotoken", "--json"], ("taotoken", True)),
+        (["key", "get", "--json", "taotoken"], ("taotoken", True)),
+        (["key", "get", ""], ("", False)),  # click takes it too, and refuses it as a profile name
+        (["key", "get"], None),  # click says what is missing
+        (["key", "get", "--help"], None),
+        (["key", "get", "-h", "taotoken"], None),
+        (["key", "get", "a", "b"], None),
+        (["key", "get", "--", "taotoken"], None),
+        (["key", "get", "--json", "--json", "taotoken"], None),
+        (["key", "get", "--jsn", "taotoken"], None),
+        (["--json", "key", "get", "taotoken"], None),
+        (["key", "set", "taotoken"], None),
+        (["keys", "get", "taotoken"], None),
+        ([], None),
+    ],
+)
+def test_only_the_plain_form_takes_the_hot_path(words: list[str], request_: tuple[str, bool] | None) -> None:
+    assert key_get_request(words) == request_
+
+
+@pytest.fixture
+def keyed(home: Home, tmp_path: Path) -> Home:
+    home.env.update(keyring_env(tmp_path / "keyring.json"))
+    home.run("key", "set", "taotoken", stdin_text=KEY + "\n")
+    home.write(".config/agentcfg/profiles/mine.toml", 'base_url = "http://127.0.0.1:8001/v1"\nmodel = "m"\n')
+    nokey = 'base_url = "https://gw.example/v1"\nmodel = "m"\nkey_env = "NOKEY_API_KEY"\n'
+    home.write(".config/agentcfg/profiles/nokey.toml", nokey)
+    return home
+
+
+def _click_form(args: list[str]) -> list[str]:
+    """The same request in a form the hot path leaves to click: PROFILE after `--`."""
+    name = next(a for a in args[2:] if a != "--json")
+    return [*[a for a in args if a != name], "--", name]
+
+
+@pytest.mark.parametrize(
+    ("args", "code"),
+    [
+        (["key", "get", "taotoken"], 0),
+        (["key", "get", "taotoken", "--json"], 0),
+        (["key", "get", "--json", "nope"], 2),  # an unknown profile
+        (["key", "get", "nope"], 2),
+        (["key", "get", "mine"], 2),  # a profile without a key
+        (["key", "get", "nokey"], 4),  # no key stored or exported
+        (["key", "get", "nokey", "--json"], 4),
+        (["key", "get", "Bad/Name"], 2),
+    ],
+)
+def test_the_hot_path_answers_as_click_does(keyed: Home, args: list[str], code: int) -> None:
+    fast = keyed.run(*args, check=None)
+    slow = keyed.run(*_click_form(args), check=None)
+    assert (fast.returncode, fast.stdout, fast.stderr) == (slow.returncode, slow.stdout, slow.stderr)
+    assert fast.returncode == code
+    if code == 0 and "--json" not in args:
+        assert fast.stdout == KEY + "\n"
+    if "--json" in args:
+        document = json.loads(fast.stdout)
+        assert KEY not in fast.stdout
+        assert ("exit" in document) == (code != 0)
+
+
+def test_an_exported_key_and_a_stored_one_behave_as_before(keyed: Home) -> None:
+    """The keyring's key wins over an exported one, and the note about the other key is not printed."""
+    fast = keyed.run("key", "get", "taotoken", TAOTOKEN_API_KEY="sk-other-0123456789abcdef")
+    assert fast.stdout == KEY + "\n"
+    exported = keyed.run("key", "get", "nokey", NOKEY_API_KEY="sk-exported-0123456789")
+    assert exported.stdout == "sk-exported-0123456789\n"
+
+
+# What the hot path must not import: the CLI framework, the network stack, the schema validator, and what
+# keyring imports but never uses here (agentcfg.deferred; a stand-in is not a load).
+_PROBE = r"""
+import json, sys
+from agentcfg import cli, deferred, keystore
+try:
+    cli.main(["key", "get", "taotoken"])
+except SystemExit as exc:
+    assert not exc.code, exc.code
+loaded = [m for m in ("click", "httpx", "jsonschema", "ssl", "email", "http.client", "hashlib") if m in sys.modules]
+stand_in = deferred._Deferred
+real = [m for m in keystore._UNUSED_BY_KEYRING if m in sys.modules and not isinstance(sys.modules[m], stand_in)]
+print(json.dumps({"loaded": loaded, "real": real}), file=sys.stderr)
+"""
+
+
+def test_key_get_imports_only_what_the_answer_needs(keyed: Home) -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", _PROBE], env={**keyed.env, "PYTHONPATH": str(REPO)}, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == KEY + "\n"
+    assert json.loads(done.stderr.splitlines()[-1]) == {"loaded": [], "real": []}
