@@ -6,6 +6,7 @@ Everything takes an explicit `environ` mapping so tests (and pure code) never re
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -26,18 +27,38 @@ def config_dir(environ: Environ) -> Path:
     """agentcfg's own config dir: `$AGENTCFG_HOME`, else the platform's user config dir."""
     if value := environ.get("AGENTCFG_HOME"):
         return Path(value)
-    import platformdirs
-
-    return Path(platformdirs.user_config_dir("agentcfg", appauthor=False))
+    return _user_dir("XDG_CONFIG_HOME", ".config", "user_config_dir", environ)
 
 
 def state_dir(environ: Environ) -> Path:
     """Journal, backups and lock: `$AGENTCFG_HOME/state`, else the platform's user state dir."""
     if value := environ.get("AGENTCFG_HOME"):
         return Path(value) / "state"
-    import platformdirs
+    return _user_dir("XDG_STATE_HOME", ".local/state", "user_state_dir", environ)
 
-    return Path(platformdirs.user_state_dir("agentcfg", appauthor=False))
+
+def _user_dir(variable: str, default: str, platformdirs_name: str, environ: Environ) -> Path:
+    """The XDG base directory (variable if absolute, else ~/default) + "agentcfg" on Linux and the other Unixes,
+    as platformdirs has it (tests/test_env.py compares); platformdirs itself on macOS and Windows. Not on Linux:
+    it imports tempfile, shutil, bz2, lzma and random at start-up, a quarter of `agentcfg status`."""
+    if sys.platform in ("darwin", "win32", "cygwin") or hasattr(sys, "getandroidapilevel"):
+        import platformdirs
+
+        return Path(getattr(platformdirs, platformdirs_name)("agentcfg", appauthor=False))
+    base = environ.get(variable, "")
+    if not base.startswith("/"):
+        base = os.path.join(_unix_home(environ), default)
+    return Path(base, "agentcfg")
+
+
+def _unix_home(environ: Environ) -> str:
+    """HOME when it is an absolute path, else the user's home in the password database (as expanduser)."""
+    home = environ.get("HOME", "")
+    if home.startswith("/"):
+        return home.rstrip("/") or "/"
+    import pwd
+
+    return pwd.getpwuid(os.getuid()).pw_dir
 
 
 def which(name: str, environ: Environ) -> str | None:

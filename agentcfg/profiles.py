@@ -375,9 +375,10 @@ def _load(environ: env.Environ, cwd: Path | None = None) -> tuple[dict[str, Prof
     cache = _ValidatedCache(environ)
     profiles = _own(environ, cache)
     ignored: dict[str, tuple[str, str]] = {}
-    from agentcfg import trust
-
-    if (project := project_profiles_dir(environ, cwd)) and (files := trust.file_names(project)):
+    project = project_profiles_dir(environ, cwd)
+    if project is not None:
+        from agentcfg import trust  # only in a project, the rare case: its import is not free
+    if project is not None and (files := trust.file_names(project)):
         record = trust.record_for(trust.project_root(project), environ)
         # Without a record nothing is read: an untrusted repository's files are only listed.
         read, unreadable = trust.read_set(project) if record is not None else ({}, {})

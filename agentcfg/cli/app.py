@@ -1,17 +1,19 @@
 """The click application: every command but the hot path (agentcfg.cli.hotpath), one module per group.
 
-Heavy modules (httpx, keyring, jsonschema) are imported where they are used, so that
-`agentcfg switch` does not pay for the network stack.
+A command's module is imported when that command runs (or when --help lists them all), and heavy modules
+(httpx, keyring, jsonschema) where they are used: `agentcfg switch` pays for neither the other commands nor
+the network stack.
 """
 
 from __future__ import annotations
 
+import importlib
 import sys
 
 import click
 
 from agentcfg import __version__
-from agentcfg.cli import bench, doctor, fail, keys, onboarding, profiles, switching
+from agentcfg.cli import fail
 from agentcfg.errors import Exit
 
 # What each exit status means, the same in every command: `agentcfg --help` shows this table, every command's
@@ -42,7 +44,50 @@ EXIT_EPILOG = (
 )
 
 
+# Each command: (module in agentcfg.cli, attribute), in the order `agentcfg --help` has always listed them.
+COMMANDS = {
+    "agents": ("switching", "agents_command"),
+    "bench": ("bench", "bench"),
+    "doctor": ("doctor", "doctor"),
+    "env": ("keys", "env_command"),
+    "exec": ("keys", "exec_command"),
+    "init": ("onboarding", "init"),
+    "key": ("keys", "key"),
+    "profile": ("profiles", "profile"),
+    "rollback": ("switching", "rollback"),
+    "status": ("switching", "status"),
+    "switch": ("switching", "switch"),
+    "trust": ("profiles", "trust_command"),
+}
+
+
+class _Commands(click.Group):
+    """agentcfg's commands, each imported when it is first asked for."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands and cmd_name in COMMANDS:
+            module, attribute = COMMANDS[cmd_name]
+            command = getattr(importlib.import_module(f"agentcfg.cli.{module}"), attribute)
+            if cmd_name == "profile":
+                from agentcfg.cli.onboarding import profile_import
+
+                command.add_command(profile_import)
+            _finish(command)
+            self.add_command(command, cmd_name)
+        return self.commands.get(cmd_name)
+
+
+def every_command() -> dict[str, click.Command]:
+    """Every command, imported (for the tests that go through them all)."""
+    context = click.Context(cli)
+    return {name: command for name in cli.list_commands(context) if (command := cli.get_command(context, name))}
+
+
 @click.group(
+    cls=_Commands,
     context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
     epilog=f"{EXIT_TABLE}\n\n{JSON_PROMISE}",
 )
@@ -65,21 +110,44 @@ def cli() -> None:
     """
 
 
-for _command in (*switching.COMMANDS, onboarding.init, doctor.doctor, bench.bench, keys.key, keys.exec_command,
-                 keys.env_command, profiles.profile, profiles.trust_command):  # fmt: skip
-    cli.add_command(_command)
-profiles.profile.add_command(onboarding.profile_import)
+class _Context(click.Context):
+    """click's help formatter asks shutil for the terminal's width, and importing shutil (bz2, lzma, fnmatch)
+    costs `agentcfg --help` a tenth of its time: the same answer, from os (shutil.get_terminal_size's rules)."""
+
+    def make_formatter(self) -> click.HelpFormatter:
+        width = self.terminal_width or click.formatting.FORCED_WIDTH
+        if width is None:
+            width = max(min(_terminal_columns(), self.max_content_width or 80) - 2, 50)
+        return self.formatter_class(width=width, max_width=self.max_content_width)
 
 
-def _add_exit_epilog(group: click.Group) -> None:
-    """The exit-status line under every command's --help, added here once rather than in each module."""
-    for command in group.commands.values():
-        command.epilog = f"{command.epilog}\n\n{EXIT_EPILOG}" if command.epilog else EXIT_EPILOG
-        if isinstance(command, click.Group):
-            _add_exit_epilog(command)
+def _terminal_columns() -> int:
+    """$COLUMNS, else the terminal's width, else 80: what shutil.get_terminal_size() gives."""
+    import os
+
+    try:
+        columns = int(os.environ.get("COLUMNS", "0"))
+    except ValueError:
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return columns or 80
 
 
-_add_exit_epilog(cli)
+def _finish(command: click.Command) -> None:
+    """What every command gets, added here once rather than in each module: the exit-status line under its
+    --help, and the context that formats that help."""
+    command.epilog = f"{command.epilog}\n\n{EXIT_EPILOG}" if command.epilog else EXIT_EPILOG
+    command.context_class = _Context
+    if isinstance(command, click.Group):
+        for sub in command.commands.values():
+            _finish(sub)
+
+
+cli.context_class = _Context
 
 
 def invoke(argv: list[str] | None) -> None:

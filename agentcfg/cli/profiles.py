@@ -6,7 +6,6 @@ from typing import Any
 
 import click
 
-from agentcfg import profile_edit
 from agentcfg.cli import base
 from agentcfg.cli.keys import read_key
 from agentcfg.errors import AgentcfgError
@@ -120,7 +119,7 @@ def profile_add(
     change a profile later: `agentcfg profile set`.
     """
     from agentcfg import detect as detection
-    from agentcfg import env, fields, fixes, fsutil, profiles
+    from agentcfg import env, fields, fixes, fsutil, profile_edit, profiles
 
     environ = base.environ()
     options = {"--base-url": base_url, "--model": model, "--anthropic-base-url": anthropic_base_url,
@@ -285,7 +284,7 @@ def profile_unset(name: str, names: tuple[str, ...], as_json: bool) -> None:
 
 
 def _change_profile(name: str, changes: tuple[str, ...], removed: tuple[str, ...], detect: bool, as_json: bool) -> None:
-    from agentcfg import env, fixes, report
+    from agentcfg import env, fixes, profile_edit, report
 
     environ = base.environ()
     done = profile_edit.change(name, changes, removed, detect, environ)
@@ -327,7 +326,7 @@ def _shown_value(value: object) -> str:
 
 
 def _add_from(name: str, source: str, force: bool, environ: dict[str, str], as_json: bool = False) -> None:
-    from agentcfg import env, fixes, fsutil, profiles
+    from agentcfg import env, fixes, fsutil, profile_edit, profiles
 
     def again(other: str) -> str:
         return fixes.command("agentcfg", "profile", "add", other, "--from", source, *(("--force",) if force else ()))
@@ -375,7 +374,7 @@ def profile_rm(name: str, keep_key: bool, as_json: bool) -> None:
     With --keep-key the key stays in the keyring, still bound to the removed profile's hosts, so a
     later profile of the same name elsewhere cannot get it.
     """
-    from agentcfg import env, fsutil, profiles
+    from agentcfg import env, fsutil, profile_edit, profiles
 
     environ = base.environ()
     path = profiles.profiles_dir(environ) / f"{name}.toml"

@@ -9,10 +9,12 @@ import re
 import click
 import pytest
 
-from agentcfg.cli.app import EXIT_MEANINGS, cli
+from agentcfg.cli.app import EXIT_MEANINGS, cli, every_command
 from agentcfg.errors import Exit
 from tests.cli.test_json_contract import LEAVES, SCHEMAS
 from tests.conftest import REPO, Home
+
+every_command()  # commands are imported when first asked for: cli.commands now holds them all
 
 README = (REPO / "README.md").read_text(encoding="utf-8")
 CLI_DOC = (REPO / "docs" / "cli.md").read_text(encoding="utf-8")

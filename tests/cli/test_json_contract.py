@@ -18,11 +18,13 @@ import click
 import jsonschema
 import pytest
 
-from agentcfg.cli.app import cli
+from agentcfg.cli.app import cli, every_command
 from agentcfg.errors import Exit
 from tests.conftest import AGENTCFG, REPO, Home, keyring_env, make_home
 from tests.fault_server import MODEL, FaultServer, dead_port
 from tests.scheduled_server import ScheduledServer
+
+every_command()  # commands are imported when first asked for: cli.commands now holds them all
 
 SCHEMAS = REPO / "schemas" / "cli"
 KEY = "sk-contract-secret-7f3a9c2e5b1d"  # stored in the keyring of every case: never printed
