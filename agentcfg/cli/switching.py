@@ -242,4 +242,3 @@ def agents_command(as_json: bool) -> None:
             }
         )
     click.echo(report.dumps(rows) if as_json else report.agents_text(rows, environ))
-
