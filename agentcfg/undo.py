@@ -19,7 +19,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from difflib import SequenceMatcher
 from typing import Any
 
 from agentcfg import edit
@@ -180,6 +179,8 @@ def _hunks(base: list[str], other: list[str]) -> list[tuple[int, int, list[str]]
     while tail < limit - head and base[-1 - tail] == other[-1 - tail]:
         tail += 1
     b, o = base[head : len(base) - tail], other[head : len(other) - tail]
+    from difflib import SequenceMatcher  # here: only a rollback merges, and every switch imports this module
+
     matcher = SequenceMatcher(None, b, o, autojunk=False)
     return [(head + i1, head + i2, o[j1:j2]) for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal"]
 

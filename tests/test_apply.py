@@ -184,9 +184,10 @@ def test_state_is_private_and_agent_file_modes(home, environ):
         for f in files:
             assert mode(Path(root) / f) == 0o600, Path(root) / f
             checked_files += 1
-    # lock, validated-profiles cache, 2 manifests, 3 + 4 backups and 6 + 5 copies of what was written (each
-    # switch also creates its Codex profile file, agentcfg-NAME.config.toml; taotoken's leaves claude alone)
-    assert checked_files == 2 + 2 + (3 + 4) + (6 + 5)
+    # lock, 2 manifests, 3 + 4 backups and 6 + 5 copies of what was written (each switch also creates its Codex
+    # profile file, agentcfg-NAME.config.toml; taotoken's leaves claude alone); no validated-profiles cache:
+    # both profiles are built-ins, which are not validated when read
+    assert checked_files == 1 + 2 + (3 + 4) + (6 + 5)
 
     assert mode(home / ".codex/config.toml") == 0o640  # kept
     assert mode(home / ".qwen/.env") == 0o600
