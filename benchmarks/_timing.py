@@ -31,6 +31,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 PASS = "python -c pass"
+KEY = "sk-bench-0123456789abcdef"  # what the benchmarks store and `key get` hands back
 
 
 class BenchError(Exception):
@@ -57,18 +58,40 @@ def user_environment(root: Path, path: str) -> dict[str, str]:
     }
 
 
-def environments(root: Path, path: str) -> dict[str, dict[str, str]]:
-    """The two ways agentcfg finds its own directories: the platform's (what users have) and AGENTCFG_HOME."""
-    user, own = root / "user", root / "agentcfg-home"
-    for home in (user, own):
+ENVIRONMENTS = ("user", "agentcfg-home")
+ENV_LABELS = {"user": "as users run it (no `AGENTCFG_HOME`)", "agentcfg-home": "`AGENTCFG_HOME` set"}
+
+
+def environments(root: Path, path: str, names: Sequence[str] = ENVIRONMENTS) -> dict[str, dict[str, str]]:
+    """The two ways agentcfg finds its own directories: the platform's (`user`: what users have, AGENTCFG_HOME
+    unset) and `agentcfg-home` (AGENTCFG_HOME set, as the tests and the benchmarks used to have it)."""
+    envs = {}
+    for name in names:
+        home = root / name
         (home / "run").mkdir(parents=True, mode=0o700)
-    return {
-        "user": user_environment(user, path),
-        "agentcfg-home": {**user_environment(own, path), "AGENTCFG_HOME": f"{own}/agentcfg"},
-    }
+        envs[name] = user_environment(home, path)
+        if name == "agentcfg-home":
+            envs[name]["AGENTCFG_HOME"] = f"{home}/agentcfg"
+    return envs
 
 
 Snapshot = dict[str, tuple[int, int, str]]
+
+
+def profile_dir(environ: Mapping[str, str]) -> Path:
+    """Where agentcfg keeps the user's own profiles in `environ` (agentcfg/env.py's rule)."""
+    if "AGENTCFG_HOME" in environ:
+        return Path(environ["AGENTCFG_HOME"], "profiles")
+    return Path(environ["XDG_CONFIG_HOME"], "agentcfg", "profiles")
+
+
+def stored_key(agentcfg: Sequence[str], environ: Mapping[str, str], profile: str, key: str = KEY) -> None:
+    """Store `key` for `profile` (`agentcfg`: the command that runs it), and check that `key get` hands it back."""
+    done = subprocess.run([*agentcfg, "key", "set", profile], input=f"{key}\n", text=True, env=dict(environ),
+                          capture_output=True)  # fmt: skip
+    got = subprocess.run([*agentcfg, "key", "get", profile], env=dict(environ), capture_output=True, text=True)
+    if done.returncode or got.stdout.strip() != key:
+        raise BenchError(f"key set/get {profile} did not hand back the key: {done.stderr}{got.stderr}")
 
 
 def snapshot(root: Path) -> Snapshot:
@@ -98,6 +121,7 @@ class Row:
     check: Callable[[list[str]], str | None] | None = None  # the files one run changed -> what is wrong, or None
     markdown: str | None = None  # the README table's first cell; None: not in the table
     ratio: bool = True  # False: no `python -c pass` beside it (a deadline, not a start-up, is measured)
+    deadline: float | None = None  # seconds: report how far past it each run returned
     seconds: list[float] = field(default_factory=list)
     baseline: list[float] = field(default_factory=list)  # the `python -c pass` right before each run
     files_changed: list[int] = field(default_factory=list)
@@ -117,9 +141,10 @@ def _fail(row: Row, environ: Mapping[str, str], why: str) -> BenchError:
     return BenchError(f"{row.label}: {why}\n  stdout: {again.stdout[-800:]}\n  stderr: {again.stderr[-800:]}")
 
 
-def measure(rows: Sequence[Row], envs: Mapping[str, Mapping[str, str]], runs: int) -> None:
-    """One untimed round, then `runs` rounds of every row in order, each run after its own `python -c pass`."""
-    for round_ in range(runs + 1):
+def measure(rows: Sequence[Row], envs: Mapping[str, Mapping[str, str]], runs: int, warm_up: bool = True) -> None:
+    """One untimed round (unless `warm_up` is False), then `runs` rounds of every row in order, each run after
+    its own `python -c pass`."""
+    for round_ in range(0 if warm_up else 1, runs + 1):
         timed = round_ > 0
         for row in rows:
             environ = row.environ(envs)
@@ -182,6 +207,16 @@ def summary(row: Row, names: Mapping[str, str]) -> dict[str, object]:
             "ratio_p75": round(r_high, 2),
             "ratio_of_medians": round(mid / statistics.median(row.baseline), 2),
         }
+    if row.deadline is not None:
+        past = [seconds - row.deadline for seconds in row.seconds]
+        figures |= {
+            "median_past_deadline_s": round(statistics.median(past), 2),
+            "worst_past_deadline_s": round(max(past), 2),
+        }
+        figures["note"] = f"past the deadline: median {statistics.median(past):+.2f} s, worst {max(past):+.2f} s"
+        figures["markdown_cell"] = (
+            f"worst {max(past):+.2f} s past the deadline (median {statistics.median(past):+.2f} s)"
+        )
     if row.watch is not None:
         figures["files_changed"] = sorted(set(row.files_changed))
     return figures
@@ -280,11 +315,11 @@ def markdown(
     rows: Sequence[Row],
     marker: str,
     columns: Mapping[str, str],
-    regenerate: str,
     notes: Sequence[str] = (),
 ) -> str:
     """The README block between `<!-- marker -->` and `<!-- /marker -->`: one line per command, one column per
     environment (`columns`: environment name -> header), each cell the median ratio and its spread."""
+    columns = {name: header for name, header in columns.items() if any(row.env == name for row in rows)}
     table: dict[str, dict[str, str]] = {}
     for row, figures in zip(rows, result["rows"], strict=True):  # type: ignore[call-overload]
         if row.markdown is None:
@@ -297,6 +332,7 @@ def markdown(
         table.setdefault(row.markdown, {})[row.env] = cell
     base = result["baseline"]
     assert isinstance(base, dict)
+    regenerate = shlex.join(["python", f"benchmarks/{Path(sys.argv[0]).name}", *sys.argv[1:]])
     lines = [
         f"<!-- {marker} -->",
         f"Measured {result['date']} ({result['machine']}, Python {platform.python_version()}) with "
@@ -315,10 +351,31 @@ def markdown(
 def arguments(doc: str, runs: int) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=doc.splitlines()[0])
     parser.add_argument("--runs", type=int, default=runs, help=f"Timed rounds (default {runs}).")
+    parser.add_argument(
+        "--envs",
+        choices=["both", *ENVIRONMENTS],
+        default="both",
+        help="Run agentcfg as users have it (user), with AGENTCFG_HOME set (agentcfg-home), or both (default).",
+    )
+    parser.add_argument(
+        "--no-warm-up", dest="warm_up", action="store_false", help="No untimed round first (a quick check only)."
+    )
     output = parser.add_mutually_exclusive_group()
     output.add_argument("--json", action="store_true", help="The figures and commands as JSON.")
     output.add_argument("--markdown", action="store_true", help="The README's block, markers included.")
     return parser
+
+
+def main(run: Callable[[], None]) -> None:
+    """Run a script's main; a row that is not what its label says ends it with the reason, no figures."""
+    try:
+        run()
+    except BenchError as error:
+        sys.exit(f"{Path(sys.argv[0]).name}: {error}")
+
+
+def chosen(args: argparse.Namespace) -> tuple[str, ...]:
+    return ENVIRONMENTS if args.envs == "both" else (args.envs,)
 
 
 def emit(args: argparse.Namespace, result: Mapping[str, object], block: Callable[[], str]) -> None:

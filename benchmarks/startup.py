@@ -30,8 +30,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _timing
 from _timing import Row
 
-KEY = "sk-bench-0123456789abcdef"
-
 # The standard-library modules agentcfg itself imports on the `switch local --all` path beyond what click
 # imports (found with `python -X importtime`: the modules whose importer is an agentcfg module; those that
 # platformdirs pulls in are its own cost, not the floor's). `floor_drift` checks this list on every run.
@@ -48,8 +46,6 @@ AGENT_FILES = (".codex/config.toml", ".qwen/.env", ".qwen/settings.json", ".conf
 OTHER = 'base_url = "http://127.0.0.1:8001/v1"\nanthropic_base_url = "http://127.0.0.1:8001"\nmodel = "other"\n'
 OTHER += "context_window = 65536\n"
 
-ENV_LABELS = {"user": "as users run it (no `AGENTCFG_HOME`)", "agentcfg-home": "`AGENTCFG_HOME` set"}
-
 
 def no_change(files: list[str]) -> str | None:
     return f"{len(files)} files changed by a switch that should change none" if files else None
@@ -65,21 +61,6 @@ def rewrites(*names: str) -> Callable[[list[str]], str | None]:
         return f"not rewritten: {', '.join(missing)}" if missing else None
 
     return check
-
-
-def stored_key(agentcfg: str, environ: dict[str, str], profile: str, key: str = KEY) -> None:
-    """Store `key` for `profile`, and check that `key get` hands it back."""
-    done = subprocess.run([agentcfg, "key", "set", profile], input=f"{key}\n", text=True, env=environ,
-                          capture_output=True)  # fmt: skip
-    got = subprocess.run([agentcfg, "key", "get", profile], env=environ, capture_output=True, text=True)
-    if done.returncode or got.stdout.strip() != key:
-        raise _timing.BenchError(f"key set/get {profile} did not hand back the key: {done.stderr}{got.stderr}")
-
-
-def profile_dir(environ: dict[str, str]) -> Path:
-    if "AGENTCFG_HOME" in environ:
-        return Path(environ["AGENTCFG_HOME"], "profiles")
-    return Path(environ["XDG_CONFIG_HOME"], "agentcfg", "profiles")
 
 
 def floor_drift(agentcfg: str, environ: dict[str, str]) -> tuple[list[str], list[str]]:
@@ -120,7 +101,7 @@ def main() -> None:
         fake = root / "bin" / "codex"
         fake.write_text('#!/bin/sh\n[ "$1" = --version ] && echo "codex-cli 0.171.0"\nexit 0\n')
         fake.chmod(0o755)
-        envs = _timing.environments(root, f"{root}/bin{os.pathsep}" + os.environ.get("PATH", ""))
+        envs = _timing.environments(root, f"{root}/bin{os.pathsep}" + os.environ.get("PATH", ""), _timing.chosen(args))
         on: dict[str, str] = {}  # the profile every agent is on now, per environment
 
         def put_on(env: str, profile: str, then: str | None = None) -> Callable[[], None]:
@@ -150,15 +131,16 @@ def main() -> None:
 
         stack.callback(remove_keys)
 
+        reference = next(iter(envs))  # python -c runs alike in either
         rows: list[Row] = [
-            Row("import click (the CLI framework alone)", [sys.executable, "-c", "import click"], "user",
+            Row("import click (the CLI framework alone)", [sys.executable, "-c", "import click"], reference,
                 markdown="`python -c 'import click'` (the CLI framework alone)"),
-            Row("floor: click + the standard library a switch imports", [sys.executable, "-c", FLOOR_CODE], "user",
+            Row("floor: click + the standard library a switch imports", [sys.executable, "-c", FLOOR_CODE], reference,
                 markdown=f"the floor: `python -c` importing click, {', '.join(FLOOR)} and {TOML}"),
         ]  # fmt: skip
         for env, environ in envs.items():
             home = Path(environ["HOME"])
-            profiles = profile_dir(environ)
+            profiles = _timing.profile_dir(environ)
             profiles.mkdir(parents=True)
             (profiles / "other.toml").write_text(OTHER)
             keyring = {
@@ -167,13 +149,13 @@ def main() -> None:
                 "PYTHONPATH": str(_timing.REPO),
             }
             # taotoken's key stored (so agentcfg records it: the keyed switch exits 0 and asks no keyring)
-            stored_key(agentcfg, {**environ, **keyring}, "taotoken")
+            _timing.stored_key([agentcfg], {**environ, **keyring}, "taotoken")
             if service is not None:
                 (profiles / f"{bench_profile}.toml").write_text(
                     'base_url = "https://gateway.example/v1"\nmodel = "m"\nkey_env = "BENCH_GATEWAY_API_KEY"\n'
                 )
                 stored.append({**environ, **service})
-                stored_key(agentcfg, {**environ, **service}, bench_profile)
+                _timing.stored_key([agentcfg], {**environ, **service}, bench_profile)
             put_on(env, "local")()
             rows += [
                 Row("switch local --all, already on local (nothing to change)", [agentcfg, "switch", "local", "--all"],
@@ -206,24 +188,24 @@ def main() -> None:
         # Interleave the two environments command by command (their files are apart, so neither disturbs the other).
         order = {label: i for i, label in enumerate(dict.fromkeys(row.label for row in rows))}
         rows.sort(key=lambda row: order[row.label])
-        _timing.measure(rows, envs, args.runs)
-        put_on("user", "local")()  # the floor is a no-change switch's
-        stale, missing = floor_drift(agentcfg, envs["user"])
+        _timing.measure(rows, envs, args.runs, args.warm_up)
+        first = next(iter(envs))
+        put_on(first, "local")()  # the floor is a no-change switch's
+        stale, missing = floor_drift(agentcfg, envs[first])
         if stale or missing:
             notes.append(
                 f"floor check: FLOOR lists {stale or 'nothing'} that a switch no longer imports, and lacks "
                 f"{missing or 'nothing'} that agentcfg imports: update FLOOR in benchmarks/startup.py"
             )
         result = _timing.report("benchmarks/startup.py", rows, envs, root, agentcfg, args.runs, notes)
+        result["floor_check"] = {"listed_not_imported": stale, "imported_not_listed": missing}
 
     _timing.emit(
         args,
         result,
-        lambda: _timing.markdown(
-            result, rows, "startup-benchmark", ENV_LABELS, "python benchmarks/startup.py --markdown", notes
-        ),
+        lambda: _timing.markdown(result, rows, "startup-benchmark", _timing.ENV_LABELS, notes),
     )
 
 
 if __name__ == "__main__":
-    main()
+    _timing.main(main)
