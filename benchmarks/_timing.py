@@ -115,7 +115,7 @@ class Row:
     env: str  # the name of one of the bench's environments
     extra: dict[str, str] = field(default_factory=dict)  # variables beyond that environment's
     cwd: str | None = None
-    codes: tuple[int, ...] = (0,)
+    codes: tuple[int, ...] | None = (0,)  # None: any exit status (another program's, e.g. a peer's)
     prepare: Callable[[], None] | None = None  # untimed, right before each run (e.g. put every agent on local)
     watch: Path | None = None  # count the files each run changes under this directory
     check: Callable[[list[str]], str | None] | None = None  # the files one run changed -> what is wrong, or None
@@ -154,7 +154,7 @@ def measure(rows: Sequence[Row], envs: Mapping[str, Mapping[str, str]], runs: in
                 base, _ = run([sys.executable, "-c", "pass"], environ, row.cwd)
             before = snapshot(row.watch) if row.watch else None
             seconds, code = run(row.argv, environ, row.cwd)
-            if code not in row.codes:
+            if row.codes is not None and code not in row.codes:
                 raise _fail(row, environ, f"exit status {code}, expected {' or '.join(map(str, row.codes))}")
             if row.watch and before is not None:
                 files = changed(before, snapshot(row.watch))
@@ -283,7 +283,8 @@ def report(
 
 
 def print_text(result: Mapping[str, object]) -> None:
-    print(f"{result['title']}: {result['runs']} runs of each row, {result['date']}, {result['machine']}")
+    runs = f"{result['runs']} run{'s' * (result['runs'] != 1)}"
+    print(f"{result['title']}: {runs} of each row, {result['date']}, {result['machine']}")
     print(f"method: {result['method']}")
     for line in result["legend"]:  # type: ignore[attr-defined]
         print(f"  {line}")

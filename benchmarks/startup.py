@@ -7,10 +7,12 @@ every start) and `exec`; for reference `import click` and the floor (click plus 
 imports). Every agentcfg row runs twice: as users have it (platform directories under a throw-away HOME and
 XDG_* directories) and with AGENTCFG_HOME set. All rows interleaved; method: benchmarks/_timing.py.
 
-    python benchmarks/startup.py [--runs 30] [--json | --markdown] [--secret-service]
+    python benchmarks/startup.py [--runs 30] [--json | --markdown] [--secret-service] [--peer CMD ...]
 
 --secret-service adds `key get` against a real Secret Service (the session's, else a private
 gnome-keyring-daemon): a key stored for a profile of the benchmark's own, removed again afterwards.
+--peer CMD (repeatable) times another tool's command in the same loop, for context (e.g. --peer 'codex --version'):
+in the same throw-away HOME, with this PATH; any exit status.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ from __future__ import annotations
 import importlib.util
 import os
 import secrets
+import shlex
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -91,6 +95,7 @@ def floor_drift(agentcfg: str, environ: dict[str, str]) -> tuple[list[str], list
 def main() -> None:
     parser = _timing.arguments(__doc__, runs=30)
     parser.add_argument("--secret-service", action="store_true", help="Also `key get` from a real Secret Service.")
+    parser.add_argument("--peer", action="append", default=[], metavar="CMD", help="Another tool's command to time.")
     args = parser.parse_args()
     agentcfg = _timing.agentcfg_script()
     notes: list[str] = []
@@ -138,6 +143,15 @@ def main() -> None:
             Row("floor: click + the standard library a switch imports", [sys.executable, "-c", FLOOR_CODE], reference,
                 markdown=f"the floor: `python -c` importing click, {', '.join(FLOOR)} and {TOML}"),
         ]  # fmt: skip
+        for peer in args.peer:
+            argv = shlex.split(peer)
+            if not shutil.which(argv[0]):
+                notes.append(f"--peer {peer!r}: left out ({argv[0]} is not on PATH)")
+                continue
+            rows.append(
+                Row(f"peer: {peer}", argv, reference, extra={"PATH": os.environ.get("PATH", "")}, codes=None,
+                    markdown=f"`{peer}` (another tool, for context)")
+            )  # fmt: skip
         for env, environ in envs.items():
             home = Path(environ["HOME"])
             profiles = _timing.profile_dir(environ)
