@@ -1,106 +1,94 @@
 #!/usr/bin/env python3
-"""How long `agentcfg doctor` takes: all four agents against a healthy local server, and against a
-black hole (accepts connections, never answers) with several deadlines.
+"""How long `agentcfg doctor` takes: all four agents against a healthy local server, `--offline`, and against
+a black hole (accepts connections, never answers) with several deadlines.
 
-Runs the real console script in a throw-away HOME against the tests' fault server on 127.0.0.1 and
-prints medians, the ratio to `python -c pass` in the same run, and for the black hole how far past
-its deadline doctor returned (the promise: less than one second).
+Runs the real console script in throw-away HOMEs against the tests' fault server on 127.0.0.1. The healthy
+and offline rows run as users have it (platform directories) and with AGENTCFG_HOME set, interleaved, each
+run right after a `python -c pass` of its own (method: benchmarks/_timing.py). The black-hole rows report
+how far past its deadline doctor returned (the promise: less than one second); the deadlines interleaved.
 
-    python benchmarks/doctor_deadline.py [--runs 10] [--json]
+    python benchmarks/doctor_deadline.py [--runs 10] [--hole-runs 3] [--json | --markdown]
 """
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
-import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import _timing
+from _timing import Row
 
 from tests.fault_server import BlackHole, FaultServer
 
 
-def timed(argv: list[str], environ: dict[str, str]) -> tuple[float, int]:
-    start = time.perf_counter()
-    result = subprocess.run(argv, env=environ, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    return time.perf_counter() - start, result.returncode
-
-
 def setup(agentcfg: str, environ: dict[str, str], base_url: str, root: str) -> None:
-    add = [
-        agentcfg,
-        "profile",
-        "add",
-        "bench",
-        "--base-url",
-        base_url,
-        "--model",
-        "DeepSeek-V4-Flash",
-        "--anthropic-base-url",
-        root,
-        "--no-key",
-        "--context-window",
-        "65536",
-        "--force",
-    ]
+    """Every agent on a profile `bench` at `base_url` (its Anthropic side at `root`)."""
+    add = [agentcfg, "profile", "add", "bench", "--base-url", base_url, "--model", "DeepSeek-V4-Flash",
+           "--anthropic-base-url", root, "--no-key", "--context-window", "65536", "--force"]  # fmt: skip
     subprocess.run(add, env=environ, check=True, capture_output=True)
     subprocess.run([agentcfg, "switch", "bench", "--all"], env=environ, check=True, capture_output=True)
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=10)
-    parser.add_argument("--json", action="store_true")
+    parser = _timing.arguments(__doc__, runs=10)
+    parser.add_argument("--hole-runs", type=int, default=3, help="Runs per deadline against the black hole.")
+    parser.add_argument("--deadlines", default="1,2,4", help="doctor --timeout against the black hole (seconds).")
     args = parser.parse_args()
-    agentcfg = shutil.which("agentcfg") or str(Path(sys.executable).with_name("agentcfg"))
-    results: dict[str, dict[str, float]] = {}
-    with tempfile.TemporaryDirectory() as home:
-        environ = {
-            "HOME": home,
-            "AGENTCFG_HOME": f"{home}/agentcfg",
-            "XDG_CONFIG_HOME": f"{home}/.config",
-            "PATH": os.environ.get("PATH", ""),
-            "NO_PROXY": "127.0.0.1,localhost",
-        }
-        base = [timed([sys.executable, "-c", "pass"], environ)[0] for _ in range(args.runs)]
+    agentcfg = _timing.agentcfg_script()
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        envs = _timing.environments(root, os.environ.get("PATH", ""), _timing.chosen(args))
+        for environ in envs.values():
+            environ["NO_PROXY"] = "127.0.0.1,localhost"
+        healthy: list[Row] = []
+        for env in envs:
+            healthy += [
+                Row("doctor, 4 agents, healthy local server", [agentcfg, "doctor"], env,
+                    markdown="`agentcfg doctor`: all four agents against a healthy local server"),
+                Row("doctor --offline", [agentcfg, "doctor", "--offline"], env,
+                    markdown="`agentcfg doctor --offline` (files, environment and processes; no request)"),
+            ]  # fmt: skip
+        order = {label: i for i, label in enumerate(dict.fromkeys(row.label for row in healthy))}
+        healthy.sort(key=lambda row: order[row.label])  # the two environments interleaved command by command
         with FaultServer() as server:
-            setup(agentcfg, environ, server.base_url, server.root)
-            healthy = []
-            for _ in range(args.runs):
-                elapsed, code = timed([agentcfg, "doctor"], environ)
-                assert code == 0, "doctor found a failure against the healthy server"
-                healthy.append(elapsed)
-        results["python -c pass"] = {"median_s": statistics.median(base)}
-        results["doctor, 4 agents, healthy local server"] = {"median_s": statistics.median(healthy)}
+            for environ in envs.values():
+                setup(agentcfg, environ, server.base_url, server.root)
+            _timing.measure(healthy, envs, args.runs, args.warm_up)
+        hole_env = next(iter(envs))  # users' own set-up where it runs
+        hole_rows = [
+            Row(f"doctor --timeout {deadline:g}, black hole", [agentcfg, "doctor", "--timeout", f"{deadline:g}"],
+                hole_env, codes=(1,), ratio=False, deadline=deadline,
+                markdown=f"`agentcfg doctor --timeout {deadline:g}` against a black hole")
+            for deadline in map(float, args.deadlines.split(","))
+        ]  # fmt: skip
         with BlackHole() as hole:
-            setup(agentcfg, environ, hole.base_url, hole.base_url.removesuffix("/v1"))
-            for deadline in (1, 2, 4):
-                runs = [timed([agentcfg, "doctor", "--timeout", str(deadline)], environ) for _ in range(3)]
-                worst = max(elapsed for elapsed, _ in runs)
-                assert all(code == 1 for _, code in runs), "doctor did not report the black hole"
-                results[f"doctor --timeout {deadline}, black hole"] = {
-                    "median_s": statistics.median(e for e, _ in runs),
-                    "worst_over_deadline_s": worst - deadline,
-                }
-    floor = results["python -c pass"]["median_s"]
-    for figures in results.values():
-        figures["ratio"] = figures["median_s"] / floor
-    if args.json:
-        print(json.dumps({"runs": args.runs, "results": results}, indent=2))
-        return
-    print(f"{args.runs} runs (black hole: 3 per deadline); ratio = median / median of `python -c pass`")
-    for name, figures in results.items():
-        over = figures.get("worst_over_deadline_s")
-        extra = f"   worst {over:+.2f} s past the deadline" if over is not None else ""
-        print(f"  {name:<42} {figures['median_s'] * 1000:>8.1f} ms  {figures['ratio']:>6.1f}x{extra}")
+            setup(agentcfg, envs[hole_env], hole.base_url, hole.base_url.removesuffix("/v1"))
+            _timing.measure(hole_rows, envs, args.hole_runs, warm_up=False)  # warm already
+        rows = healthy + hole_rows
+        notes = [
+            f"black hole: {args.hole_runs} runs per deadline, [{hole_env}] only; exit status 1 expected "
+            "(doctor reports the server that never answers)"
+        ]
+        result = _timing.report("benchmarks/doctor_deadline.py", rows, envs, root, agentcfg, args.runs, notes)
+
+    _timing.emit(
+        args,
+        result,
+        lambda: _timing.markdown(
+            result,
+            rows,
+            "doctor-benchmark",
+            _timing.ENV_LABELS,
+            notes,
+        ),
+    )
 
 
 if __name__ == "__main__":
-    main()
+    _timing.main(main)
