@@ -32,6 +32,8 @@ LABEL_PREFIX = "agentcfg: "  # the name agentcfg gives its provider entry: `agen
 
 @dataclass(frozen=True)
 class Attribution:
+    """Which profile an agent's files point at, and what decided it."""
+
     profile: str | None  # the profile the agent is attributed to; None: no profile fits
     removed: str | None = None  # the profile agentcfg's id in the files names, which no longer exists
     by: str = ""  # "id", "journal", "label" or "url+model": what decided it

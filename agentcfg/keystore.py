@@ -481,6 +481,8 @@ def not_keyed(profile: Profile) -> AgentcfgError:
 
 @dataclass(frozen=True)
 class ResolvedKey:
+    """A profile's key and where it came from."""
+
     value: str
     source: str  # "keyring" or "environment"
     note: str | None = None  # why the environment was used, when that is worth saying

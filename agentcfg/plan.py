@@ -20,6 +20,8 @@ from agentcfg.redact import is_secret, mask_text
 
 @dataclass(frozen=True)
 class FileChange:
+    """One file's text before and after a switch or rollback."""
+
     agent: str
     file: AgentFile
     before: str | None  # None: the file does not exist
@@ -42,6 +44,8 @@ class FileChange:
 
 @dataclass
 class Plan:
+    """What a switch or rollback would write, and what it leaves alone."""
+
     profile: Profile | None
     changes: list[FileChange] = field(default_factory=list)
     skipped: dict[str, str] = field(default_factory=dict)  # agent -> why it was left alone

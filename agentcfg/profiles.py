@@ -57,6 +57,8 @@ def is_loopback(host: str) -> bool:
 
 @dataclass(frozen=True)
 class Profile:
+    """A provider: where its OpenAI (and Anthropic) endpoint is, the model, and how its key is found."""
+
     name: str
     base_url: str
     model: str

@@ -343,6 +343,8 @@ def header_notes(agent: ModuleType, before: Texts, after: Texts, environ: env.En
 
 @dataclass
 class AgentStatus:
+    """What `status` says of one agent."""
+
     name: str
     installed: bool
     files: list[str]

@@ -30,6 +30,8 @@ RESTORED, MERGED, REMOVED, KEPT = "restored", "merged", "removed", "kept"
 
 @dataclass(frozen=True)
 class Reverted:
+    """A file's text after a rollback, and how it was reached."""
+
     text: str | None  # None: remove the file
     how: str  # RESTORED (byte for byte), MERGED (later edits kept), REMOVED (created, nothing else left), KEPT
 

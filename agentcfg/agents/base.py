@@ -15,6 +15,8 @@ from agentcfg.profiles import Profile
 
 @dataclass(frozen=True)
 class AgentFile:
+    """One file an agent reads, with the editor for its format."""
+
     path: Path
     format: str  # "toml", "json" or "dotenv": the editor in agentcfg.edit
     seed: str = ""  # the text a new file starts from, before the owned keys are set
@@ -25,6 +27,8 @@ Texts = dict[AgentFile, "str | None"]  # each of an agent's files -> its text; N
 
 @dataclass(frozen=True)
 class FileEdit:
+    """What a switch sets in one agent file."""
+
     file: AgentFile
     assignments: list[Assignment]
     notes: tuple[str, ...] = ()  # what the user should know about this file after the switch

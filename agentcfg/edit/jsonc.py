@@ -24,6 +24,8 @@ from agentcfg.edit.common import REMOVE, Assignment, EditError, KeyPath, Verbati
 
 @dataclass
 class Node:
+    """A JSONC value and where its text is."""
+
     kind: str  # "object", "array", "string", "number", "literal"
     start: int
     end: int
@@ -46,6 +48,8 @@ class Node:
 
 @dataclass
 class Member:
+    """An object's `"key": value` and where its text is."""
+
     key: str
     key_start: int
     node: Node

@@ -78,6 +78,8 @@ def _parts(keys: str) -> KeyPath:
 
 @dataclass
 class Value:
+    """A TOML value and where its text is."""
+
     start: int
     end: int
     kind: str  # "inline", "array" or "scalar" (strings, numbers, dates, booleans)
@@ -86,6 +88,8 @@ class Value:
 
 @dataclass
 class Entry:
+    """A `key = value` statement or inline-table member and where its text is."""
+
     keys: KeyPath  # the (dotted) key, relative to its table
     start: int  # a statement: its line start; an inline member: its key
     value: Value
@@ -94,6 +98,8 @@ class Entry:
 
 @dataclass
 class Section:
+    """A table (or the top level) and its statements."""
+
     # () for the top level, before the first header. Of a table not under the keys asked about (see
     # Layout) only the first key is kept, and none of its statements: enough to know it is not ours.
     path: KeyPath
@@ -379,6 +385,8 @@ def _leaves(keys: KeyPath, value: Any) -> list[tuple[KeyPath, Any]]:
 
 @dataclass
 class _NewTable:
+    """A table an edit adds, and the lines that go in it."""
+
     path: KeyPath
     at: int
     indent: str
