@@ -6,14 +6,16 @@ helpers; jaraco.functools imports more_itertools; keyring imports importlib_meta
 which a remembered backend skips (keystore). Together they were most of the cost of `import keyring`, and
 `agentcfg key get` runs on every start of Claude Code and Codex.
 
-`defer(name)` puts a stand-in module in sys.modules: the `import` statement binds it without loading
-anything, and the first attribute looked up on it loads the real module (under the import lock) and
-copies it in, so code that does use the module works as before, only later.
+`defer(name)` puts a stand-in module in sys.modules: the `import` statement binds it without loading anything.
+The first name looked up on it imports the real module (through the import system, with its own locks), which
+then takes the stand-in's place in sys.modules; from then on the stand-in forwards every lookup and every
+assignment to the real module, so code that kept the stand-in sees one module, not a copy.
+(importlib.util.LazyLoader does not do here: `import x` reads a lazy module's __spec__, which loads it.)
 """
 
 from __future__ import annotations
 
-import _imp
+import _thread
 import importlib
 import sys
 import types
@@ -22,35 +24,43 @@ from typing import Any
 
 
 class _Deferred(types.ModuleType):
-    """Stands in for a module until an attribute is asked of it (`__getattr__` runs only for a missing one)."""
+    """Stands in for a module (`__getattr__` runs only for a name the stand-in itself does not hold)."""
 
     def __getattr__(self, attribute: str) -> Any:
         return getattr(load(self.__name__), attribute)
 
+    def __setattr__(self, attribute: str, value: Any) -> None:
+        if attribute.startswith("__") or isinstance(value, types.ModuleType):
+            real = sys.modules.get(self.__name__)
+            if real is None or real is self:  # the import system's bookkeeping (__path__, a submodule)
+                super().__setattr__(attribute, value)
+                return
+        # `tempfile.tempdir = ...`, before or after the first use: on the module whose functions read it
+        setattr(load(self.__name__), attribute, value)
+
+
+_swap = _thread.allocate_lock()  # held only to take a stand-in out of sys.modules, never across an import
+
 
 def load(name: str) -> types.ModuleType:
-    """The real module `name`, loaded now in place of its stand-in (which then holds the same names)."""
-    _imp.acquire_lock()  # reentrant: the real import below takes it again
-    try:
-        stand_in = sys.modules.get(name)
-        if not isinstance(stand_in, _Deferred):  # loaded already (by another thread, or never deferred)
-            return importlib.import_module(name)
+    """The real module `name`, importing it now if its stand-in is still in sys.modules."""
+    stand_in = sys.modules.get(name)
+    if isinstance(stand_in, _Deferred):
         parent, _, child = name.rpartition(".")
         if parent:
             load(parent)  # a package runs before its modules, as in a plain import
-        del sys.modules[name]
+        with _swap:
+            if sys.modules.get(name) is stand_in:
+                del sys.modules[name]
         try:
-            real = importlib.import_module(name)
+            real = importlib.import_module(name)  # two threads here: the import system runs it once
         except BaseException:
-            sys.modules[name] = stand_in
+            sys.modules.setdefault(name, stand_in)  # to be tried again; nothing half-loaded stays
             raise
         if parent:
             setattr(sys.modules[parent], child, real)
-        stand_in.__dict__.update(real.__dict__)
-        stand_in.__class__ = types.ModuleType  # a plain module from now on: no second load, no __getattr__
         return real
-    finally:
-        _imp.release_lock()
+    return importlib.import_module(name)
 
 
 def _spec(name: str) -> ModuleSpec | None:
@@ -79,9 +89,11 @@ def defer(*names: str) -> None:
             prefix = ".".join(parts[:depth])
             if prefix in sys.modules:
                 continue
-            stand_in = sys.modules[prefix] = _Deferred(prefix)
+            stand_in = _Deferred(prefix)
             spec = _spec(prefix)
+            stand_in.__spec__ = spec  # importlib.util.find_spec(name) answers as for the real module
             if spec is not None and spec.submodule_search_locations is not None:
                 stand_in.__path__ = list(spec.submodule_search_locations)
+            sys.modules[prefix] = stand_in
             if depth > 1:
                 setattr(sys.modules[".".join(parts[: depth - 1])], parts[depth - 1], stand_in)

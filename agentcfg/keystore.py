@@ -207,17 +207,23 @@ class KeyStore:
         except NoKeyringError:
             raise KeyringProblem("no-backend", "no usable keyring", hint=ways_out(self.profile)) from None
         except Exception as exc:
-            if self._remembered:  # what was true when it was chosen is not now: choose again, as keyring would
-                _forget_backend(self.environ)
-                self._remembered, self._backend = False, self._open(remembered=False)
-                return self._call(operation, *args, service=service)
             detail = redact.scrub(f"{type(exc).__name__}: {exc}")
-            if re.search(r"-128\b|-25308\b|locked", detail, re.IGNORECASE):
+            if re.search(r"-128\b|-25308\b|locked", detail, re.IGNORECASE):  # the same backend would ask again
                 raise unlock_problem(self.label, detail, self.environ) from None
+            if self._remembered:  # what was true when it was chosen is not now: choose again, as keyring would
+                self._choose_again()
+                return self._call(operation, *args, service=service)
             raise KeyringProblem("failed", f"the {self.label} failed: {detail}") from None
+
+    def _choose_again(self) -> None:
+        _forget_backend(self.environ)
+        self._remembered, self._backend = False, self._open(remembered=False)
 
     def get(self, name: str) -> str | None:
         value = self._call("get_password", name)
+        if value is None and self._remembered:  # keyring might choose another backend now, one that has it
+            self._choose_again()
+            value = self._call("get_password", name)
         redact.register(value)
         remember(self.environ, name, value is not None)
         return value
@@ -318,16 +324,28 @@ def _backend_basis() -> dict[str, Any] | None:
     }
 
 
+# Only the OS keyrings that ship with keyring are remembered (a plugin's backend is chosen each time): the
+# record is a file, and what it names is imported, so it may name nothing else, nor a backend _open refuses.
+REMEMBERED_MODULES = ("keyring.backends.",)
+
+
 def _remembered_backend(environ: env.Environ) -> Any:
     """The backend remembered for this basis, made as keyring makes it; None when there is none."""
     import importlib
 
+    from keyring.backend import KeyringBackend
+    from keyring.backends import chainer, fail, null
+
     try:
         record = json.loads(_backend_record(environ).read_text(encoding="utf-8"))
-        if record.get("basis") != _backend_basis():
+        if record.get("basis") != _backend_basis() or not record["backend"].startswith(REMEMBERED_MODULES):
             return None
         module, _, name = record["backend"].rpartition(".")
-        return getattr(importlib.import_module(module), name)()
+        backend = getattr(importlib.import_module(module), name)
+        refused = (fail.Keyring, null.Keyring, chainer.ChainerBackend)
+        if not isinstance(backend, type) or not issubclass(backend, KeyringBackend) or issubclass(backend, refused):
+            return None
+        return backend()
     except Exception:  # no record, an old or broken one, a backend gone: keyring chooses
         return None
 
@@ -336,7 +354,9 @@ def _remember_backend(environ: env.Environ, backend: Any) -> None:
     """Remember the single backend keyring chose (a chain of several is chosen again each time)."""
     from keyring.backends import chainer
 
-    if isinstance(backend, chainer.ChainerBackend) or (basis := _backend_basis()) is None:
+    if isinstance(backend, chainer.ChainerBackend) or not backend_name(backend).startswith(REMEMBERED_MODULES):
+        return
+    if (basis := _backend_basis()) is None:
         return
     record = _backend_record(environ)
     if not record.parent.is_dir():  # only into a state dir agentcfg made (`key set` makes it)

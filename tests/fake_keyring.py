@@ -79,3 +79,14 @@ class GoneKeyring(KeyringBackend):
         raise RuntimeError("the backend's service is gone")
 
     set_password = delete_password = get_password  # type: ignore[assignment]
+
+
+class InterruptedKeyring(KeyringBackend):
+    """A Ctrl-C while the keyring is asked (an unlock prompt left waiting)."""
+
+    priority = 1  # type: ignore[assignment]
+
+    def get_password(self, service: str, username: str) -> str | None:
+        raise KeyboardInterrupt
+
+    set_password = delete_password = get_password  # type: ignore[assignment]

@@ -222,9 +222,9 @@ def cli(environ: dict[str, str], *argv: str, status: int = 0) -> subprocess.Comp
 @pytest.fixture
 def run(environ, monkeypatch, capsys):
     """`agentcfg ARGV` in this process (subprocesses cost 0.2 s each), with `environ` as its environment."""
-    import agentcfg.cli.base
+    import agentcfg.cli
 
-    monkeypatch.setattr(agentcfg.cli.base, "environ", lambda: dict(environ))
+    monkeypatch.setattr(agentcfg.cli, "environ", lambda: dict(environ))
 
     def run_cli(*argv: str) -> tuple[int, str, str]:
         capsys.readouterr()

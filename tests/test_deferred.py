@@ -34,7 +34,31 @@ def test_import_binds_a_stand_in_and_the_first_attribute_loads_the_module() -> N
         "print(wave.Error.__name__, type(sys.modules['wave']).__name__, sys.modules['wave'] is not wave)\n"
         "print(type(wave).__name__, wave.Wave_read is sys.modules['wave'].Wave_read)\n"
     )
-    assert out.splitlines() == ["_Deferred False", "Error module True", "module True"]
+    assert out.splitlines() == ["_Deferred False", "Error module True", "_Deferred True"]
+
+
+@pytest.mark.parametrize("before", [True, False])
+def test_what_is_set_through_a_stand_in_is_set_on_the_module(before: bool) -> None:
+    """One module, not a copy: `tempfile.tempdir = X` (before the first use or after it) is what its own
+    functions read, and what they set is what the stand-in shows."""
+    out = _run(
+        "import sys\n"
+        "deferred.defer('tempfile')\n"
+        "import tempfile\n"
+        + ("" if before else "tempfile.gettempprefix()\n")
+        + "tempfile.tempdir = '/agentcfg-test-dir'\n"
+        "print(tempfile.gettempdir(), sys.modules['tempfile'].tempdir)\n"
+        "tempfile.tempdir = None\n"
+        "sys.modules['tempfile'].tempdir = '/other'\n"
+        "print(tempfile.tempdir)\n"
+        "import importlib.util\n"
+        "print(importlib.util.find_spec('tempfile').name)\n"
+    )
+    assert out.splitlines() == ["/agentcfg-test-dir /agentcfg-test-dir", "/other", "tempfile"]
+
+
+def test_a_spec_is_found_for_a_module_still_deferred() -> None:
+    assert _run("import importlib.util\ndeferred.defer('wave')\nprint(importlib.util.find_spec('wave').origin)")
 
 
 def test_from_a_package_import_a_module_binds_its_stand_in() -> None:

@@ -40,6 +40,8 @@ def environ(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))  # where keyring looks for keyringrc.cfg
     monkeypatch.setenv("AGENTCFG_TEST_KEYRING", str(tmp_path / "keyring.json"))
     monkeypatch.setattr(keyring.core, "_keyring_backend", None)
+    # The tests' backends stand for the OS keyrings here (only keyring's own are remembered otherwise).
+    monkeypatch.setattr(keystore, "REMEMBERED_MODULES", (*keystore.REMEMBERED_MODULES, "tests.fake_keyring."))
     (tmp_path / "agentcfg" / "state").mkdir(parents=True)
     (tmp_path / "keyring.json").write_text(json.dumps({f"agentcfg/{GW.name}": KEY}))
     return {"HOME": str(tmp_path), "AGENTCFG_HOME": str(tmp_path / "agentcfg")}
@@ -164,3 +166,72 @@ def test_a_backend_chosen_in_this_process_stands(environ, monkeypatch) -> None:
     assert KeyStore(environ).get("gw") == KEY
     assert record(environ)["backend"] == "tests.fake_keyring.GoneKeyring"  # nothing remembered from it
     assert keystore.backend_name(KeyStore(environ).backend) == "tests.fake_keyring.FileKeyring"
+
+
+def test_a_remembered_backend_that_denies_is_not_asked_twice(environ, monkeypatch) -> None:
+    """macOS Keychain's Deny comes as a plain KeyringError (-128): choosing again would ask again."""
+    asked = []
+    scan_finds(monkeypatch, fake_keyring.KeychainDeniedKeyring())
+    with pytest.raises(KeyringProblem):
+        KeyStore(environ).get("gw")
+    new_process(monkeypatch)
+    scans = scan_finds(monkeypatch, fake_keyring.FileKeyring())
+    monkeypatch.setattr(fake_keyring.KeychainDeniedKeyring, "get_password", lambda *a: asked.append(1) or _deny())
+    with pytest.raises(KeyringProblem) as info:
+        KeyStore(environ).get("gw")
+    assert (info.value.kind, len(asked), scans) == ("denied", 1, [])
+
+
+def _deny() -> None:
+    from keyring.errors import KeyringError
+
+    raise KeyringError("Can't get password from keychain: (-128, 'Unknown Error')")
+
+
+def test_a_remembered_backend_without_the_key_makes_keyring_choose_again(environ, monkeypatch) -> None:
+    """A store chosen before the OS keyring's daemon was up, and the same session since: the key is in the
+    backend keyring would choose now, and `key get` finds it there (only a missing key pays the new choice)."""
+    scan_finds(monkeypatch, fake_keyring.LowPriorityKeyring.__base__())  # FileKeyring, its file empty
+    monkeypatch.setenv("AGENTCFG_TEST_KEYRING", str(Path(environ["HOME"]) / "empty.json"))
+    assert KeyStore(environ).get("gw") is None
+    new_process(monkeypatch)
+    monkeypatch.setenv("AGENTCFG_TEST_KEYRING", str(Path(environ["HOME"]) / "keyring.json"))
+    monkeypatch.setattr(fake_keyring.FileKeyring, "get_password", _empty_once())
+    scans = scan_finds(monkeypatch, fake_keyring.FileKeyring())
+    assert KeyStore(environ).get("gw") == KEY
+    assert scans == [1]
+
+
+def _empty_once():
+    """The remembered instance answers nothing (it stands for the other store), the new choice answers."""
+    calls = []
+    real = fake_keyring.FileKeyring.get_password
+
+    def get_password(self, service: str, username: str) -> str | None:
+        calls.append(1)
+        return None if len(calls) == 1 else real(self, service, username)
+
+    return get_password
+
+
+@pytest.mark.parametrize(
+    "named",
+    [
+        "this.Keyring",  # any module: `import this` prints the Zen of Python
+        "tests.conftest.Home",  # not a keyring backend
+        "keyring.backends.null.Keyring",  # a backend _open refuses: it stores nothing
+        "keyring.backends.fail.Keyring",
+        "keyring.backends.chainer.ChainerBackend",
+    ],
+)
+def test_a_planted_record_names_nothing_that_is_used(environ, monkeypatch, capsys, named) -> None:
+    """What the record names is imported only from keyring's own backends, and only a backend _open would take."""
+    monkeypatch.setattr(keystore, "REMEMBERED_MODULES", ("keyring.backends.",))
+    monkeypatch.delitem(sys.modules, "this", raising=False)
+    path = Path(environ["AGENTCFG_HOME"]) / "state" / "keyring-backend"
+    path.write_text(json.dumps({"backend": named, "basis": keystore._backend_basis()}))
+    scans = scan_finds(monkeypatch, fake_keyring.FileKeyring())
+    assert KeyStore(environ).get("gw") == KEY
+    assert scans == [1]
+    assert "this" not in sys.modules
+    assert "Beautiful is better than ugly" not in capsys.readouterr().out

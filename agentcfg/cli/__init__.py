@@ -15,6 +15,11 @@ from collections.abc import Callable
 from agentcfg.errors import AgentcfgError, Exit
 
 
+def environ() -> dict[str, str]:
+    """The environment a command runs with: one seam for every command (in-process tests replace it)."""
+    return dict(os.environ)
+
+
 class Requested:
     """Whether this run asked for --json (the flag's callback sets it): a failure is then JSON on stdout."""
 
@@ -60,8 +65,12 @@ def run(
                 _emit_profile_notices()  # before any error: an ignored project is often its cause
     except AgentcfgError as exc:
         fail(exc.message, exc.where, exc.hint, exc.exit_code, argv, text=f"agentcfg: error: {exc}")
-    except KeyboardInterrupt:
-        fail("interrupted", None, None, Exit.INTERRUPTED, argv, text="Interrupted.")
+    except KeyboardInterrupt:  # as click shows its Abort (it turns Ctrl-C into one): the same on every path
+        echo_error("")
+        fail("aborted", None, None, Exit.INTERRUPTED, argv, text="Aborted.")
+    except BrokenPipeError:  # the reader went away (`agentcfg key get P | head -c 0`): as click, quietly exit 1
+        os.dup2(os.open(os.devnull, os.O_WRONLY), 1)  # what is still buffered for stdout goes nowhere
+        sys.exit(1)
     except Exception as exc:
         if other is not None:
             other(exc, argv)

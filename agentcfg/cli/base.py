@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Callable, Iterable
 from typing import Any
 
 import click
 
+from agentcfg import cli
 from agentcfg.cli import Requested, print_json
 from agentcfg.errors import AgentcfgError
 
@@ -18,7 +18,7 @@ AGENT_NAMES = ("codex", "qwen", "opencode", "claude")  # agents.AGENTS, without 
 
 
 def environ() -> dict[str, str]:
-    return dict(os.environ)
+    return cli.environ()  # looked up when called: the one seam, agentcfg.cli.environ
 
 
 def emit_notes(notes: list[str]) -> None:

@@ -8,11 +8,10 @@ form (`--help`, a typo, another word) is left to click, which explains it.
 
 from __future__ import annotations
 
-import os
 import sys
 from typing import TYPE_CHECKING, TextIO
 
-from agentcfg.cli import Requested, print_json
+from agentcfg.cli import Requested, environ, print_json
 from agentcfg.errors import Exit
 
 if TYPE_CHECKING:
@@ -35,11 +34,11 @@ def key_get(name: str, as_json: bool) -> None:
     from agentcfg import keystore, profiles, redact
 
     Requested.json = Requested.json or as_json
-    environ = dict(os.environ)
-    found = profiles.find(name, environ)  # yours or a built-in: no project file is read
+    variables = environ()
+    found = profiles.find(name, variables)  # yours or a built-in: no project file is read
     if not found.key_env:
         raise keystore.not_keyed(found)
-    resolved = resolve_key(found, environ)
+    resolved = resolve_key(found, variables)
     if as_json:
         print_json(
             {"profile": name, "key_env": found.key_env, "source": resolved.source, "tail": redact.tail(resolved.value)}

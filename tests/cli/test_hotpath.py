@@ -116,3 +116,27 @@ def test_key_get_imports_only_what_the_answer_needs(keyed: Home) -> None:
     assert done.returncode == 0, done.stderr
     assert done.stdout == KEY + "\n"
     assert json.loads(done.stderr.splitlines()[-1]) == {"loaded": [], "real": []}
+
+
+@pytest.mark.parametrize("json_flag", [[], ["--json"]])
+def test_ctrl_c_is_shown_as_click_shows_it(keyed: Home, json_flag: list[str]) -> None:
+    interrupted = {"PYTHON_KEYRING_BACKEND": "tests.fake_keyring.InterruptedKeyring"}
+    fast = keyed.run("key", "get", "taotoken", *json_flag, check=None, **interrupted)
+    slow = keyed.run("key", "get", *json_flag, "--", "taotoken", check=None, **interrupted)
+    assert (fast.returncode, fast.stdout, fast.stderr) == (slow.returncode, slow.stdout, slow.stderr)
+    assert fast.returncode == 130 and fast.stderr == "\nAborted.\n"
+
+
+@pytest.mark.parametrize("args", [["key", "get", "taotoken"], ["key", "get", "--json", "taotoken"]])
+def test_a_reader_that_goes_away_is_exit_1_and_silent_as_with_click(keyed: Home, args: list[str]) -> None:
+    """`agentcfg key get P | head -c 0`: no traceback, no internal error, whichever path answers."""
+    for words in (args, _click_form(args)):
+        script = f'"{sys.executable}" -c "import sys; from agentcfg.cli import main; main()" "$@" | true'
+        done = subprocess.run(
+            ["bash", "-o", "pipefail", "-c", script, "agentcfg", *words],  # `true` is gone long before it writes
+            env={**keyed.env, "PYTHONPATH": str(REPO)},
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert (done.returncode, done.stderr) == (1, ""), words
