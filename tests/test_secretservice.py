@@ -101,3 +101,42 @@ def test_the_hosts_a_key_is_bound_to_live_beside_it_in_the_secret_service(home: 
     assert home.run("key", "get", "work").stdout == KEY + "\n"
     assert "Removed the key for work" in home.run("profile", "rm", "work").stdout
     assert real_keyring.lookup("work") is None and real_keyring.lookup("work", "agentcfg-origins") is None
+
+
+# After `key get`: whether keyring scanned for a backend (its scan imports every backend it knows, the macOS
+# one among them, on Linux too) and what the state dir remembers.
+_PROBE = r"""
+import json, sys
+from agentcfg import cli
+try:
+    cli.main(["key", "get", "taotoken"])
+except SystemExit as exc:
+    assert not exc.code, exc.code
+print(json.dumps({"scanned": "keyring.backends.macOS" in sys.modules}), file=sys.stderr)
+"""
+
+
+def _key_get_probe(home: Home) -> tuple[str, bool]:
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", _PROBE], env=home.env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    return done.stdout, json.loads(done.stderr.splitlines()[-1])["scanned"]
+
+
+def test_the_secret_service_is_remembered_and_not_looked_for_again(home: Home, real_keyring: SecretService):
+    assert _set(home, "taotoken", KEY).returncode == 0  # makes the state dir (after keyring chose)
+    assert _key_get_probe(home) == (KEY + "\n", True)  # keyring chooses, and the choice is kept
+    record = home.path(".config/agentcfg/state/keyring-backend")
+    assert json.loads(record.read_text())["backend"] == "keyring.backends.SecretService.Keyring"
+    assert KEY not in record.read_text()
+    assert _key_get_probe(home) == (KEY + "\n", False)
+    # A remembered backend that no longer works (here: KWallet, which this bus has not): keyring chooses again.
+    planted = json.loads(record.read_text()) | {"backend": "keyring.backends.kwallet.DBusKeyring"}
+    record.write_text(json.dumps(planted))
+    assert _key_get_probe(home) == (KEY + "\n", True)
+    assert json.loads(record.read_text())["backend"] == "keyring.backends.SecretService.Keyring"
+    # Another session bus: what the choice depended on changed, so keyring chooses again.
+    home.env["DBUS_SESSION_BUS_ADDRESS"] += ",guid=0"  # the same bus, but not the same words
+    assert _key_get_probe(home) == (KEY + "\n", True)
+    assert _key_get_probe(home) == (KEY + "\n", False)
