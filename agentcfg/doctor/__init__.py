@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import urlsplit
@@ -133,10 +132,7 @@ def run(
         for probe in plan.values():
             unique.setdefault(_signature(probe), probe)
     proxy_hosts = {t.proxy for t in targets if t.proxy and not offline}
-    with ThreadPoolExecutor(max_workers=max(1, len(proxy_hosts))) as pool:
-        checks = {p: pool.submit(_proxy_open, p, min(2.0, deadline)) for p in proxy_hosts}
-        results = probes.run(list(unique.values()), deadline, progress) if unique else []
-        proxy_open = {p: f.result() for p, f in checks.items()}
+    results, proxy_open = _send(list(unique.values()), proxy_hosts, deadline, progress)
     by_signature = {_signature(r.probe): r for r in results}
     findings: list[Finding] = []
     for target in targets:
@@ -144,6 +140,21 @@ def run(
         findings += diagnose(target, seen, proxy_open.get(target.proxy) if target.proxy else None)
     findings += _local_findings(targets)
     return Report(targets, findings, time.monotonic() - started, len(unique), offline)
+
+
+def _send(
+    plan: list[probes.Probe], proxy_hosts: set[str], deadline: float, progress: Callable[[int, int], None] | None
+) -> tuple[list[probes.Result], dict[str, bool | None]]:
+    """The probes' results, and whether each proxy's port is open (checked in threads, while the probes run).
+    Nothing to send, nothing imported: the network stack and the thread pool only when they are used."""
+    if not proxy_hosts:
+        return (probes.run(plan, deadline, progress) if plan else []), {}
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=len(proxy_hosts)) as pool:
+        checks = {p: pool.submit(_proxy_open, p, min(2.0, deadline)) for p in proxy_hosts}
+        results = probes.run(plan, deadline, progress) if plan else []
+        return results, {p: f.result() for p, f in checks.items()}
 
 
 def _proxy_open(proxy: str, timeout: float) -> bool | None:

@@ -2,14 +2,18 @@
 
 A probe never follows the environment's proxy settings by itself: doctor decides, per probe, whether
 it goes direct or through a named proxy, so "direct works, through the proxy it fails" can be shown.
+
+This module is plain data and small functions: the rules and `doctor --offline` import it, so it imports
+nothing of the network stack. Sending is in send.py (httpx, asyncio), imported by run() when there is
+something to send.
 """
 
 from __future__ import annotations
 
-import asyncio
-import time
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from types import ModuleType
 from typing import Any
 
 BODY_LIMIT = 64 * 1024  # enough to classify any error page or the first events of a stream
@@ -134,10 +138,10 @@ def error_kind(exc: BaseException) -> str:
 
 
 def _kind(exc: BaseException) -> str:
+    import asyncio
     import ssl
 
-    import httpx
-
+    httpx = import_httpx()
     text = f"{type(exc).__name__}: {exc}".lower()
     if isinstance(exc, httpx.ProxyError):
         return "proxy"
@@ -160,91 +164,6 @@ def _kind(exc: BaseException) -> str:
     return "other"
 
 
-async def _send(client: Any, probe: Probe, result: Result) -> None:
-    started = time.monotonic()
-
-    async def trace(event: str, info: dict[str, Any]) -> None:
-        # Whether the server took the connection: a timeout after it did is a server that is up but
-        # silent (loading, overloaded), not one nothing listens on.
-        if event == "connection.connect_tcp.complete":
-            result.extra["connected"] = True
-        elif event.endswith(".send_request_body.complete"):
-            result.extra["sent"] = True
-
-    try:
-        request = client.build_request(
-            probe.method, probe.url, headers=dict(probe.headers), json=probe.body, extensions={"trace": trace}
-        )
-        response = await client.send(request, stream=True)
-        try:
-            result.status = response.status_code
-            result.content_type = response.headers.get("content-type", "")
-            if response.headers.get("location"):
-                result.extra["location"] = response.headers["location"]
-            if response.history:  # followed as the agents follow them (see REDIRECTS)
-                result.extra["redirects"] = [(r.status_code, r.headers.get("location", "")) for r in response.history]
-                result.extra["final_url"] = str(response.url)
-            chunks, size = [], 0
-            async for chunk in response.aiter_bytes():
-                if not result.extra.get("first_byte"):
-                    result.extra["first_byte"] = time.monotonic() - started
-                chunks.append(chunk)
-                size += len(chunk)
-                if size >= BODY_LIMIT:
-                    break
-            result.body = b"".join(chunks)[:BODY_LIMIT].decode("utf-8", "replace")
-        finally:
-            await response.aclose()
-    except Exception as exc:
-        result.error = error_kind(exc)
-        result.detail = f"{type(exc).__name__}: {exc}"[:500]
-    finally:
-        result.elapsed = time.monotonic() - started
-
-
-async def _run(probes: list[Probe], deadline: float, progress: Callable[[int, int], None] | None) -> list[Result]:
-    import httpx
-
-    results = [Result(p) for p in probes]
-    clients: dict[tuple[str | None, str | None], Any] = {}
-    timeout = httpx.Timeout(deadline, connect=min(deadline, 5.0))
-    for probe in probes:
-        if (probe.proxy, probe.ca_file) not in clients:
-            clients[probe.proxy, probe.ca_file] = httpx.AsyncClient(
-                proxy=probe.proxy,
-                trust_env=False,
-                timeout=timeout,
-                verify=verify(probe.ca_file),
-                follow_redirects=True,
-                max_redirects=REDIRECTS,
-            )
-    tasks = [
-        asyncio.ensure_future(_send(clients[p.proxy, p.ca_file], p, r)) for p, r in zip(probes, results, strict=True)
-    ]
-    done_count = 0
-
-    def _done(_task: asyncio.Future[None]) -> None:
-        nonlocal done_count
-        done_count += 1
-        if progress:
-            progress(done_count, len(tasks))
-
-    for task in tasks:
-        task.add_done_callback(_done)
-    if tasks:
-        _, pending = await asyncio.wait(tasks, timeout=deadline)
-        for task in pending:
-            task.cancel()
-        await asyncio.gather(*pending, return_exceptions=True)
-    for result, task in zip(results, tasks, strict=True):
-        if task.cancelled() and result.error is None:
-            result.error, result.detail = "timeout", f"no complete answer within the {deadline:g} s deadline"
-            result.elapsed = deadline
-    for client in clients.values():
-        await client.aclose()
-    return results
-
-
 def verify(ca_file: str | None) -> Any:
     """The system's CAs, plus the agent's extra CA file as it would add them."""
     if not ca_file:
@@ -260,7 +179,28 @@ def verify(ca_file: str | None) -> Any:
 
 def run(probes: list[Probe], deadline: float, progress: Callable[[int, int], None] | None = None) -> list[Result]:
     """Send every probe at once; whatever has not finished at `deadline` seconds is a timeout."""
-    return asyncio.run(_run(probes, deadline, progress))
+    from agentcfg.doctor import send
+
+    return send.run(probes, deadline, progress)
+
+
+def import_httpx() -> ModuleType:
+    """httpx without its command-line client. `import httpx` also runs `from ._main import main`, which
+    imports click, pygments and rich whenever they are installed (pygments often is), only to offer the
+    `httpx` command, and falls back to a stub on ImportError. A None in sys.modules makes that import
+    fail at once; it is taken out again, so a later `import httpx._main` works."""
+    if "httpx" not in sys.modules and "httpx._main" not in sys.modules:
+        sys.modules["httpx._main"] = None  # type: ignore[assignment]
+        try:
+            import httpx
+        except ImportError:  # an httpx that cannot do without its _main: import it whole, below
+            pass
+        finally:
+            if "httpx._main" in sys.modules and sys.modules["httpx._main"] is None:
+                del sys.modules["httpx._main"]
+    import httpx
+
+    return httpx
 
 
 def tcp_open(host: str, port: int, timeout: float) -> bool:

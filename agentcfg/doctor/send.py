@@ -1,0 +1,135 @@
+"""Sending doctor's probes: httpx under asyncio, every probe at once under one deadline (the network edge).
+
+Imported only when a run has something to send (`doctor --offline` never imports it). A direct client
+loads its CA bundle at its first https request, not before: plain-http probes (a local vLLM) never need
+one, and building the default TLS context is a noticeable part of a healthy doctor run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ssl
+import time
+from collections.abc import Callable
+from typing import Any
+
+from agentcfg.doctor.probes import BODY_LIMIT, REDIRECTS, Probe, Result, error_kind, import_httpx, verify
+
+httpx = import_httpx()
+
+
+class TLSOnDemand(httpx.AsyncBaseTransport):
+    """The transport of `httpx.AsyncClient(verify=verify(ca_file), trust_env=False)`, in two halves.
+
+    http:// requests go to a transport whose TLS context trusts nothing and is never used (httpcore wraps
+    no plain-http connection in TLS, and a proxy never reaches this transport); every other request goes
+    to the verifying transport, built as httpx builds it, at the first such request. So every https
+    request, a redirect from http to https too, is verified exactly as by a client built with verify=.
+    """
+
+    def __init__(self, ca_file: str | None) -> None:
+        self._ca_file = ca_file
+        self._plain = httpx.AsyncHTTPTransport(verify=ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT), trust_env=False)
+        self._tls: httpx.AsyncHTTPTransport | None = None
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        if request.url.scheme == "http":
+            return await self._plain.handle_async_request(request)
+        if self._tls is None:
+            self._tls = httpx.AsyncHTTPTransport(verify=verify(self._ca_file), trust_env=False)
+        return await self._tls.handle_async_request(request)
+
+    async def aclose(self) -> None:
+        await self._plain.aclose()
+        if self._tls is not None:
+            await self._tls.aclose()
+
+
+def new_client(proxy: str | None, ca_file: str | None, timeout: httpx.Timeout) -> httpx.AsyncClient:
+    """The client for the probes that share a proxy and a CA file. Through a proxy it is built as before,
+    its TLS context at once (the proxy's own URL may be https); direct, with a TLSOnDemand transport."""
+    options: dict[str, Any] = {"trust_env": False, "timeout": timeout, "follow_redirects": True}
+    if proxy is None:
+        return httpx.AsyncClient(transport=TLSOnDemand(ca_file), max_redirects=REDIRECTS, **options)
+    return httpx.AsyncClient(proxy=proxy, verify=verify(ca_file), max_redirects=REDIRECTS, **options)
+
+
+async def _send(client: Any, probe: Probe, result: Result) -> None:
+    started = time.monotonic()
+
+    async def trace(event: str, info: dict[str, Any]) -> None:
+        # Whether the server took the connection: a timeout after it did is a server that is up but
+        # silent (loading, overloaded), not one nothing listens on.
+        if event == "connection.connect_tcp.complete":
+            result.extra["connected"] = True
+        elif event.endswith(".send_request_body.complete"):
+            result.extra["sent"] = True
+
+    try:
+        request = client.build_request(
+            probe.method, probe.url, headers=dict(probe.headers), json=probe.body, extensions={"trace": trace}
+        )
+        response = await client.send(request, stream=True)
+        try:
+            result.status = response.status_code
+            result.content_type = response.headers.get("content-type", "")
+            if response.headers.get("location"):
+                result.extra["location"] = response.headers["location"]
+            if response.history:  # followed as the agents follow them (see REDIRECTS)
+                result.extra["redirects"] = [(r.status_code, r.headers.get("location", "")) for r in response.history]
+                result.extra["final_url"] = str(response.url)
+            chunks, size = [], 0
+            async for chunk in response.aiter_bytes():
+                if not result.extra.get("first_byte"):
+                    result.extra["first_byte"] = time.monotonic() - started
+                chunks.append(chunk)
+                size += len(chunk)
+                if size >= BODY_LIMIT:
+                    break
+            result.body = b"".join(chunks)[:BODY_LIMIT].decode("utf-8", "replace")
+        finally:
+            await response.aclose()
+    except Exception as exc:
+        result.error = error_kind(exc)
+        result.detail = f"{type(exc).__name__}: {exc}"[:500]
+    finally:
+        result.elapsed = time.monotonic() - started
+
+
+async def _run(probes: list[Probe], deadline: float, progress: Callable[[int, int], None] | None) -> list[Result]:
+    results = [Result(p) for p in probes]
+    clients: dict[tuple[str | None, str | None], httpx.AsyncClient] = {}
+    timeout = httpx.Timeout(deadline, connect=min(deadline, 5.0))
+    for probe in probes:
+        if (probe.proxy, probe.ca_file) not in clients:
+            clients[probe.proxy, probe.ca_file] = new_client(probe.proxy, probe.ca_file, timeout)
+    tasks = [
+        asyncio.ensure_future(_send(clients[p.proxy, p.ca_file], p, r)) for p, r in zip(probes, results, strict=True)
+    ]
+    done_count = 0
+
+    def _done(_task: asyncio.Future[None]) -> None:
+        nonlocal done_count
+        done_count += 1
+        if progress:
+            progress(done_count, len(tasks))
+
+    for task in tasks:
+        task.add_done_callback(_done)
+    if tasks:
+        _, pending = await asyncio.wait(tasks, timeout=deadline)
+        for task in pending:
+            task.cancel()
+        await asyncio.gather(*pending, return_exceptions=True)
+    for result, task in zip(results, tasks, strict=True):
+        if task.cancelled() and result.error is None:
+            result.error, result.detail = "timeout", f"no complete answer within the {deadline:g} s deadline"
+            result.elapsed = deadline
+    for client in clients.values():
+        await client.aclose()
+    return results
+
+
+def run(probes: list[Probe], deadline: float, progress: Callable[[int, int], None] | None = None) -> list[Result]:
+    """Send every probe at once; whatever has not finished at `deadline` seconds is a timeout."""
+    return asyncio.run(_run(probes, deadline, progress))

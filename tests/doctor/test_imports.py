@@ -1,0 +1,227 @@
+"""doctor pays only for what a run uses: --offline loads no network stack, a plain-http run loads no CA bundle.
+
+Each check runs the real CLI in a subprocess (a temporary HOME, servers on 127.0.0.1 only) through a small
+wrapper that records, when the process ends, which modules were imported and whether a TLS context with the
+system's or certifi's CAs was built. Not timed: what it checks is what was loaded, which does not depend on
+the machine's load. An https probe must verify exactly as before (tests/doctor/test_doctor.py checks the
+self-signed server is refused, and trusted once the agent's CA variable names its certificate); the redirect
+and proxy checks here keep the lazy TLS context from ever weakening that.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentcfg.doctor import probes
+from tests.conftest import Home, make_home
+from tests.doctor.test_doctor import AbsoluteFormHandler, TLSFaultServer, self_signed_certificate, serve, switch_to
+from tests.fault_server import MODEL, FaultServer, dead_port
+
+# The network stack: none of it may be imported by a run that sends nothing.
+NETWORK = (
+    "httpx",
+    "httpcore",
+    "h11",
+    "anyio",
+    "sniffio",
+    "certifi",
+    "ssl",
+    "_ssl",
+    "asyncio",
+    "concurrent.futures",
+    "socket",
+    "selectors",
+    "http.client",
+    "urllib.request",
+)
+
+# Runs the CLI as the console script does, then writes what it loaded to the file named in argv[1].
+WRAPPER = """
+import json, sys
+record = {"ca_loads": []}
+out, sys.argv = sys.argv[1], ["agentcfg", *sys.argv[2:]]
+
+def watch_ssl():
+    # Wrap ssl's CA loading before anything uses it (imports ssl now: only for the online runs).
+    import ssl
+    create = ssl.create_default_context
+    load, paths = ssl.SSLContext.load_verify_locations, ssl.SSLContext.load_default_certs
+    def create_default_context(*a, **k):
+        record["ca_loads"].append("create_default_context")
+        record["cafile"] = k.get("cafile")
+        return create(*a, **k)
+    def load_verify_locations(self, *a, **k):
+        record["ca_loads"].append("load_verify_locations")
+        return load(self, *a, **k)
+    def load_default_certs(self, *a, **k):
+        record["ca_loads"].append("load_default_certs")
+        return paths(self, *a, **k)
+    ssl.create_default_context = create_default_context
+    ssl.SSLContext.load_verify_locations = load_verify_locations
+    ssl.SSLContext.load_default_certs = load_default_certs
+
+if "--offline" not in sys.argv:
+    watch_ssl()
+from agentcfg.cli import main
+try:
+    status = main()
+except SystemExit as exit:
+    status = exit.code
+finally:
+    record["modules"] = sorted(sys.modules)
+    with open(out, "w") as handle:
+        json.dump(record, handle)
+sys.exit(status)
+"""
+
+
+def run_recorded(home: Home, tmp_path: Path, *args: str, check: int = 0, **extra_env: str) -> dict[str, Any]:
+    out = tmp_path / "record.json"
+    result = subprocess.run(
+        [sys.executable, "-c", WRAPPER, str(out), *args],
+        env={**home.env, **extra_env},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
+    assert result.returncode == check, (result.returncode, result.stdout, result.stderr)
+    assert "Traceback" not in result.stderr
+    record = json.loads(out.read_text())
+    record["stdout"] = result.stdout
+    return record
+
+
+def network_modules(modules: list[str]) -> list[str]:
+    return [m for m in modules if any(m == name or m.startswith(name + ".") for name in NETWORK)]
+
+
+@pytest.fixture(scope="module")
+def healthy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Home, FaultServer]]:
+    """All four agents switched to a keyless profile on a plain-http fault server."""
+    with serve(FaultServer()) as server:
+        home = make_home(tmp_path_factory.mktemp("imports"))
+        switch_to(home, server.base_url, server.root)
+        yield home, server
+
+
+def test_offline_imports_nothing_of_the_network_stack(healthy, tmp_path):
+    home, server = healthy
+    server.requests.clear()
+    record = run_recorded(home, tmp_path, "doctor", "--offline", "--json")
+    assert json.loads(record["stdout"])["offline"] is True
+    assert server.requests == []
+    assert network_modules(record["modules"]) == []
+
+
+def test_offline_of_a_remote_https_profile_imports_nothing_of_the_network_stack(tmp_path):
+    home = make_home(tmp_path)
+    switch_to(home, "https://gw.example/v1", "https://gw.example")
+    record = run_recorded(home, tmp_path, "doctor", "--offline", check=1)  # stand-in key to a remote host
+    assert network_modules(record["modules"]) == []
+
+
+def test_plain_http_probes_load_no_ca_bundle(healthy, tmp_path):
+    home, _ = healthy
+    record = run_recorded(home, tmp_path, "doctor", "--json")
+    report = json.loads(record["stdout"])
+    assert report["ok"] is True and report["requests"] > 0
+    assert record["ca_loads"] == []  # (httpcore imports certifi's module, a file name: that loads nothing)
+
+
+def test_an_https_probe_still_loads_the_ca_bundle_and_refuses_a_self_signed_server(tmp_path):
+    cert, key = self_signed_certificate(tmp_path)
+    with serve(TLSFaultServer(cert, key)) as server:
+        home = make_home(tmp_path)
+        switch_to(home, server.base_url, server.root)
+        record = run_recorded(home, tmp_path, "doctor", "--json", "--agent", "codex", check=1)
+    assert server.requests == []  # nothing got past the handshake
+    assert {f["id"] for f in json.loads(record["stdout"])["findings"] if f["status"] == "fail"} == {"tls-untrusted"}
+    assert "create_default_context" in record["ca_loads"]
+    assert Path(record["cafile"]).name == "cacert.pem"  # certifi's bundle, as httpx's verify=True loads it
+
+
+def test_a_proxied_probe_loads_the_ca_bundle_as_before(healthy, tmp_path):
+    home, _ = healthy
+    with serve(FaultServer()) as proxy:
+        proxy._server.RequestHandlerClass = AbsoluteFormHandler
+        record = run_recorded(
+            home, tmp_path, "doctor", "--json", "--agent", "codex", HTTP_PROXY=proxy.root, NO_PROXY=""
+        )
+        assert proxy._server.proxied > 0
+    assert "create_default_context" in record["ca_loads"]
+
+
+# -- the lazy TLS context, in process: a redirect from http to https verifies as a direct https request ------
+
+
+class _Redirect(BaseHTTPRequestHandler):
+    target = ""
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+    def do_GET(self) -> None:
+        self.send_response(307)
+        self.send_header("location", self.target + self.path)
+        self.send_header("content-length", "0")
+        self.end_headers()
+
+
+def _redirector(target: str) -> tuple[ThreadingHTTPServer, threading.Thread]:
+    handler = type("Redirect", (_Redirect,), {"target": target})
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True)
+    thread.start()
+    return server, thread
+
+
+@pytest.mark.parametrize("trusted", [False, True])
+def test_a_redirect_from_http_to_https_verifies_the_certificate(tmp_path, trusted):
+    cert, key = self_signed_certificate(tmp_path)
+    with serve(TLSFaultServer(cert, key)) as tls:
+        redirector, _ = _redirector(tls.root)
+        try:
+            url = f"http://127.0.0.1:{redirector.server_address[1]}/v1/models"
+            probe = probes.Probe("models", url, ca_file=str(cert) if trusted else None)
+            (result,) = probes.run([probe], 5.0)
+        finally:
+            redirector.shutdown()
+            redirector.server_close()
+    if trusted:  # the agent's CA file trusts it: through to the server
+        assert result.error is None and result.status == 200, result
+        assert result.extra["redirects"] == [(307, tls.root + "/v1/models")]
+    else:
+        assert result.error == "tls" and "certificate" in result.detail.lower(), result
+        assert tls.requests == []
+
+
+def test_plain_http_probes_in_process_build_no_ca_context(monkeypatch, tmp_path):
+    import ssl
+
+    def refuse(*args: Any, **kwargs: Any) -> None:
+        raise AssertionError("a CA bundle was loaded for plain-http probes")
+
+    monkeypatch.setattr(ssl, "create_default_context", refuse)
+    with serve(FaultServer()) as server:
+        plan = [probes.models(server.base_url, {}), probes.chat(server.base_url, MODEL, {}, stream=True)]
+        results = probes.run(plan, 5.0)
+    assert [r.status for r in results] == [200, 200], results
+
+
+def test_dead_port_is_still_refused_without_a_ca_context(monkeypatch):
+    import ssl
+
+    monkeypatch.setattr(ssl, "create_default_context", lambda *a, **k: pytest.fail("CA bundle loaded"))
+    (result,) = probes.run([probes.models(f"http://127.0.0.1:{dead_port()}/v1", {})], 5.0)
+    assert result.error == "refused", result
