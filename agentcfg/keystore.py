@@ -14,7 +14,7 @@ import contextlib
 import json
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -145,6 +145,7 @@ class KeyStore:
         self.profile = profile  # named in the ways out of a missing backend
         self._backend: Any = None
         self._remembered = False  # the backend is the one remembered, not chosen by keyring in this process
+        self._read_origins: dict[str, str | None] = {}  # origins read together with a key (_key_and_origins)
 
     @property
     def backend(self) -> Any:
@@ -195,11 +196,16 @@ class KeyStore:
         return backend
 
     def _call(self, operation: str, *args: str, service: str = SERVICE) -> Any:
+        return self._ask(lambda backend: getattr(backend, operation)(service, *args))
+
+    def _ask(self, do: Callable[[Any], Any]) -> Any:
+        """`do(backend)`, every failure of it told apart (a KeyringProblem); a remembered backend that fails is
+        replaced by keyring's choice now, and `do` runs again."""
         backend = self.backend  # first: it imports keyring, with what keyring does not need deferred
         from keyring.errors import KeyringLocked, NoKeyringError, PasswordDeleteError
 
         try:
-            return getattr(backend, operation)(service, *args)
+            return do(backend)
         except PasswordDeleteError:
             raise
         except KeyringLocked as exc:
@@ -212,7 +218,7 @@ class KeyStore:
                 raise unlock_problem(self.label, detail, self.environ) from None
             if self._remembered:  # what was true when it was chosen is not now: choose again, as keyring would
                 self._choose_again()
-                return self._call(operation, *args, service=service)
+                return self._ask(do)
             raise KeyringProblem("failed", f"the {self.label} failed: {detail}") from None
 
     def _choose_again(self) -> None:
@@ -220,10 +226,10 @@ class KeyStore:
         self._remembered, self._backend = False, self._open(remembered=False)
 
     def get(self, name: str) -> str | None:
-        value = self._call("get_password", name)
+        value = self._ask(lambda backend: self._key_and_origins(backend, name))
         if value is None and self._remembered:  # keyring might choose another backend now, one that has it
             self._choose_again()
-            value = self._call("get_password", name)
+            value = self._ask(lambda backend: self._key_and_origins(backend, name))
         redact.register(value)
         remember(self.environ, name, value is not None)
         return value
@@ -253,10 +259,36 @@ class KeyStore:
         remember(self.environ, name, False)
         return True
 
+    def _key_and_origins(self, backend: Any, name: str) -> str | None:
+        """The key of `name`. From the Secret Service its origins come in the same read, over the same D-Bus
+        connection and session (keyring opens both, and exchanges a session key, for every get_password: a
+        second lookup was a sixth of `key get`); from any other backend, they are asked for when needed."""
+        self._read_origins.pop(name, None)
+        if backend_name(backend) != "keyring.backends.SecretService.Keyring" or not hasattr(backend, "_query"):
+            return backend.get_password(SERVICE, name)
+        from contextlib import closing
+
+        collection = backend.get_preferred_collection()  # as keyring's get_password: unlocked, or KeyringLocked
+        with closing(collection.connection):
+            found = next(iter(collection.search_items(backend._query(SERVICE, name))), None)
+            if found is None:
+                return None
+            backend.unlock(found)
+            key = found.get_secret().decode("utf-8")
+            origins = next(iter(collection.search_items(backend._query(ORIGINS_SERVICE, name))), None)
+            if origins is not None:
+                backend.unlock(origins)
+                origins.session = found.session  # one key exchange for both secrets
+            self._read_origins[name] = None if origins is None else origins.get_secret().decode("utf-8")
+        return key
+
     def origins(self, name: str) -> list[str] | None:
         """The origins the key of `name` was stored for; None for a key stored before they were recorded.
         An entry that is not a list of strings binds to nothing (so it matches no host)."""
-        text = self._call("get_password", name, service=ORIGINS_SERVICE)
+        if name in self._read_origins:  # read with the key, a moment ago (the Secret Service)
+            text = self._read_origins.pop(name)
+        else:
+            text = self._call("get_password", name, service=ORIGINS_SERVICE)
         if text is None:
             return None
         try:
@@ -266,6 +298,7 @@ class KeyStore:
         return [o for o in found if isinstance(o, str)] if isinstance(found, list) else []
 
     def bind(self, name: str, origins: Sequence[str]) -> None:
+        self._read_origins.pop(name, None)
         self._call("set_password", name, json.dumps(sorted(set(origins))), service=ORIGINS_SERVICE)
 
     def _delete_origins(self, name: str) -> None:
