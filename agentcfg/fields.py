@@ -39,6 +39,7 @@ import re
 from typing import Any
 
 from agentcfg.errors import AgentcfgError
+from agentcfg.patterns import lazy
 
 # C0 (tab and newlines included), DEL, C1, the line/paragraph separators, bidi marks, embeddings,
 # overrides and isolates (they reorder what a terminal shows), and zero-width characters.
@@ -86,13 +87,13 @@ RUNTIME_PREFIXES = (
     "LD_", "DYLD_", "LC_", "PYTHON", "GIT_", "SSH_", "XDG_", "AGENTCFG_", "NPM_CONFIG_", "DBUS_", "KEYRING_",
 )  # fmt: skip
 
-_CONTROL = re.compile(CONTROL_CLASS)
-_TEMPLATE = re.compile(TEMPLATE_PATTERN)
-_URL = re.compile(URL_PATTERN)
-_HOST = re.compile(HOST_PATTERN)
-_MODEL = re.compile(MODEL_PATTERN)
-_KEY_ENV = re.compile(KEY_ENV_PATTERN)
-_NAME = re.compile(NAME_PATTERN)
+_CONTROL = lazy(CONTROL_CLASS)
+_TEMPLATE = lazy(TEMPLATE_PATTERN)
+_URL = lazy(URL_PATTERN)
+_HOST = lazy(HOST_PATTERN)
+_MODEL = lazy(MODEL_PATTERN)
+_KEY_ENV = lazy(KEY_ENV_PATTERN)
+_NAME = lazy(NAME_PATTERN)
 URL_FIELDS = ("base_url", "anthropic_base_url")
 
 _EXPANDED_BY = {

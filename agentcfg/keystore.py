@@ -20,6 +20,7 @@ from typing import Any
 
 from agentcfg import env, redact
 from agentcfg.errors import AgentcfgError
+from agentcfg.patterns import lazy
 from agentcfg.profiles import Profile
 
 SERVICE = "agentcfg"
@@ -452,7 +453,7 @@ def header_problem(value: str) -> str | None:
 # literally: a "key" holding one would be replaced by another variable or a file (~/.ssh/id_ed25519) and sent
 # to the profile's host. The other agents' files that can hold a key (qwen's .env, Codex's config.toml,
 # Claude Code's env block) expand nothing (see fields.py).
-_OPENCODE_TEMPLATE = re.compile(r"\{(env|file):", re.IGNORECASE)
+_OPENCODE_TEMPLATE = lazy(r"\{(env|file):", re.IGNORECASE)
 
 
 def template_problem(value: str) -> str | None:
@@ -470,13 +471,13 @@ MIN_LENGTH = redact.MIN_SECRET_LENGTH  # a shorter key would not be masked in ag
 # longer fits a server's header limit (nginx reads a request line and each header into 8k buffers with Bearer).
 MAX_LENGTH = 4_096
 # What people (and agentcfg, for keyless profiles) put where a key must be: never a real key when typed.
-_STAND_IN = re.compile(
+_STAND_IN = lazy(
     r"<[^<>]*>|\[[^\[\]]*\]|(sk-)?x{3,}|(your|my)[-_ ]?(api[-_ ]?)?(key|token|secret)([-_ ]?here)?"
     r"|change[-_ ]?me|replace[-_ ]?me|placeholder|api[-_ ]?key|\.{3,}|…",
     re.IGNORECASE,
 )
 # $NAME, ${NAME} (POSIX shells, fish) and %NAME% (cmd.exe) left as they were typed: the shell did not expand them.
-_UNEXPANDED = re.compile(r"\$[A-Za-z_][A-Za-z0-9_]*|\$\{[A-Za-z_][A-Za-z0-9_]*\}|%[A-Za-z_][A-Za-z0-9_]*%")
+_UNEXPANDED = lazy(r"\$[A-Za-z_][A-Za-z0-9_]*|\$\{[A-Za-z_][A-Za-z0-9_]*\}|%[A-Za-z_][A-Za-z0-9_]*%")
 
 
 def _count(n: int) -> str:

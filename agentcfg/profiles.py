@@ -175,7 +175,8 @@ def validate(data: dict[str, Any], schema_text: str, where: str) -> None:
 def parse(name: str, text: str, source: str, cache: _ValidatedCache | None = None) -> Profile:
     """Parse and validate one profile file's text.
 
-    fields.check runs on every parse, before the schema and whatever the cache knows: a text cached
+    fields.check runs on every parse of a user's or a project's file (a built-in, agentcfg's own, is held
+    to both by the tests), before the schema and whatever the cache knows: a text cached
     by an agentcfg whose schema was weaker is still refused, and its message is the clearer one.
     """
     where = source.removeprefix(PROJECT) if source != BUILT_IN else f"built-in profile {name}"
@@ -191,9 +192,9 @@ def parse(name: str, text: str, source: str, cache: _ValidatedCache | None = Non
         raise AgentcfgError(f"does not parse as TOML: {exc}", where=where) from None
     except RecursionError:  # tomli's limit on nesting: a hostile file's `a = [[[[...`
         raise AgentcfgError("does not parse as TOML: nested too deeply", where=where) from None
-    fields.check(data, where, name=name)
-    if source == BUILT_IN:  # agentcfg's own files: tests/test_profiles.py holds them to the schema
+    if source == BUILT_IN:  # agentcfg's own files: tests/test_profiles.py holds them to the rules and the schema
         return Profile(name=name, source=source, **data)
+    fields.check(data, where, name=name)
     digest = cache.digest(text) if cache else None
     if cache is None or digest not in cache.known:
         validate(data, cache.schema if cache else schema_text(), where)

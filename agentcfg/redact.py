@@ -24,6 +24,8 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any, TextIO
 
+from agentcfg.patterns import lazy
+
 MASK = "****"
 # Written where a keyless server still needs some key (qwen-code, Claude Code refuse to run without).
 # Here rather than in profiles, which imports far more than `agentcfg --help` needs.
@@ -33,34 +35,20 @@ MIN_SHAPED_LENGTH = 8  # a value masked by shape alone: shorter ones are flags, 
 _known: set[str] = set()
 
 
-class _Lazy:
-    """A pattern compiled when it is first used: compiling them all costs ~4 ms on every start, and a run
-    whose output holds nothing secret-shaped needs few of them (mask_text's cues); `key get` none."""
-
-    def __init__(self, pattern: str, flags: int = 0) -> None:
-        self._source = (pattern, flags)
-        self._compiled: re.Pattern[str] | None = None
-
-    def __getattr__(self, name: str) -> Any:  # sub, search, fullmatch, findall, pattern
-        if self._compiled is None:
-            self._compiled = re.compile(*self._source)
-        return getattr(self._compiled, name)
-
-
 # What a value may be made of: it stops at quotes, backslashes (a JSON escape such as the `\n` between
 # two headers), whitespace and the punctuation that ends a value in TOML, JSON, .env and query strings.
 _VALUE = r"""[^"'\s,#}\]\\&;)]+"""
 _SECRET_WORD = r"(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD|PASS|AUTH|AUTHORIZATION|CREDENTIALS?)"
 # A name starts where a run of name characters starts (the lookbehind) and says KEY, TOKEN, ... within its
 # first 64 characters (the lookahead): both keep the pattern linear on a long run of letters.
-_SECRET_ASSIGNMENT = _Lazy(
+_SECRET_ASSIGNMENT = lazy(
     rf"""(?P<lead>(?P<name>(?<![\w.-])["']?(?=[\w.-]{{0,64}}{_SECRET_WORD})[\w.-]{{1,128}}["']?)"""
     rf"""\s{{0,16}}[:=]\s{{0,16}}["']?)(?P<value>{_VALUE})""",
     re.IGNORECASE,
 )
 # A name is judged by its parts (OPENAI_API_KEY, apiKey, x-portkey-api-key: split at _ - . and camelCase),
 # so that taotoken, monkey, keyring, oauth and MAX_OUTPUT_TOKENS are not secret names.
-_NAME_PART = _Lazy(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
+_NAME_PART = lazy(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 _STRONG_PARTS = frozenset({"token", "secret", "password", "passwd", "pass", "credential", "credentials", "apikey"})
 _WEAK_PARTS = frozenset({"key", "auth", "authorization"})  # key_source, authType: masked only if not a word
 _STRONG_PAIRS = frozenset({("api", "key"), ("access", "key"), ("private", "key"), ("secret", "key")})
@@ -71,28 +59,28 @@ _ABOUT_PARTS = frozenset(
 )
 # `Authorization: <scheme> <credentials>` (any scheme: token, Bearer, Basic, Digest ...), and Bearer/Basic
 # wherever they stand (a header in a diff line, an error message, a curl command).
-_AUTH_HEADER = _Lazy(
+_AUTH_HEADER = lazy(
     r"""(?P<lead>\b(?:proxy-)?authorization["']?\s{0,16}[:=]\s{0,16}["']?[A-Za-z][\w-]{0,32}\s{1,16})"""
     r"""(?P<value>[A-Za-z0-9._~+/=:-]+)""",
     re.IGNORECASE,
 )
-_AUTH_SCHEME = _Lazy(r"(?P<lead>\b(?:Bearer|Basic)\s{1,16})(?P<value>[A-Za-z0-9._~+/=-]+)", re.IGNORECASE)
+_AUTH_SCHEME = lazy(r"(?P<lead>\b(?:Bearer|Basic)\s{1,16})(?P<value>[A-Za-z0-9._~+/=-]+)", re.IGNORECASE)
 # scheme://user:password@ (the password masked) and scheme://token@ (a user part shaped like a token).
-_URL_PASSWORD = _Lazy(
+_URL_PASSWORD = lazy(
     r"""(?P<lead>\b[A-Za-z][\w+.-]{0,31}://[^\s/?#@:"'\\]{0,256}:)(?P<value>[^\s/?#@"'\\]{1,256})(?=@)"""
 )
-_URL_USER = _Lazy(r"""(?P<lead>\b[A-Za-z][\w+.-]{0,31}://)(?P<value>[^\s/?#@:"'\\]{20,256})(?=@)""")
+_URL_USER = lazy(r"""(?P<lead>\b[A-Za-z][\w+.-]{0,31}://)(?P<value>[^\s/?#@:"'\\]{20,256})(?=@)""")
 # --token VALUE, --token=VALUE, "--token", "VALUE" (TOML and JSON lists, also when a diff splits the list
 # over lines: the separator may hold a newline and the next line's diff marker).
 # Every pattern starts only where a run of letters starts and repeats a bounded number of times: the stream
 # masks every write, and an unbounded `[\w.-]*KEY` was quadratic on a long line (a base64 blob in a diff).
-_SECRET_FLAG = _Lazy(
+_SECRET_FLAG = lazy(
     r"""(?P<lead>(?<![\w-])--?(?P<name>[\w-]{1,64})"""
     r"""(?:=|["']\s{0,16},\s{0,16}(?:\n[-+ ]?\s{0,64})?["']|[ \t]{1,16}["']?))(?!-)(?P<value>""" + _VALUE + ")"
 )
-_VARIABLE_NAME = _Lazy(r"[A-Z_][A-Z0-9_]*")
-_PLAIN_WORDS = _Lazy(r"[A-Za-z][a-z]*(?:[-.][a-z]+)*")  # plaintext, oauth-personal, Keyring
-_NUMBER = _Lazy(r"[\d.:_-]+")  # 1048576, 32000, 2026-12-01, 12:00:00
+_VARIABLE_NAME = lazy(r"[A-Z_][A-Z0-9_]*")
+_PLAIN_WORDS = lazy(r"[A-Za-z][a-z]*(?:[-.][a-z]+)*")  # plaintext, oauth-personal, Keyring
+_NUMBER = lazy(r"[\d.:_-]+")  # 1048576, 32000, 2026-12-01, 12:00:00
 _REFERENCES = ("{env:", "{file:", "$", "/", "~", "<", "…", MASK)
 
 # A name part, as in OPENAI_API_KEY or GITHUB_TOKEN (not PYTHON_KEYRING_BACKEND); not *_KEY_FILE and such.
