@@ -40,7 +40,7 @@ def state_dir(environ: Environ) -> Path:
 def _user_dir(variable: str, default: str, platformdirs_name: str, environ: Environ) -> Path:
     """The XDG base directory (variable if absolute, else ~/default) + "agentcfg" on Linux and the other Unixes,
     as platformdirs has it (tests/test_env.py compares); platformdirs itself on macOS and Windows. Not on Linux:
-    it imports tempfile, shutil, bz2, lzma and random at start-up, a quarter of `agentcfg status`."""
+    it imports tempfile, shutil, bz2, lzma and random at start-up, about a `python -c pass` on every command."""
     if sys.platform in ("darwin", "win32", "cygwin") or hasattr(sys, "getandroidapilevel"):
         import platformdirs
 

@@ -378,14 +378,8 @@ def _load(environ: env.Environ, cwd: Path | None = None) -> tuple[dict[str, Prof
     cache = _ValidatedCache(environ)
     profiles = _own(environ, cache)
     ignored: dict[str, tuple[str, str]] = {}
-    project = project_profiles_dir(environ, cwd)
-    if project is not None:
-        from agentcfg import trust  # only in a project, the rare case: its import is not free
-    if project is not None and (files := trust.file_names(project)):
-        record = trust.record_for(trust.project_root(project), environ)
-        # Without a record nothing is read: an untrusted repository's files are only listed.
-        read, unreadable = trust.read_set(project) if record is not None else ({}, {})
-        found = project_set(project, files, record, read, unreadable, profiles, cache)
+    if project := project_profiles_dir(environ, cwd):
+        found = _project(project, environ, profiles, cache)
         profiles.update(found.profiles)
         ignored = found.ignored
         _say(found.notices)
@@ -396,6 +390,19 @@ def _load(environ: env.Environ, cwd: Path | None = None) -> tuple[dict[str, Prof
         if profile.key_env:
             redact.register(environ.get(profile.key_env))
     return profiles, ignored
+
+
+def _project(project: Path, environ: env.Environ, known: dict[str, Profile], cache: _ValidatedCache) -> ProjectSet:
+    """What the project whose profiles are in `project` contributes (trust is imported only here: most
+    commands run outside a project, and its import is not free)."""
+    from agentcfg import trust
+
+    if not (files := trust.file_names(project)):
+        return ProjectSet({}, [], {})
+    record = trust.record_for(trust.project_root(project), environ)
+    # Without a record nothing is read: an untrusted repository's files are only listed.
+    read, unreadable = trust.read_set(project) if record is not None else ({}, {})
+    return project_set(project, files, record, read, unreadable, known, cache)
 
 
 def load_all(environ: env.Environ, cwd: Path | None = None) -> dict[str, Profile]:

@@ -9,10 +9,9 @@ from typing import Any
 import click
 
 from agentcfg import cli
-from agentcfg.cli import Requested, print_json
+from agentcfg.cli import Requested
+from agentcfg.cli import print_json as print_json  # every command's, in agentcfg.cli: the hot path's too
 from agentcfg.errors import AgentcfgError
-
-__all__ = ["print_json"]  # one for every command, in agentcfg.cli: the hot path shares it
 
 AGENT_NAMES = ("codex", "qwen", "opencode", "claude")  # agents.AGENTS, without importing it for --help
 
