@@ -151,6 +151,16 @@ def known_secrets() -> Iterator[set[str]]:
     redact._known.update(saved)
 
 
+@pytest.fixture(autouse=True)
+def keyring_choice() -> Iterator[None]:
+    """keyring keeps the backend it chose in a process-wide global: no test leaves its choice to the next."""
+    import keyring.core
+
+    saved = keyring.core._keyring_backend
+    yield
+    keyring.core._keyring_backend = saved
+
+
 @pytest.fixture
 def keyring_file(home: Home, tmp_path: Path) -> Path:
     """`home.run` keeps keys in tests/fake_keyring.py's FileKeyring; returns its store (outside HOME)."""

@@ -1,7 +1,13 @@
 """keyring backends for tests, chosen with PYTHON_KEYRING_BACKEND=tests.fake_keyring.<Class>.
 
 `FileKeyring` keeps entries in the JSON file named by AGENTCFG_TEST_KEYRING (outside the test HOME),
-so separate `agentcfg` processes share them. The others fail the way real backends do.
+so separate `agentcfg` processes share them; `MemoryKeyring` keeps them in a dict (in-process tests). The
+others fail the way real backends do.
+
+None of them is viable: keyring's own scan, which finds every KeyringBackend subclass imported into the
+process, must never pick one for an in-process test that did not ask for it (it did pick
+InterruptedKeyring once, and a switch exited 130). Naming a class in PYTHON_KEYRING_BACKEND, or
+keyring.set_keyring, still chooses it.
 """
 
 from __future__ import annotations
@@ -14,9 +20,34 @@ from keyring.backend import KeyringBackend
 from keyring.errors import KeyringError, KeyringLocked, PasswordDeleteError
 
 
-class FileKeyring(KeyringBackend):
+class _TestBackend(KeyringBackend):
     priority = 1  # type: ignore[assignment]
+    viable = False  # type: ignore[assignment]
 
+
+class MemoryKeyring(_TestBackend):
+    """Entries in a dict; `calls` records what was asked."""
+
+    def __init__(self, entries: dict[tuple[str, str], str] | None = None) -> None:
+        super().__init__()
+        self.entries = dict(entries or {})
+        self.calls: list[str] = []
+
+    def get_password(self, service: str, username: str) -> str | None:
+        self.calls.append("get")
+        return self.entries.get((service, username))
+
+    def set_password(self, service: str, username: str, password: str) -> None:
+        self.calls.append("set")
+        self.entries[(service, username)] = password
+
+    def delete_password(self, service: str, username: str) -> None:
+        self.calls.append("delete")
+        if self.entries.pop((service, username), None) is None:
+            raise PasswordDeleteError("No such password!")
+
+
+class FileKeyring(_TestBackend):
     @property
     def _path(self) -> Path:
         return Path(os.environ["AGENTCFG_TEST_KEYRING"])
@@ -42,10 +73,8 @@ class FileKeyring(KeyringBackend):
         self._path.write_text(json.dumps(data))
 
 
-class LockedKeyring(KeyringBackend):
+class LockedKeyring(_TestBackend):
     """The Secret Service's answer when the collection stays locked."""
-
-    priority = 1  # type: ignore[assignment]
 
     def get_password(self, service: str, username: str) -> str | None:
         raise KeyringLocked("Failed to unlock the collection!")
@@ -53,10 +82,8 @@ class LockedKeyring(KeyringBackend):
     set_password = delete_password = get_password  # type: ignore[assignment]
 
 
-class KeychainDeniedKeyring(KeyringBackend):
+class KeychainDeniedKeyring(_TestBackend):
     """macOS Keychain's answer when the user clicks Deny (errSecUserCanceled)."""
-
-    priority = 1  # type: ignore[assignment]
 
     def get_password(self, service: str, username: str) -> str | None:
         raise KeyringError("Can't get password from keychain: (-128, 'Unknown Error')")
@@ -70,10 +97,8 @@ class LowPriorityKeyring(FileKeyring):
     priority = 0.5  # type: ignore[assignment]
 
 
-class GoneKeyring(KeyringBackend):
+class GoneKeyring(_TestBackend):
     """A backend that worked when it was chosen and no longer does (its daemon gone, its library removed)."""
-
-    priority = 1  # type: ignore[assignment]
 
     def get_password(self, service: str, username: str) -> str | None:
         raise RuntimeError("the backend's service is gone")
@@ -81,10 +106,8 @@ class GoneKeyring(KeyringBackend):
     set_password = delete_password = get_password  # type: ignore[assignment]
 
 
-class InterruptedKeyring(KeyringBackend):
+class InterruptedKeyring(_TestBackend):
     """A Ctrl-C while the keyring is asked (an unlock prompt left waiting)."""
-
-    priority = 1  # type: ignore[assignment]
 
     def get_password(self, service: str, username: str) -> str | None:
         raise KeyboardInterrupt

@@ -221,10 +221,16 @@ def cli(environ: dict[str, str], *argv: str, status: int = 0) -> subprocess.Comp
 
 @pytest.fixture
 def run(environ, monkeypatch, capsys):
-    """`agentcfg ARGV` in this process (subprocesses cost 0.2 s each), with `environ` as its environment."""
+    """`agentcfg ARGV` in this process (subprocesses cost 0.2 s each), with `environ` as its environment
+    and an empty keyring of its own (keyring chooses once per process, from the process environment: it
+    would otherwise be the machine's, or whichever an earlier test left)."""
+    import keyring
+
     import agentcfg.cli
+    from tests.fake_keyring import MemoryKeyring
 
     monkeypatch.setattr(agentcfg.cli, "environ", lambda: dict(environ))
+    monkeypatch.setattr(keyring.core, "_keyring_backend", MemoryKeyring())
 
     def run_cli(*argv: str) -> tuple[int, str, str]:
         capsys.readouterr()

@@ -22,6 +22,7 @@ from agentcfg.errors import AgentcfgError
 from agentcfg.keystore import KeyringProblem, KeyStore
 from agentcfg.profiles import Profile
 from tests import fake_keyring
+from tests.fake_keyring import MemoryKeyring
 
 GW = Profile(
     name="gw",
@@ -35,31 +36,6 @@ KEYLESS = Profile(name="free", base_url="http://127.0.0.1:8000/v1", model="qwen3
 KEY = "sk-gw-0123456789abcdef"
 HEADLESS = {"HOME": "/nonexistent-home"}
 LINUX = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Secret Service classification (Linux)")
-
-
-class MemoryKeyring(KeyringBackend):
-    """A keyring that keeps entries in a dict; never picked by keyring's own discovery."""
-
-    priority = 1  # type: ignore[assignment]
-    viable = False  # type: ignore[assignment]
-
-    def __init__(self, entries: dict[tuple[str, str], str] | None = None) -> None:
-        super().__init__()
-        self.entries = dict(entries or {})
-        self.calls: list[str] = []
-
-    def get_password(self, service: str, username: str) -> str | None:
-        self.calls.append("get")
-        return self.entries.get((service, username))
-
-    def set_password(self, service: str, username: str, password: str) -> None:
-        self.calls.append("set")
-        self.entries[(service, username)] = password
-
-    def delete_password(self, service: str, username: str) -> None:
-        self.calls.append("delete")
-        if self.entries.pop((service, username), None) is None:
-            raise PasswordDeleteError("No such password!")
 
 
 class PlaintextLikeKeyring(MemoryKeyring):
@@ -620,3 +596,9 @@ def test_an_exported_key_that_cannot_be_a_header_is_refused_naming_the_variable(
 def test_auth_headers_refuses_a_key_that_cannot_be_a_header():
     with pytest.raises(AgentcfgError, match="non-ASCII"):
         keystore.auth_headers(GW, "https://gw.example/v1/models", "sk-ключ")
+
+
+def test_keyrings_own_scan_never_finds_the_tests_backends() -> None:
+    """Imported into a test process, they must not become its keyring unasked (see tests/fake_keyring.py)."""
+    found = {type(b).__module__ for b in keyring.backend.get_all_keyring()}
+    assert fake_keyring.__name__ not in found and __name__ not in found, found

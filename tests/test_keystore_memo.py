@@ -27,12 +27,6 @@ GW = Profile(name="gw", base_url="https://gw.example/v1", model="m", key_env="GW
 KEY = "sk-memo-0123456789abcdef"
 
 
-@pytest.fixture(autouse=True)
-def _forget_fake_classes():
-    yield
-    KeyringBackend._classes -= {c for c in KeyringBackend._classes if c.__module__ == fake_keyring.__name__}  # type: ignore[attr-defined]
-
-
 @pytest.fixture
 def environ(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
     """No backend named by the user, none chosen in this process yet, and a state dir (as after `key set`)."""
