@@ -78,3 +78,41 @@ def display(path: Path, environ: Environ) -> str:
         return "~/" + str(path.relative_to(home(environ)))
     except ValueError:
         return str(path)
+
+
+def runtime_dir(environ: Environ) -> Path:
+    """agentcfg's private runtime directory: `$XDG_RUNTIME_DIR/agentcfg`, else `agentcfg-UID` in the
+    system's temporary directory (not in HOME: exec leaves HOME as it found it). Made mode 0700 (also when it
+    was readable by others), and refused when it is a link, another user's (a shared /tmp is where someone
+    could have made it first) or writable by others (they could have put a file in it)."""
+    if base := environ.get("XDG_RUNTIME_DIR"):
+        path = Path(base) / "agentcfg"
+    else:
+        import tempfile
+
+        path = Path(environ.get("TMPDIR") or tempfile.gettempdir()) / f"agentcfg-{os.getuid()}"
+    import stat
+
+    from agentcfg.errors import AgentcfgError
+
+    try:
+        path.mkdir(mode=0o700, parents=True, exist_ok=True)
+        info = os.lstat(path)
+    except OSError as error:  # a file or a dangling link in its place, a read-only parent
+        raise AgentcfgError(
+            f"cannot make agentcfg's runtime directory {path}: {error.strerror}",
+            where=str(path),
+            hint=f"Remove what is there (`rm {path}`) or set XDG_RUNTIME_DIR to a directory of yours, then run again.",
+        ) from None
+    mine = stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid()
+    if mine and info.st_mode & 0o077 and not info.st_mode & 0o022:  # readable by others, writable by us only:
+        os.chmod(path, 0o700)  # nobody else can have put a file in it, so it is made private
+        info = os.lstat(path)
+    if not mine or info.st_mode & 0o077:
+        raise AgentcfgError(
+            f"{path} is not a private directory of yours (a link, another user's, or open to others): "
+            "agentcfg writes no settings there",
+            where=str(path),
+            hint=f"Remove it (`rm -r {path}`) or set XDG_RUNTIME_DIR to a directory of yours, then run again.",
+        )
+    return path

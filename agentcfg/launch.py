@@ -15,6 +15,7 @@ from types import ModuleType
 from agentcfg import env
 from agentcfg.agents import AGENTS
 from agentcfg.agents.base import Launch, LaunchContext
+from agentcfg.env import runtime_dir  # exec's files and the routes' live there
 from agentcfg.errors import AgentcfgError
 from agentcfg.profiles import PROJECT, Profile
 
@@ -25,40 +26,6 @@ def agent_for(program: str) -> ModuleType | None:
     for suffix in (".exe", ".cmd", ".ps1", ".bat"):
         name = name.removesuffix(suffix)
     return next((agent for agent in AGENTS.values() if name == agent.BINARY), None)
-
-
-def runtime_dir(environ: env.Environ) -> Path:
-    """agentcfg's private runtime directory: `$XDG_RUNTIME_DIR/agentcfg`, else `agentcfg-UID` in the
-    system's temporary directory (not in HOME: exec leaves HOME as it found it). Made mode 0700 (also when it
-    was readable by others), and refused when it is a link, another user's (a shared /tmp is where someone
-    could have made it first) or writable by others (they could have put a file in it)."""
-    if base := environ.get("XDG_RUNTIME_DIR"):
-        path = Path(base) / "agentcfg"
-    else:
-        import tempfile
-
-        path = Path(environ.get("TMPDIR") or tempfile.gettempdir()) / f"agentcfg-{os.getuid()}"
-    try:
-        path.mkdir(mode=0o700, parents=True, exist_ok=True)
-        info = os.lstat(path)
-    except OSError as error:  # a file or a dangling link in its place, a read-only parent
-        raise AgentcfgError(
-            f"cannot make agentcfg's runtime directory {path}: {error.strerror}",
-            where=str(path),
-            hint=f"Remove what is there (`rm {path}`) or set XDG_RUNTIME_DIR to a directory of yours, then run again.",
-        ) from None
-    mine = stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid()
-    if mine and info.st_mode & 0o077 and not info.st_mode & 0o022:  # readable by others, writable by us only:
-        os.chmod(path, 0o700)  # nobody else can have put a file in it, so it is made private
-        info = os.lstat(path)
-    if not mine or info.st_mode & 0o077:
-        raise AgentcfgError(
-            f"{path} is not a private directory of yours (a link, another user's, or open to others): "
-            "agentcfg writes no settings there",
-            where=str(path),
-            hint=f"Remove it (`rm -r {path}`) or set XDG_RUNTIME_DIR to a directory of yours, then run again.",
-        )
-    return path
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,7 @@ from agentcfg.resources import data_dir
 
 if TYPE_CHECKING:
     from agentcfg import trust  # imported where a project is read: `key get` reads none
+    from agentcfg.route.spec import Route  # imported where a file has a [route] table
 
 # tomli is the stdlib's tomllib, but its wheels are compiled (mypyc): twice as fast to read a file,
 # and quicker to import. Without a wheel for this platform, the stdlib's copy does the same work.
@@ -67,6 +68,7 @@ class Profile:
     context_window: int | None = None
     max_output_tokens: int | None = None
     description: str | None = None
+    route: Route | None = None  # a route's legs (agentcfg route add); None for a server's profile
     source: str = BUILT_IN
 
     @property
@@ -87,6 +89,8 @@ class Profile:
         """The TOML/JSON fields, without name and source; unset ones left out."""
         data = asdict(self)
         del data["name"], data["source"]
+        if self.route is not None:
+            data["route"] = self.route.table()
         return {k: v for k, v in data.items() if v is not None}
 
 
@@ -200,6 +204,16 @@ def parse(name: str, text: str, source: str, cache: _ValidatedCache | None = Non
         validate(data, cache.schema if cache else schema_text(), where)
         if cache and digest:
             cache.added.add(digest)
+    if "route" in data:
+        if source.startswith(PROJECT):  # the router would get your legs' keys: a route is only ever your own
+            raise AgentcfgError(
+                "a project profile cannot be a route (a [route] table): routes are your own",
+                where=where,
+                hint="Make the route yourself with `agentcfg route add`.",
+            )
+        from agentcfg.route.spec import Route
+
+        data["route"] = Route.from_table(data["route"])
     return Profile(name=name, source=source, **data)
 
 
@@ -362,6 +376,10 @@ def project_set(
 def _own(environ: env.Environ, cache: _ValidatedCache) -> dict[str, Profile]:
     profiles = _read_dir(data_dir("profiles"), lambda _p: BUILT_IN, cache)
     profiles.update(_read_dir(profiles_dir(environ), str, cache))
+    if any(p.route for p in profiles.values()):
+        from agentcfg.route import spec
+
+        profiles.update({n: spec.bounded(p, profiles) for n, p in profiles.items() if p.route})
     return profiles
 
 
@@ -509,10 +527,15 @@ def _fetch(url: str, limit: int) -> bytes:
 
 
 def to_toml(profile: Profile) -> str:
-    """A profile file's text (the key itself is never part of a profile)."""
+    """A profile file's text (the key itself is never part of a profile); a route's legs as its [route] table."""
     lines = [f"# agentcfg profile {profile.name}"]
-    for key, value in profile.fields().items():
+    data = profile.fields()
+    route = data.pop("route", None)
+    for key, value in data.items():
         lines.append(f"{key} = {json.dumps(value, ensure_ascii=False)}")
+    if route is not None:
+        lines.append("\n[route]")
+        lines.extend(f"{key} = {json.dumps(value, ensure_ascii=False)}" for key, value in route.items())
     return "\n".join(lines) + "\n"
 
 

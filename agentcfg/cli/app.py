@@ -55,6 +55,7 @@ COMMANDS = {
     "key": ("keys", "key"),
     "profile": ("profiles", "profile"),
     "rollback": ("switching", "rollback"),
+    "route": ("route", "route"),
     "status": ("switching", "status"),
     "switch": ("switching", "switch"),
     "trust": ("profiles", "trust_command"),

@@ -1,0 +1,271 @@
+"""`route add`, `serve`, `status`, `stop`: each takes the environment and returns what the CLI shows."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+from agentcfg import env
+from agentcfg.errors import AgentcfgError, Exit
+from agentcfg.profiles import Profile
+from agentcfg.route import litellm, server, spec
+
+FIRST_PORT = 4000  # LiteLLM's own default port; the next free one is taken from here
+DEFAULT_TIMEOUT = 600.0  # s a leg may take to answer one request (a long reply on a CPU box)
+
+
+def _own(environ: env.Environ) -> dict[str, Profile]:
+    from agentcfg import profiles
+
+    return profiles.load_own(environ)
+
+
+def route_profile(name: str, environ: env.Environ) -> Profile:
+    """The route NAME (one of yours), with every leg it needs; else one error saying what to run."""
+    from agentcfg import fixes, profiles
+
+    found = profiles.get(name, environ)
+    if found.route is None:
+        raise AgentcfgError(
+            f"profile {name!r} is not a route",
+            hint=f"Make one: `agentcfg route add NAME --primary {fixes.command(name)} --fallback PROFILE`.",
+        )
+    if why := spec.problem(found, _own(environ)):
+        raise AgentcfgError(why, where=found.source, hint=f"Fix it with `agentcfg route add {name} --force ...`.")
+    return found
+
+
+def legs(route: Profile, environ: env.Environ) -> list[Profile]:
+    known = _own(environ)
+    assert route.route is not None
+    return [known[leg] for leg in route.route.legs]
+
+
+def _free_port(host: str, taken: set[int]) -> int:
+    for candidate in range(FIRST_PORT, FIRST_PORT + 100):
+        if candidate not in taken and not server.port_in_use(spec.connect_host(host), candidate):
+            return candidate
+    raise AgentcfgError(f"no free port from {FIRST_PORT} to {FIRST_PORT + 99}", hint="Give one with --port N.")
+
+
+def add(
+    name: str,
+    primary: str,
+    fallbacks: tuple[str, ...],
+    *,
+    port: int | None,
+    max_parallel: int | None,
+    cooldown: int,
+    host: str,
+    force: bool,
+    environ: dict[str, str],
+) -> dict[str, Any]:
+    """Write the route's profile; a router key (stored in the keyring) when it listens beyond loopback."""
+    from agentcfg import fsutil, profile_edit, profiles
+
+    profile_edit.check_new_name(name, force, environ)
+    known = _own(environ)
+    if primary not in known:
+        profiles.get(primary, environ)  # the unknown-profile error, with suggestions
+        raise AgentcfgError(f"the primary {primary!r} is a profile of this project: a route's legs are your own")
+    route = spec.Route(primary, tuple(fallbacks), max_parallel, cooldown, host)
+    taken = {spec.port(p) for p in known.values() if p.route is not None and p.name != name}
+    if port is None:
+        port = _free_port(host, taken)
+    elif port in taken:
+        other = next(p.name for p in known.values() if p.route is not None and spec.port(p) == port)
+        raise AgentcfgError(f"route {other!r} listens on port {port}", hint="Give another --port.")
+    new = spec.make(name, route, known[primary], port)
+    if why := spec.problem(new, {**known, name: new}):
+        raise AgentcfgError(why, hint="A route's legs are existing profiles of servers (`agentcfg profile list`).")
+    profiles.validate(new.fields(), profiles.schema_text(), f"route {name}")
+    stored = False
+    if new.key_env:
+        stored = _router_key(new, environ)
+    path = profiles.profiles_dir(environ) / f"{name}.toml"
+    fsutil.save(path, profiles.to_toml(new).encode("utf-8"), 0o644, env.display(path, environ))
+    bounded = spec.bounded(new, {**known, name: new})
+    return {
+        "profile": name,
+        "path": str(path),
+        "fields": new.fields(),
+        "legs": list(route.legs),
+        "url": new.base_url,
+        "context_window": bounded.context_window,
+        "max_output_tokens": bounded.max_output_tokens,
+        "router_key_stored": stored,
+        "serve": f"agentcfg route serve {name}",
+        "switch": f"agentcfg switch {name}",
+    }
+
+
+def _router_key(new: Profile, environ: dict[str, str]) -> bool:
+    """Keep the key a router beyond loopback requires: the one stored already, else a new one. True: stored now."""
+    import secrets
+
+    from agentcfg import keystore
+
+    store = keystore.KeyStore(environ, new)
+    if store.get(new.name):
+        store.bind(new.name, keystore.profile_origins(new))
+        return False
+    store.store(new, "sk-agentcfg-" + secrets.token_urlsafe(32))
+    return True
+
+
+# -- serve -------------------------------------------------------------------------------------------------------
+
+
+def _keys(route: Profile, legs_: list[Profile], environ: dict[str, str]) -> dict[str, str]:
+    """The variables LiteLLM gets: each keyed leg's key (keystore.resolve: only towards its own hosts), and the
+    router key. None stored or exported: Exit.NO_KEY, naming the leg, before anything starts."""
+    from agentcfg.cli.hotpath import resolve_key
+
+    found: dict[str, str] = {}
+    for index, leg in enumerate(legs_):
+        if leg.key_env:
+            found[litellm.key_variable(index)] = resolve_key(leg, environ).value
+    if route.key_env:
+        found[litellm.ROUTER_KEY_VARIABLE] = resolve_key(route, environ).value
+    return found
+
+
+def serve(
+    name: str,
+    environ: dict[str, str],
+    *,
+    foreground: bool,
+    timeout: float = server.READY_TIMEOUT,
+    tick: Callable[[float], None] | None = None,
+) -> dict[str, Any]:
+    route = route_profile(name, environ)
+    assert route.route is not None
+    command = server.litellm_command(environ)  # what to install, before a keyring is asked anything
+    legs_ = legs(route, environ)
+    keys = _keys(route, legs_, environ)
+    keyed = {leg.name for index, leg in enumerate(legs_) if litellm.key_variable(index) in keys}
+    text = litellm.text(litellm.config(route, legs_, keyed=keyed, timeout=DEFAULT_TIMEOUT))
+    where = server.files(name, environ)
+    host, port = route.route.host, spec.port(route)
+    result = _serving(route, legs_, where, environ)
+    running = server.read_process(where)
+    if running is not None:
+        if running.get("config") == server.digest(text) and running.get("port") == port:
+            return {**result, "pid": running["pid"], "already_running": True, "ready_seconds": None}
+        raise AgentcfgError(
+            f"route {name!r} is running (pid {running['pid']}) with a config that is not the route's now",
+            hint=f"Restart it: `agentcfg route stop {name} && agentcfg route serve {name}`.",
+        )
+    if server.port_in_use(host, port):
+        raise AgentcfgError(
+            f"port {port} on {host} is in use by another program, not route {name!r}'s router",
+            hint=f"Stop that program, or move the route: `agentcfg route add {name} --force --port N ...`.",
+        )
+    server.write_config(where, text)
+    child = server.process_env(environ, keys)
+    if foreground:
+        server.exec_foreground(command, where, host, port, child, text)
+    pid = server.start(command, where, host, port, child, text)
+    seconds = server.wait_ready(_url(route), pid, where, timeout, tick)
+    return {**result, "pid": pid, "already_running": False, "ready_seconds": round(seconds, 1)}
+
+
+def _url(route: Profile) -> str:
+    return route.base_url.removesuffix("/v1")
+
+
+def _serving(route: Profile, legs_: list[Profile], where: server.Files, environ: env.Environ) -> dict[str, Any]:
+    assert route.route is not None
+    version = server.litellm_version(environ)
+    return {
+        "route": route.name,
+        "url": route.base_url,
+        "anthropic_url": route.anthropic_base_url,
+        "host": route.route.host,
+        "port": spec.port(route),
+        "model": route.model,
+        "legs": [{"profile": leg.name, "base_url": leg.base_url, "model": leg.model} for leg in legs_],
+        "config": str(where.config),
+        "log": str(where.log),
+        "litellm_version": version,
+        "litellm_tested": server.TESTED_LITELLM,
+    }
+
+
+def systemd_unit(name: str, environ: env.Environ) -> str:
+    """A systemd user unit that runs the route's router (`route serve NAME --foreground`)."""
+    from agentcfg.switch import self_command
+
+    route = route_profile(name, environ)
+    assert route.route is not None
+    command = " ".join(_systemd_quote(word) for word in (*self_command(), "route", "serve", name, "--foreground"))
+    then = ", then ".join(route.route.fallbacks)
+    return (
+        "# ~/.config/systemd/user/agentcfg-route-" + name + ".service\n"
+        "# systemctl --user daemon-reload && systemctl --user enable --now agentcfg-route-" + name + "\n"
+        "[Unit]\n"
+        f"Description=agentcfg route {name}: {route.route.primary}, then {then} (LiteLLM router)\n"
+        "After=network-online.target\n"
+        "\n[Service]\n"
+        f"ExecStart={command}\n"
+        f"ExecStop={' '.join(_systemd_quote(w) for w in (*self_command(), 'route', 'stop', name))}\n"
+        "Restart=on-failure\n"
+        "RestartSec=5\n"
+        "\n[Install]\n"
+        "WantedBy=default.target\n"
+    )
+
+
+def _systemd_quote(word: str) -> str:
+    if word and all(c.isalnum() or c in "/._-+=:@" for c in word):
+        return word
+    return '"' + word.replace("\\", "\\\\").replace('"', '\\"').replace("%", "%%") + '"'
+
+
+# -- status, stop ------------------------------------------------------------------------------------------------
+
+
+def status(name: str, environ: dict[str, str], *, timeout: float = 5.0) -> dict[str, Any]:
+    """Whether the router runs and answers, and each leg's health as the router sees it."""
+    route = route_profile(name, environ)
+    legs_ = legs(route, environ)
+    where = server.files(name, environ)
+    result = _serving(route, legs_, where, environ)
+    running = server.read_process(where)
+    if running is None:
+        return {**result, "running": False, "pid": None, "answering": False, "uptime_seconds": None,
+                "legs": [{**leg, "state": "unknown"} for leg in result["legs"]]}  # fmt: skip
+    from agentcfg.route import health
+
+    key = _router_key_value(route, environ)
+    seen = health.read(_url(route), key, [leg.name for leg in legs_], timeout)
+    return {
+        **result,
+        "running": True,
+        "pid": running["pid"],
+        "answering": seen.answering,
+        "uptime_seconds": round(time.time() - float(running.get("started", time.time()))),
+        "legs": [{**leg, **seen.legs.get(leg["profile"], {"state": "unknown"})} for leg in result["legs"]],
+    }
+
+
+def _router_key_value(route: Profile, environ: dict[str, str]) -> str | None:
+    if not route.key_env:
+        return None
+    from agentcfg.cli.hotpath import resolve_key
+
+    return resolve_key(route, environ).value
+
+
+def stop(name: str, environ: dict[str, str]) -> dict[str, Any]:
+    route = route_profile(name, environ)
+    where = server.files(name, environ)
+    pid = server.stop(where)
+    if pid is None:
+        raise AgentcfgError(
+            f"route {name!r} is not running",
+            hint=f"Start it with `agentcfg route serve {name}`.",
+            exit_code=Exit.NOTHING,
+        )
+    return {"route": route.name, "stopped": True, "pid": pid}

@@ -1,0 +1,145 @@
+"""What a route is: its legs in order, how the router treats the primary, and the profile agents see. Pure.
+
+A route's file is a profile of the user's own (`agentcfg route add` writes it) with a `[route]` table:
+
+    base_url = "http://127.0.0.1:4000/v1"          # the router
+    anthropic_base_url = "http://127.0.0.1:4000"
+    model = "DeepSeek-V4-Flash"                    # the model group: the primary's model id
+    [route]
+    primary = "local"
+    fallbacks = ["taotoken"]
+    max_parallel = 4                               # optional: the primary's concurrency
+    cooldown = 30                                  # seconds a failing leg is left alone
+    host = "127.0.0.1"                             # where the router listens
+
+The window and output bound are not stored: each load takes the smallest of the legs' (and of the route
+file's own, when it sets one), so a leg changed later bounds the route too.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+if TYPE_CHECKING:
+    from agentcfg.profiles import Profile
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_COOLDOWN = 30  # s: LiteLLM's default cooldown is 5 s; a vLLM restart takes minutes
+MOST_FALLBACKS = 8
+WILDCARD_HOSTS = {"0.0.0.0", "::", "[::]"}  # listen everywhere: agents here still connect over loopback
+
+
+@dataclass(frozen=True)
+class Route:
+    """The legs a route's router sends requests to, first to last, and how it treats them."""
+
+    primary: str
+    fallbacks: tuple[str, ...]
+    max_parallel: int | None = None  # the primary's concurrency: requests beyond it go to a fallback
+    cooldown: int = DEFAULT_COOLDOWN
+    host: str = DEFAULT_HOST
+
+    @property
+    def legs(self) -> tuple[str, ...]:
+        return (self.primary, *self.fallbacks)
+
+    @classmethod
+    def from_table(cls, table: dict[str, Any]) -> Route:
+        """From a profile file's validated `[route]` table."""
+        return cls(
+            primary=table["primary"],
+            fallbacks=tuple(table["fallbacks"]),
+            max_parallel=table.get("max_parallel"),
+            cooldown=table.get("cooldown", DEFAULT_COOLDOWN),
+            host=table.get("host", DEFAULT_HOST),
+        )
+
+    def table(self) -> dict[str, Any]:
+        """The `[route]` table as written (defaults left out, so a file says only what was chosen)."""
+        data: dict[str, Any] = {"primary": self.primary, "fallbacks": list(self.fallbacks)}
+        if self.max_parallel is not None:
+            data["max_parallel"] = self.max_parallel
+        if self.cooldown != DEFAULT_COOLDOWN:
+            data["cooldown"] = self.cooldown
+        if self.host != DEFAULT_HOST:
+            data["host"] = self.host
+        return data
+
+
+def is_loopback_host(host: str) -> bool:
+    from agentcfg.profiles import is_loopback
+
+    return is_loopback(host)
+
+
+def connect_host(host: str) -> str:
+    """The host this machine's agents reach a router listening on `host` at."""
+    return DEFAULT_HOST if host in WILDCARD_HOSTS else host
+
+
+def key_variable(name: str) -> str:
+    """The router key's variable of a route that listens beyond loopback."""
+    return name.upper().replace("-", "_") + "_ROUTER_KEY"
+
+
+def make(name: str, route: Route, primary: Profile, port: int) -> Profile:
+    """The profile `route add` writes: the router's endpoints, the primary's model id as the model group."""
+    from agentcfg.profiles import Profile
+
+    host = connect_host(route.host)
+    shown = f"[{host}]" if ":" in host and not host.startswith("[") else host
+    then = ", then ".join(route.fallbacks)
+    return Profile(
+        name=name,
+        base_url=f"http://{shown}:{port}/v1",
+        anthropic_base_url=f"http://{shown}:{port}",
+        model=primary.model,
+        key_env=None if is_loopback_host(route.host) else key_variable(name),
+        description=f"route: {route.primary}, then {then}"[:200],
+        route=route,
+    )
+
+
+def port(profile: Profile) -> int:
+    """The router's port, from the route's base URL."""
+    found = urlsplit(profile.base_url).port
+    return found if found is not None else 80
+
+
+def problem(profile: Profile, known: dict[str, Profile]) -> str | None:
+    """Why a route cannot run with the profiles known now (a leg gone, or a leg that is a route), or None."""
+    route = profile.route
+    assert route is not None
+    for leg in route.legs:
+        if leg == profile.name:
+            return f"route {profile.name!r} names itself as a leg"
+        if leg not in known:
+            return f"route {profile.name!r} routes to profile {leg!r}, which does not exist"
+        if known[leg].route is not None:
+            return f"route {profile.name!r} routes to {leg!r}, which is a route itself (a route's legs are servers)"
+    if len(set(route.legs)) != len(route.legs):
+        return f"route {profile.name!r} names a profile twice among its legs"
+    return None
+
+
+def bounded(profile: Profile, known: dict[str, Profile]) -> Profile:
+    """The route with the smallest window and output bound of its legs and its own file: the agents' requests
+    then fit whichever leg answers. A leg with no window says how much output it takes (its bound, or the one
+    every server accepts)."""
+    from agentcfg import budget
+
+    route = profile.route
+    if route is None or problem(profile, known):
+        return profile
+    legs = [known[leg] for leg in route.legs]
+    windows = [w for w in (profile.context_window, *(leg.context_window for leg in legs)) if w]
+    outputs = [o for o in (profile.max_output_tokens, *(leg.max_output_tokens for leg in legs)) if o]
+    outputs += [budget.CEILING_UNKNOWN_WINDOW for leg in legs if not leg.context_window and not leg.max_output_tokens]
+    window = min(windows) if windows else None
+    output = min(outputs) if outputs else None
+    if window is not None and output is not None:
+        output = min(output, window)
+    return dataclasses.replace(profile, context_window=window, max_output_tokens=output)
