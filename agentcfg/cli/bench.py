@@ -12,6 +12,26 @@ from agentcfg.errors import AgentcfgError
 # -- bench -----------------------------------------------------------------------------------------
 
 
+def _with_legs(chosen: list, legs: bool, environ: dict[str, str]) -> tuple[list, list[str]]:
+    """With --legs, each route followed by its legs (each profile once); the notes that go with it."""
+    routes = [p for p in chosen if p.route is not None]
+    if not legs:
+        return chosen, [
+            f"{p.name} is a route: `agentcfg bench {p.name} --legs` puts its legs beside it" for p in routes
+        ]
+    if not routes:
+        return chosen, ["--legs: none of these profiles is a route (`agentcfg route add` makes one)"]
+    from agentcfg.route import control
+
+    expanded: dict[str, object] = {}
+    for found in chosen:
+        expanded.setdefault(found.name, found)
+        if found.route is not None:
+            for leg in control.legs(control.route_profile(found.name, environ), environ):
+                expanded.setdefault(leg.name, leg)
+    return list(expanded.values()), []
+
+
 class _ProgressLine:
     """One status line on a terminal's stderr, rewritten in place at most ten times a second."""
 
@@ -59,6 +79,7 @@ class _ProgressLine:
 @click.option(
     "--deadline", type=click.FloatRange(min=1), default=900.0, show_default=True, help="For the whole run, in seconds."
 )
+@click.option("--legs", is_flag=True, help="A route's legs too, each after its route: what the router adds.")
 def bench(
     names: tuple[str, ...],
     requests: int,
@@ -70,6 +91,7 @@ def bench(
     csv_file: str | None,
     timeout: float,
     deadline: float,
+    legs: bool,
 ) -> None:
     """Time to first token, inter-token latency and tokens per second of PROFILE(s), side by side.
 
@@ -77,6 +99,7 @@ def bench(
     agentcfg bench                         the profile of the last switch (else local), streamed
     agentcfg bench local taotoken --both   two profiles, streamed and not, with the ratio
     agentcfg bench local -n 50 -c 8 --json --csv runs.csv
+    agentcfg bench home --legs             a route, then each of its legs directly
 
     Against vLLM, its /metrics view (time inside the engine) is shown beside the client's.
     Exit status: 0 all requests answered, 1 some failed or did not finish, 2 bad input,
@@ -89,6 +112,8 @@ def bench(
     environ = base.environ()
     chosen = [profiles.get(n, environ) for n in dict.fromkeys(names or [runner.default_profile(environ)])]
     notes = [] if names else [f"benchmarking {chosen[0].name} (name profiles to choose: agentcfg bench PROFILE...)"]
+    chosen, legs_notes = _with_legs(chosen, legs, environ)
+    notes += legs_notes
     targets = []
     for found in chosen:
         target, note = runner.target(found, environ)

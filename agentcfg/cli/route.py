@@ -54,8 +54,16 @@ def route() -> None:
     "--cooldown", type=click.IntRange(1, 86_400), default=30, show_default=True, help="Seconds a failing leg rests."
 )
 @click.option(
+    "--timeout",
+    type=click.IntRange(1, 3600),
+    default=120,
+    show_default=True,
+    help="Seconds a leg may take to start answering; then the next is tried.",
+)
+@click.option(
     "--host", default="127.0.0.1", show_default=True, help="Where the router listens; beyond loopback it needs a key."
 )
+@click.option("--router-key", is_flag=True, help="Want a router key on loopback too (a machine others log in to).")
 @click.option("--force", is_flag=True, help="Replace an existing profile of that name.")
 @base.json_option("Print the route added as JSON.")
 def route_add(
@@ -65,7 +73,9 @@ def route_add(
     port: int | None,
     max_parallel: int | None,
     cooldown: int,
+    timeout: int,
     host: str,
+    router_key: bool,
     force: bool,
     as_json: bool,
 ) -> None:
@@ -78,7 +88,8 @@ def route_add(
     from agentcfg.route import control
 
     result = control.add(name, primary, fallbacks, port=port, max_parallel=max_parallel, cooldown=cooldown,
-                         host=host, force=force, environ=base.environ())  # fmt: skip
+                         timeout=timeout, host=host, router_key=router_key, force=force,
+                         environ=base.environ())  # fmt: skip
     if as_json:
         base.print_json(result)
         return
@@ -153,7 +164,7 @@ def _serving_text(result: dict[str, Any], headline: str) -> None:
     click.echo(f"route {result['route']}: {headline}")
     for index, leg in enumerate(result["legs"]):
         role = "primary " if index == 0 else "fallback"
-        state = f"  [{leg['state']}]" if "state" in leg else ""
+        state = f"  [{leg['state']}{': ' + leg['error'] if leg.get('error') else ''}]" if "state" in leg else ""
         click.echo(f"  {role} {leg['profile']}: {leg['model']} at {leg['base_url']}{state}")
     click.echo(f"  log: {_display(result['log'])}")
     version, tested = result["litellm_version"], result["litellm_tested"]

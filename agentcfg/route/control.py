@@ -12,7 +12,6 @@ from agentcfg.profiles import Profile
 from agentcfg.route import litellm, server, spec
 
 FIRST_PORT = 4000  # LiteLLM's own default port; the next free one is taken from here
-DEFAULT_TIMEOUT = 600.0  # s a leg may take to answer one request (a long reply on a CPU box)
 
 
 def _own(environ: env.Environ) -> dict[str, Profile]:
@@ -57,7 +56,9 @@ def add(
     port: int | None,
     max_parallel: int | None,
     cooldown: int,
+    timeout: int,
     host: str,
+    router_key: bool,
     force: bool,
     environ: dict[str, str],
 ) -> dict[str, Any]:
@@ -69,7 +70,7 @@ def add(
     if primary not in known:
         profiles.get(primary, environ)  # the unknown-profile error, with suggestions
         raise AgentcfgError(f"the primary {primary!r} is a profile of this project: a route's legs are your own")
-    route = spec.Route(primary, tuple(fallbacks), max_parallel, cooldown, host)
+    route = spec.Route(primary, tuple(fallbacks), max_parallel, cooldown, host, timeout, router_key)
     taken = {spec.port(p) for p in known.values() if p.route is not None and p.name != name}
     if port is None:
         port = _free_port(host, taken)
@@ -145,7 +146,7 @@ def serve(
     legs_ = legs(route, environ)
     keys = _keys(route, legs_, environ)
     keyed = {leg.name for index, leg in enumerate(legs_) if litellm.key_variable(index) in keys}
-    text = litellm.text(litellm.config(route, legs_, keyed=keyed, timeout=DEFAULT_TIMEOUT))
+    text = litellm.text(litellm.config(route, legs_, keyed=keyed))
     where = server.files(name, environ)
     host, port = route.route.host, spec.port(route)
     result = _serving(route, legs_, where, environ)

@@ -15,7 +15,7 @@ from agentcfg.profiles import Profile
 
 NO_KEY = "agentcfg-no-key"  # a keyless leg still needs a non-empty key for LiteLLM's OpenAI client
 ROUTER_KEY_VARIABLE = "AGENTCFG_ROUTER_KEY"
-CONNECT_TIMEOUT = 10  # s: a dead or unreachable leg is given up on this fast
+NON_STREAM_TIMEOUT = 600  # s for a whole non-streamed answer (agents stream; doctor's probes do not)
 
 
 def key_variable(index: int) -> str:
@@ -23,14 +23,15 @@ def key_variable(index: int) -> str:
     return f"AGENTCFG_LEG_{index}_KEY"
 
 
-def leg_id(route: Profile, index: int) -> str:
-    """The deployment's id in LiteLLM (its answers' x-litellm-model-id header, its health entries)."""
-    assert route.route is not None
-    return route.route.legs[index]
+def config(route: Profile, legs: list[Profile], *, keyed: set[str]) -> dict[str, Any]:
+    """LiteLLM's config for `route`, whose legs (primary first) are `legs`; `keyed`: the legs given a key.
 
-
-def config(route: Profile, legs: list[Profile], *, keyed: set[str], timeout: float) -> dict[str, Any]:
-    """LiteLLM's config for `route`, whose legs (primary first) are `legs`; `keyed`: the legs given a key."""
+    The settings are LiteLLM 1.108.7's, each checked against a real proxy (docs/route.md, "What it runs"):
+    `order` within one group is the failover (router.py: the higher orders become fallbacks); `max_parallel_requests`
+    does not queue, it sends the overflow to the next order at once; num_retries 0 and allowed_fails 0 make the first
+    failure cool the leg down (the defaults retry a dead leg three times per request, ~5 s, and never cool it down);
+    a plain 400 (a prompt too long) is the client's answer, not a reason to try the next leg.
+    """
     spec = route.route
     assert spec is not None
     deployments = []
@@ -40,26 +41,32 @@ def config(route: Profile, legs: list[Profile], *, keyed: set[str], timeout: flo
             "api_base": leg.base_url.rstrip("/"),
             "api_key": f"os.environ/{key_variable(index)}" if leg.name in keyed else NO_KEY,
             "order": index + 1,
-            "timeout": timeout,
-            "stream_timeout": timeout,
         }
         if index == 0 and spec.max_parallel is not None:
             params["max_parallel_requests"] = spec.max_parallel
+        # The id is the leg's profile name: answers carry it (x-litellm-model-id), /health?model_id= takes it.
         deployments.append({"model_name": route.model, "litellm_params": params, "model_info": {"id": leg.name}})
-    settings: dict[str, Any] = {
+    general: dict[str, Any] = (
+        {"master_key": f"os.environ/{ROUTER_KEY_VARIABLE}"}
+        if route.key_env
+        # LiteLLM refuses to start without a master key; on loopback the route is as open as a local vLLM
+        else {"dangerously_permit_weak_or_unset_master_key": True}
+    )
+    return {
         "model_list": deployments,
         "router_settings": {
-            "num_retries": 0,  # a retry of the failing leg only delays the fallback's answer
-            "allowed_fails": 0,  # the first failure cools the leg down
+            "num_retries": 0,
+            "allowed_fails": 0,
             "cooldown_time": spec.cooldown,
-            "retry_after": 0,
+            "timeout": max(NON_STREAM_TIMEOUT, spec.timeout),
+            "stream_timeout": spec.timeout,  # to the first byte: a leg slower than that is failing
+            "fallback_on_unsupported_params": False,
         },
-        "litellm_settings": {"request_timeout": timeout, "telemetry": False, "drop_params": True},
-        "general_settings": {},
+        # Claude Code's /v1/messages becomes chat completions for every leg (by default LiteLLM sends it to an
+        # OpenAI leg's /v1/responses, which a gateway may not serve).
+        "litellm_settings": {"use_chat_completions_url_for_anthropic_messages": True},
+        "general_settings": general,
     }
-    if route.key_env:
-        settings["general_settings"]["master_key"] = f"os.environ/{ROUTER_KEY_VARIABLE}"
-    return settings
 
 
 def text(settings: dict[str, Any]) -> str:

@@ -35,8 +35,12 @@ KEPT = ("PATH", "HOME", "USER", "LOGNAME", "LANG", "TZ", "TMPDIR", "SYSTEMROOT",
         "REQUESTS_CA_BUNDLE", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY",
         "http_proxy", "https_proxy", "all_proxy")  # fmt: skip
 QUIET = {
-    "LITELLM_LOCAL_MODEL_COST_MAP": "True",  # else it downloads a cost map at every start
-    "LITELLM_LOG": "ERROR",
+    # Else LiteLLM fetches each of these from the internet at start (litellm/__init__.py)
+    "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+    "LITELLM_LOCAL_ANTHROPIC_BETA_HEADERS": "True",
+    "LITELLM_LOCAL_AUTOROUTER_PRESETS": "True",
+    "LITELLM_LOCAL_POLICY_TEMPLATES": "True",
+    "LITELLM_LOCAL_BLOG_POSTS": "True",
     "PYTHONUNBUFFERED": "1",  # the log is written as it happens
 }
 

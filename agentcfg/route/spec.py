@@ -10,7 +10,9 @@ A route's file is a profile of the user's own (`agentcfg route add` writes it) w
     fallbacks = ["taotoken"]
     max_parallel = 4                               # optional: the primary's concurrency
     cooldown = 30                                  # seconds a failing leg is left alone
+    timeout = 120                                  # seconds a leg may take to start answering
     host = "127.0.0.1"                             # where the router listens
+    router_key = false                             # true: a key even on loopback (always beyond it)
 
 The window and output bound are not stored: each load takes the smallest of the legs' (and of the route
 file's own, when it sets one), so a leg changed later bounds the route too.
@@ -28,6 +30,7 @@ if TYPE_CHECKING:
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_COOLDOWN = 30  # s: LiteLLM's default cooldown is 5 s; a vLLM restart takes minutes
+DEFAULT_TIMEOUT = 120  # s a leg may take to start answering (a GPU vLLM prefills an agent's prompt in seconds)
 MOST_FALLBACKS = 8
 WILDCARD_HOSTS = {"0.0.0.0", "::", "[::]"}  # listen everywhere: agents here still connect over loopback
 
@@ -41,6 +44,13 @@ class Route:
     max_parallel: int | None = None  # the primary's concurrency: requests beyond it go to a fallback
     cooldown: int = DEFAULT_COOLDOWN
     host: str = DEFAULT_HOST
+    timeout: int = DEFAULT_TIMEOUT  # a leg that has not started answering by then is failing
+    router_key: bool = False  # a router key on loopback too (a machine others log in to)
+
+    @property
+    def keyed(self) -> bool:
+        """Whether the router wants a key: always beyond loopback, on loopback when asked."""
+        return self.router_key or not is_loopback_host(self.host)
 
     @property
     def legs(self) -> tuple[str, ...]:
@@ -55,6 +65,8 @@ class Route:
             max_parallel=table.get("max_parallel"),
             cooldown=table.get("cooldown", DEFAULT_COOLDOWN),
             host=table.get("host", DEFAULT_HOST),
+            timeout=table.get("timeout", DEFAULT_TIMEOUT),
+            router_key=table.get("router_key", False),
         )
 
     def table(self) -> dict[str, Any]:
@@ -64,8 +76,12 @@ class Route:
             data["max_parallel"] = self.max_parallel
         if self.cooldown != DEFAULT_COOLDOWN:
             data["cooldown"] = self.cooldown
+        if self.timeout != DEFAULT_TIMEOUT:
+            data["timeout"] = self.timeout
         if self.host != DEFAULT_HOST:
             data["host"] = self.host
+        if self.router_key:
+            data["router_key"] = True
         return data
 
 
@@ -81,7 +97,7 @@ def connect_host(host: str) -> str:
 
 
 def key_variable(name: str) -> str:
-    """The router key's variable of a route that listens beyond loopback."""
+    """The variable agents read the router key from (a route beyond loopback, or one asked to have a key)."""
     return name.upper().replace("-", "_") + "_ROUTER_KEY"
 
 
@@ -97,7 +113,7 @@ def make(name: str, route: Route, primary: Profile, port: int) -> Profile:
         base_url=f"http://{shown}:{port}/v1",
         anthropic_base_url=f"http://{shown}:{port}",
         model=primary.model,
-        key_env=None if is_loopback_host(route.host) else key_variable(name),
+        key_env=key_variable(name) if route.keyed else None,
         description=f"route: {route.primary}, then {then}"[:200],
         route=route,
     )
