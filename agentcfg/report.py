@@ -216,9 +216,17 @@ def profiles_text(profiles: list[Profile], environ: env.Environ) -> str:
     rows = [("NAME", "MODEL", "BASE URL", "KEY", "SOURCE")]
     for p in profiles:
         source = source_text(p.source, environ)
-        rows.append((p.name, p.model, p.base_url, p.key_env or "none", source))
+        where = p.base_url + (f" (route: {_legs(p.route.legs)})" if p.route else "")
+        rows.append((p.name, p.model, where, p.key_env or "none", source))
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
     return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=False)) + "  " + r[-1] for r in rows)
+
+
+LEGS = ("primary", "fallbacks")
+
+
+def _legs(legs: tuple[str, ...]) -> str:
+    return f"{legs[0]}, then {', then '.join(legs[1:])}"
 
 
 def profile_text(profile: Profile, environ: env.Environ) -> str:
@@ -230,5 +238,7 @@ def profile_text(profile: Profile, environ: env.Environ) -> str:
             value = "set" if value else "not set in this shell (`agentcfg exec` and `agentcfg env` set it)"
         elif key == "source":
             value = source_text(value, environ)
+        elif key == "route" and profile.route is not None:
+            value = _legs(profile.route.legs) + "".join(f"; {k} {v}" for k, v in value.items() if k not in LEGS)
         lines.append(f"{key:<{width}}  {value}")
     return "\n".join(lines)

@@ -71,6 +71,12 @@ def add(
         profiles.get(primary, environ)  # the unknown-profile error, with suggestions
         raise AgentcfgError(f"the primary {primary!r} is a profile of this project: a route's legs are your own")
     route = spec.Route(primary, tuple(fallbacks), max_parallel, cooldown, host, timeout, router_key)
+    # The options first (a host that is no address must not reach the port search, nor a URL)
+    profiles.validate({"base_url": "http://127.0.0.1/v1", "model": "m", "route": route.table()},
+                      profiles.schema_text(), f"route {name}")  # fmt: skip
+    draft = spec.make(name, route, known[primary], port or FIRST_PORT)
+    if why := spec.problem(draft, {**known, name: draft}):
+        raise AgentcfgError(why, hint="A route's legs are existing profiles of servers (`agentcfg profile list`).")
     taken = {spec.port(p) for p in known.values() if p.route is not None and p.name != name}
     if port is None:
         port = _free_port(host, taken)
@@ -78,8 +84,6 @@ def add(
         other = next(p.name for p in known.values() if p.route is not None and spec.port(p) == port)
         raise AgentcfgError(f"route {other!r} listens on port {port}", hint="Give another --port.")
     new = spec.make(name, route, known[primary], port)
-    if why := spec.problem(new, {**known, name: new}):
-        raise AgentcfgError(why, hint="A route's legs are existing profiles of servers (`agentcfg profile list`).")
     profiles.validate(new.fields(), profiles.schema_text(), f"route {name}")
     stored = False
     if new.key_env:

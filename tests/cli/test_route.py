@@ -1,0 +1,272 @@
+"""`agentcfg route add/serve/status/stop` as a user runs them, with a stand-in for LiteLLM's program (the real
+one runs in the realservers tier): what is written, what LiteLLM's process is given, and every refusal."""
+
+from __future__ import annotations
+
+import json
+import signal
+import socket
+import stat
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import AGENTCFG, Home, keyring_env, make_home
+from tests.fault_server import FaultServer, dead_port
+from tests.route import fake_litellm
+
+KEY = "sk-fallback-0123456789abcdef-route"
+OTHER_KEY = "sk-other-profile-key-fedcba987654"
+
+
+@pytest.fixture
+def gateway() -> Iterator[FaultServer]:
+    with FaultServer(key=KEY, model="gw-model") as server:
+        yield server
+
+
+@pytest.fixture
+def home(tmp_path: Path, gateway: FaultServer) -> Iterator[Home]:
+    found = make_home(tmp_path)
+    found.env.update(keyring_env(tmp_path / "keyring.json"))
+    found.env["AGENTCFG_LITELLM"] = str(fake_litellm.program(tmp_path, "ok"))
+    prim = f'base_url = "http://127.0.0.1:{dead_port()}/v1"\nmodel = "DeepSeek-V4-Flash"\ncontext_window = 65536\n'
+    found.write(".config/agentcfg/profiles/prim.toml", prim)
+    found.write(".config/agentcfg/profiles/gw.toml",
+                f'base_url = "{gateway.base_url}"\nmodel = "gw-model"\nkey_env = "GW_API_KEY"\n')  # fmt: skip
+    found.run("key", "set", "gw", stdin_text=KEY + "\n")
+    yield found
+    found.run("route", "stop", "home", check=None)  # whatever a test left running
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def doc(home: Home, *args: str, status: int | None = 0) -> dict:
+    return json.loads(home.run(*args, "--json", check=status).stdout or "{}")
+
+
+def add(home: Home, *extra: str) -> dict:
+    return doc(
+        home, "route", "add", "home", "--primary", "prim", "--fallback", "gw", "--port", str(free_port()), *extra
+    )
+
+
+def route_dir(home: Home) -> Path:
+    return Path(home.env["XDG_RUNTIME_DIR"]) / "agentcfg" / "routes" / "home"
+
+
+def gone(pid: int) -> bool:
+    """No such process, or a zombie no one has reaped yet (a container's pid 1 may never reap)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0] == "Z"
+    except FileNotFoundError:
+        return True
+
+
+def everything_printed(*results: subprocess.CompletedProcess[str]) -> str:
+    return "".join(r.stdout + r.stderr for r in results)
+
+
+# -- add ---------------------------------------------------------------------------------------------------------
+
+
+def test_add_writes_a_profile_agents_can_be_switched_to(home: Home) -> None:
+    added = add(home)
+    text = home.read(".config/agentcfg/profiles/home.toml")
+    assert "[route]" in text and 'primary = "prim"' in text and KEY not in text
+    assert added["legs"] == ["prim", "gw"] and added["url"].startswith("http://127.0.0.1:")
+    assert (added["context_window"], added["max_output_tokens"]) == (65536, 8192)  # prim's window, gw's default bound
+    listed = {p["name"]: p for p in doc(home, "profile", "list")}
+    assert listed["home"]["route"] == {"primary": "prim", "fallbacks": ["gw"]}
+    assert "(route: prim, then gw)" in home.run("profile", "list").stdout
+    home.write(".codex/config.toml", "")
+    home.run("switch", "home", "--agent", "codex")
+    assert added["url"] in home.read(".codex/config.toml")
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [(["--primary", "nope", "--fallback", "gw"], "unknown profile 'nope'"),
+     (["--primary", "prim", "--fallback", "nope"], "'nope', which does not exist"),
+     (["--primary", "prim", "--fallback", "prim"], "twice"),
+     (["--primary", "prim", "--fallback", "gw", "--host", "not a host"], "host")],
+)  # fmt: skip
+def test_add_refuses_what_cannot_route_and_writes_nothing(home: Home, args: list[str], says: str) -> None:
+    done = home.run("route", "add", "home", *args, check=2)
+    assert says in done.stderr, done.stderr
+    assert not home.path(".config/agentcfg/profiles/home.toml").exists()
+
+
+def test_a_route_of_routes_is_refused(home: Home) -> None:
+    add(home)
+    done = home.run("route", "add", "outer", "--primary", "home", "--fallback", "gw", check=2)
+    assert "is a route itself" in done.stderr
+
+
+def test_beyond_loopback_the_router_gets_a_key_of_its_own(home: Home) -> None:
+    added = add(home, "--host", "0.0.0.0")
+    assert added["router_key_stored"] and added["fields"]["key_env"] == "HOME_ROUTER_KEY"
+    router_key = home.run("key", "get", "home").stdout.strip()
+    assert router_key.startswith("sk-agentcfg-") and len(router_key) > 40
+    served = doc(home, "route", "serve", "home")
+    given = fake_litellm.record(Path(home.env["AGENTCFG_LITELLM"]))
+    assert given["env"]["AGENTCFG_ROUTER_KEY"] == router_key
+    assert given["config"]["general_settings"] == {"master_key": "os.environ/AGENTCFG_ROUTER_KEY"}
+    assert served["host"] == "0.0.0.0"
+    assert router_key not in json.dumps(served)
+
+
+# -- serve, status, stop -----------------------------------------------------------------------------------------
+
+
+def test_serve_starts_litellm_with_the_keys_in_its_environment_only(home: Home) -> None:
+    add(home)
+    served = home.run("route", "serve", "home", OTHER_API_KEY=OTHER_KEY, OPENAI_API_KEY=OTHER_KEY)
+    assert "serving at" in served.stdout, served
+    given = fake_litellm.record(Path(home.env["AGENTCFG_LITELLM"]))
+    assert given["env"]["AGENTCFG_LEG_1_KEY"] == KEY  # the fallback's key, from the keyring
+    assert OTHER_KEY not in json.dumps(given["env"])  # no other variable of the user's goes along
+    assert {"OPENAI_API_KEY", "GW_API_KEY", "OTHER_API_KEY"}.isdisjoint(given["env"])
+    config = route_dir(home) / "litellm.yaml"
+    assert given["config"] == json.loads(config.read_text())
+    assert KEY not in config.read_text() and stat.S_IMODE(config.stat().st_mode) == 0o600
+    assert stat.S_IMODE(route_dir(home).stat().st_mode) == 0o700
+    deployments = given["config"]["model_list"]
+    assert [d["model_info"]["id"] for d in deployments] == ["prim", "gw"]
+    assert [d["litellm_params"]["order"] for d in deployments] == [1, 2]
+    assert deployments[1]["litellm_params"]["api_key"] == "os.environ/AGENTCFG_LEG_1_KEY"
+    status = doc(home, "route", "status", "home")
+    assert status["running"] and status["answering"]
+    stopped = doc(home, "route", "stop", "home")
+    assert stopped["pid"] == status["pid"]
+    assert gone(status["pid"])
+    printed = everything_printed(served, home.run("route", "status", "home", check=1))
+    assert KEY not in printed and KEY not in "".join(p.read_text(errors="replace") for p in route_dir(home).iterdir())
+
+
+def test_serving_again_is_nothing_to_do_and_stopping_twice_is_exit_3(home: Home) -> None:
+    add(home)
+    first = doc(home, "route", "serve", "home")
+    again = doc(home, "route", "serve", "home")
+    assert again["already_running"] and again["pid"] == first["pid"]
+    home.run("route", "stop", "home")
+    done = home.run("route", "stop", "home", check=3)
+    assert "is not running" in done.stderr
+
+
+def test_a_changed_route_is_not_served_by_the_old_router(home: Home) -> None:
+    added = add(home)
+    home.run("route", "serve", "home")
+    port = added["url"].split(":")[2].split("/")[0]
+    home.run(
+        "route", "add", "home", "--force", "--primary", "prim", "--fallback", "gw", "--port", port, "--cooldown", "5"
+    )
+    done = home.run("route", "serve", "home", check=2)
+    assert "route stop home && agentcfg route serve home" in done.stderr
+
+
+def test_status_of_a_route_not_running_is_exit_1(home: Home) -> None:
+    add(home)
+    status = home.run("route", "status", "home", "--json", check=1)
+    assert json.loads(status.stdout)["running"] is False
+
+
+def test_a_pid_left_behind_and_reused_is_never_signalled(home: Home) -> None:
+    """process.json names a pid that is now another program's: not running, and stop leaves it alone."""
+    add(home)
+    other = subprocess.Popen(["sleep", "60"])
+    try:
+        route_dir(home).mkdir(parents=True)
+        (route_dir(home) / "process.json").write_text(json.dumps({"pid": other.pid, "port": 1, "config": "x"}))
+        home.run("route", "stop", "home", check=3)
+        assert other.poll() is None
+        assert doc(home, "route", "status", "home", status=1)["running"] is False
+    finally:
+        other.kill()
+        other.wait()
+
+
+def test_a_port_in_use_is_refused_before_anything_starts(home: Home) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        home.run("route", "add", "home", "--primary", "prim", "--fallback", "gw", "--port", str(port))
+        done = home.run("route", "serve", "home", check=2)
+    assert f"port {port} on 127.0.0.1 is in use" in done.stderr
+    assert not (route_dir(home) / "process.json").exists()
+
+
+def test_a_missing_fallback_key_is_exit_4_and_nothing_starts(home: Home) -> None:
+    add(home)
+    home.run("key", "rm", "gw")
+    done = home.run("route", "serve", "home", check=4)
+    assert "gw" in done.stderr and not (route_dir(home) / "process.json").exists()
+
+
+def test_litellm_that_exits_is_reported_with_its_log(home: Home, tmp_path: Path) -> None:
+    add(home)
+    done = home.run("route", "serve", "home", check=2, AGENTCFG_LITELLM=str(fake_litellm.program(tmp_path, "exit")))
+    assert "LiteLLM exited before it answered" in done.stderr
+    assert "the config is not what LiteLLM expects" in done.stderr  # the log's end
+
+
+def test_litellm_that_never_answers_is_stopped_at_the_timeout(home: Home, tmp_path: Path) -> None:
+    add(home)
+    silent = str(fake_litellm.program(tmp_path, "silent"))
+    done = home.run("route", "serve", "home", "--timeout", "2", check=2, AGENTCFG_LITELLM=silent)
+    assert "did not answer within 2 s (stopped it)" in done.stderr
+    pid = fake_litellm.record(Path(silent))  # it ran; now it is gone
+    assert pid and not (route_dir(home) / "process.json").exists()
+
+
+def test_without_litellm_serve_says_what_to_install(home: Home) -> None:
+    add(home)
+    env = {k: v for k, v in home.env.items() if k != "AGENTCFG_LITELLM"}
+    done = subprocess.run([AGENTCFG, "route", "serve", "home"], env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2, done
+    assert "pip install 'agentcfg[route]'" in done.stderr and "1.108.7" in done.stderr
+
+
+def test_serve_of_a_profile_that_is_not_a_route_is_refused(home: Home) -> None:
+    done = home.run("route", "serve", "prim", check=2)
+    assert "not a route" in done.stderr and "agentcfg route add" in done.stderr
+
+
+def test_foreground_becomes_litellm_and_stop_ends_it(home: Home) -> None:
+    add(home)
+    process = subprocess.Popen([AGENTCFG, "route", "serve", "home", "--foreground"], env=home.env,
+                               stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not doc(home, "route", "status", "home", status=None).get("answering"):
+            time.sleep(0.3)
+        status = doc(home, "route", "status", "home")
+        assert status["pid"] == process.pid  # agentcfg became LiteLLM: a service manager watches the router itself
+        home.run("route", "stop", "home")
+        assert process.wait(timeout=30) is not None
+    finally:
+        if process.poll() is None:
+            process.send_signal(signal.SIGKILL)
+            process.wait()
+
+
+def test_the_systemd_unit_runs_serve_in_the_foreground(home: Home) -> None:
+    add(home)
+    unit = home.run("route", "serve", "home", "--print-systemd-unit").stdout
+    assert "[Service]" in unit and "route serve home --foreground" in unit and "ExecStop=" in unit
+    assert not route_dir(home).exists()  # nothing started, nothing written
+
+
+def test_bench_legs_puts_the_route_beside_its_legs(home: Home) -> None:
+    add(home)
+    assert "--legs" in home.run("bench", "--help").stdout
+    done = home.run("bench", "prim", "--legs", "-n", "1", "--max-tokens", "4", "--json", check=None)
+    assert "none of these profiles is a route" in done.stderr
