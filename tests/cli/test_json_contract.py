@@ -22,6 +22,7 @@ from agentcfg.cli.app import cli, every_command
 from agentcfg.errors import Exit
 from tests.conftest import AGENTCFG, REPO, Home, keyring_env, make_home
 from tests.fault_server import MODEL, FaultServer, dead_port
+from tests.route import fake_litellm
 from tests.scheduled_server import ScheduledServer
 
 every_command()  # commands are imported when first asked for: cli.commands now holds them all
@@ -105,16 +106,18 @@ def servers() -> Iterator[tuple[str, str]]:
 
 
 @pytest.fixture
-def world(tmp_path: Path, servers: tuple[str, str]) -> World:
+def world(tmp_path: Path, servers: tuple[str, str]) -> Iterator[World]:
     home = make_home(tmp_path)
     home.env.update(keyring_env(tmp_path / "keyring.json"))
+    home.env["AGENTCFG_LITELLM"] = str(fake_litellm.program(tmp_path, "ok"))  # `route serve`: LiteLLM's stand-in
     gateway, bench = servers
     found = World(home, home.root / "repo", gateway, bench)
     found.profile("gw", f'base_url = "{gateway}"\nmodel = "{MODEL}"\nkey_env = "GW_API_KEY"\ncontext_window = 65536\n')
     found.profile("b", f'base_url = "{bench}"\nmodel = "{MODEL}"\n')
     home.write(".codex/config.toml", "# codex is configured: a switch has a file to write\n")
     home.write("repo/.agentcfg/profiles/proj.toml", 'base_url = "https://proj.example/v1"\nmodel = "m"\n')
-    return found
+    yield found
+    found.run("route", "stop", "r")  # a case that served the route
 
 
 # -- the cases -----------------------------------------------------------------------------------------------
@@ -138,6 +141,24 @@ def _dead(w: World) -> None:
 
 def _no_agent(w: World) -> None:
     w.home.path(".codex/config.toml").unlink()
+
+
+def _route(w: World) -> None:
+    assert w.run("route", "add", "r", "--primary", "b", "--fallback", "gw", "--port", str(_free_port())).returncode == 0
+
+
+def _served(w: World) -> None:
+    _key(w)
+    _route(w)
+    assert w.run("route", "serve", "r").returncode == 0
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
 def _doctor_fails(w: World) -> None:
@@ -221,6 +242,14 @@ CASES = [
     fails("profile rm", "local"),  # a built-in
     ok("profile export", "gw"),
     fails("profile export", "nope"),
+    ok("route add", "r", "--primary", "b", "--fallback", "gw"),
+    fails("route add", "r", "--primary", "nope", "--fallback", "gw"),
+    ok("route serve", "r", setup=[_key, _route]),
+    fails("route serve", "b"),  # not a route
+    ok("route status", "r", setup=[_served]),
+    fails("route status", "r", exit=Exit.FAILED, setup=[_route]),  # not running
+    ok("route stop", "r", setup=[_served]),
+    fails("route stop", "r", exit=Exit.NOTHING, setup=[_route]),
     ok("trust", "repo"),
     fails("trust"),  # run in HOME: no project here
 ]
@@ -234,6 +263,7 @@ OWN_DOCUMENT = {
     ("bench",): {Exit.FAILED},
     ("switch",): {Exit.NOTHING, Exit.NO_KEY},
     ("init",): {Exit.NOTHING, Exit.NO_KEY},
+    ("route", "status"): {Exit.FAILED},
 }
 
 
