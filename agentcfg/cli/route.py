@@ -145,7 +145,7 @@ def route_serve(name: str, foreground: bool, print_systemd_unit: bool, timeout: 
         click.echo(f"\rstarting LiteLLM for route {name}: {elapsed:.0f} s", err=True, nl=False)
 
     if foreground and not as_json:
-        click.echo(f"route {name}: LiteLLM in the foreground, logging to its log file (Ctrl-C stops it)", err=True)
+        click.echo(f"route {name}: LiteLLM in the foreground, its output here (Ctrl-C stops it)", err=True)
     result = control.serve(name, environ, foreground=foreground, timeout=timeout, tick=tick if show else None)
     if show:
         click.echo("", err=True)
