@@ -66,6 +66,7 @@ def switch(
 
     environ = base.environ()
     chosen = profiles.get(profile, environ)
+    route_notes = _route_notes(chosen, environ) if chosen.route else []
     selected, skipped = select(agents, every, environ, chosen.name)
     keys, key_notes = key_source(chosen, selected, environ, store_in_files=store_key_in_files)
     # --store-key-in-files has just refused a missing key (it has nothing to write): only the fetched key can be.
@@ -87,7 +88,7 @@ def switch(
     if code == Exit.NOTHING:
         missing = None  # no agent points at the profile: its key is nobody's problem yet
     # The missing key first among the key's notes: it is what to do before the others (which start the agents).
-    plan.notes = list(recovered) + plan.notes + ([missing.note] if missing else []) + key_notes
+    plan.notes = list(recovered) + plan.notes + ([missing.note] if missing else []) + key_notes + route_notes
     if as_json:
         data = report.plan_dict(plan, environ, dry_run=dry_run, entry=entry_id)
         data["switched"] = plan.agents
@@ -110,6 +111,16 @@ def switch(
     if entry_id:
         click.echo("Undo with: agentcfg rollback")
     base.finish(code)
+
+
+def _route_notes(chosen: Any, environ: dict[str, str]) -> list[str]:
+    """A route that cannot run is refused before anything is written; one whose router is not running is said."""
+    from agentcfg.route import control, server
+
+    control.route_profile(chosen.name, environ)
+    if server.read_process(server.files(chosen.name, environ)) is not None:
+        return []
+    return [f"route {chosen.name}'s router is not running: the agents fail until `agentcfg route serve {chosen.name}`"]
 
 
 # -- rollback ----------------------------------------------------------------------------------------

@@ -270,3 +270,22 @@ def test_bench_legs_puts_the_route_beside_its_legs(home: Home) -> None:
     assert "--legs" in home.run("bench", "--help").stdout
     done = home.run("bench", "prim", "--legs", "-n", "1", "--max-tokens", "4", "--json", check=None)
     assert "none of these profiles is a route" in done.stderr
+
+
+def test_switching_to_a_route_says_when_its_router_is_not_running(home: Home) -> None:
+    add(home)
+    home.write(".codex/config.toml", "")
+    done = home.run("switch", "home", "--agent", "codex")
+    assert "router is not running" in done.stderr and "agentcfg route serve home" in done.stderr
+    home.run("route", "serve", "home")
+    assert "router is not running" not in home.run("switch", "home", "--agent", "qwen", check=None).stderr
+
+
+def test_a_route_whose_leg_is_gone_is_refused_and_nothing_is_written(home: Home) -> None:
+    add(home)
+    home.path(".config/agentcfg/profiles/gw.toml").unlink()
+    home.write(".codex/config.toml", "# mine\n")
+    done = home.run("switch", "home", "--agent", "codex", check=2)
+    assert "routes to profile 'gw', which does not exist" in done.stderr
+    assert home.read(".codex/config.toml") == "# mine\n"
+    assert "home" in home.run("profile", "list").stdout  # the other commands still work
