@@ -334,6 +334,12 @@ def _add_from(name: str, source: str, force: bool, environ: dict[str, str], as_j
     profile_edit.check_new_name(name, force, environ, again)
     text = profiles.read_source(source, environ)
     new = profiles.parse(name, text, source)  # validated against the schema before it is saved
+    if new.route is not None:  # a team's file would choose which of your keys a router gets, and where it listens
+        raise AgentcfgError(
+            "a team's profile cannot be a route (it has a [route] table)",
+            where=source,
+            hint=f"Make the route yourself: `agentcfg route add {name} --primary PROFILE --fallback PROFILE`.",
+        )
     warning = profile_edit.team_key_variable(new, environ)
     path = profiles.profiles_dir(environ) / f"{name}.toml"
     fsutil.save(path, text.encode("utf-8"), 0o644, env.display(path, environ))

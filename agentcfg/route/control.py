@@ -148,6 +148,13 @@ def serve(
     assert route.route is not None
     command = server.litellm_command(environ)  # what to install, before a keyring is asked anything
     legs_ = legs(route, environ)
+    for leg in (route, *legs_):  # LiteLLM reads any value that starts so as the name of a variable it holds
+        if leg.model.lower().startswith("os.environ/"):
+            raise AgentcfgError(
+                f"profile {leg.name!r} has the model id {leg.model!r}, which LiteLLM would read as a variable",
+                where=leg.source,
+                hint=f"Give the model id the server lists: `agentcfg profile set {leg.name} model=ID`.",
+            )
     keys = _keys(route, legs_, environ)
     keyed = {leg.name for index, leg in enumerate(legs_) if litellm.key_variable(index) in keys}
     text = litellm.text(litellm.config(route, legs_, keyed=keyed))

@@ -289,3 +289,29 @@ def test_a_route_whose_leg_is_gone_is_refused_and_nothing_is_written(home: Home)
     assert "routes to profile 'gw', which does not exist" in done.stderr
     assert home.read(".codex/config.toml") == "# mine\n"
     assert "home" in home.run("profile", "list").stdout  # the other commands still work
+
+
+def test_a_team_file_cannot_be_a_route(home: Home, tmp_path: Path) -> None:
+    add(home)
+    team = tmp_path / "team.toml"
+    team.write_text(home.read(".config/agentcfg/profiles/home.toml"))
+    done = home.run("profile", "add", "teamroute", "--from", str(team), check=2)
+    assert "cannot be a route" in done.stderr
+    assert not home.path(".config/agentcfg/profiles/teamroute.toml").exists()
+
+
+def test_a_projects_route_is_refused_when_you_trust_the_project(home: Home) -> None:
+    add(home)
+    home.write("repo/.agentcfg/profiles/proute.toml", home.read(".config/agentcfg/profiles/home.toml"))
+    done = home.run("trust", str(home.root / "repo"), check=2)
+    assert "proute.toml" in done.stderr and "cannot be a route" in done.stderr
+
+
+def test_a_model_id_litellm_would_read_as_a_variable_is_refused(home: Home) -> None:
+    add(home)
+    home.write(".config/agentcfg/profiles/gw.toml",
+               f'base_url = "{home.env.get("X", "http://127.0.0.1:9/v1")}"\nmodel = "os.environ/AGENTCFG_LEG_1_KEY"\n'
+               'key_env = "GW_API_KEY"\n')  # fmt: skip
+    done = home.run("route", "serve", "home", check=2)
+    assert "LiteLLM would read as a variable" in done.stderr
+    assert not (route_dir(home) / "process.json").exists()
