@@ -271,7 +271,11 @@ def _router_key_value(route: Profile, environ: dict[str, str]) -> str | None:
 
 
 def stop(name: str, environ: dict[str, str]) -> dict[str, Any]:
-    route = route_profile(name, environ)
+    """Stop the route's router: from its runtime files alone, so a route removed (or broken) since can be stopped."""
+    from agentcfg import fields
+
+    if problem := fields.name_problem(name):
+        raise AgentcfgError(f"{name!r} is not a route's name: {problem}")
     where = server.files(name, environ)
     pid = server.stop(where)
     if pid is None:
@@ -280,4 +284,4 @@ def stop(name: str, environ: dict[str, str]) -> dict[str, Any]:
             hint=f"Start it with `agentcfg route serve {name}`.",
             exit_code=Exit.NOTHING,
         )
-    return {"route": route.name, "stopped": True, "pid": pid}
+    return {"route": name, "stopped": True, "pid": pid}

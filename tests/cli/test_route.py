@@ -315,3 +315,10 @@ def test_a_model_id_litellm_would_read_as_a_variable_is_refused(home: Home) -> N
     done = home.run("route", "serve", "home", check=2)
     assert "LiteLLM would read as a variable" in done.stderr
     assert not (route_dir(home) / "process.json").exists()
+
+
+def test_a_route_removed_while_serving_can_still_be_stopped(home: Home) -> None:
+    add(home)
+    pid = doc(home, "route", "serve", "home")["pid"]
+    home.run("profile", "rm", "home")
+    assert doc(home, "route", "stop", "home")["pid"] == pid and gone(pid)
