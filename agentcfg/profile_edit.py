@@ -76,6 +76,11 @@ def editable(name: str, environ: dict[str, str]) -> Any:
             hint=f"Edit {where} in the project (then run `agentcfg trust` again), or make a profile of your own "
             f"under another name with `agentcfg profile add`.",
         )
+    if found.route is not None:  # the file's own fields, not the bounds its legs give it when it is loaded
+        from pathlib import Path
+
+        text = profiles._read_file(Path(found.source))
+        found = profiles.parse(name, text or "", found.source)
     return found
 
 

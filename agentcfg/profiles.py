@@ -617,6 +617,8 @@ def changed(profile: Profile, updates: dict[str, object], removed: list[str]) ->
             hint=f"Use anthropic_base_url={anthropic.rstrip('/')[:-3]} instead.",
         )
     validate(data, schema_text(), where)
+    if "route" in data:
+        data["route"] = profile.route  # `profile set` changes no leg (`agentcfg route add --force` does)
     return Profile(name=profile.name, source=profile.source, **data)  # type: ignore[arg-type]
 
 

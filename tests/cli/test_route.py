@@ -322,3 +322,13 @@ def test_a_route_removed_while_serving_can_still_be_stopped(home: Home) -> None:
     pid = doc(home, "route", "serve", "home")["pid"]
     home.run("profile", "rm", "home")
     assert doc(home, "route", "stop", "home")["pid"] == pid and gone(pid)
+
+
+def test_profile_set_on_a_route_bounds_it_further_and_keeps_its_legs(home: Home) -> None:
+    add(home)
+    home.run("profile", "set", "home", "context_window=4096")
+    shown = doc(home, "profile", "show", "home")
+    assert (shown["context_window"], shown["max_output_tokens"]) == (4096, 4096)
+    assert shown["route"] == {"primary": "prim", "fallbacks": ["gw"]}
+    home.run("profile", "unset", "home", "context_window")
+    assert doc(home, "profile", "show", "home")["context_window"] == 65536  # the legs' again
