@@ -15,6 +15,8 @@ import pytest
 from tests.e2e.conftest import agent_home, agent_versions, agents_bin, release, run_agent  # noqa: F401 - shared fixtures
 from tests.realservers import peers as peers_module
 
+DEDICATED_READY = 600  # s: 40-90 s on two idle cores with --enforce-eager; the tier runs four workers beside it
+
 
 @dataclass(frozen=True)
 class Peers:
@@ -25,6 +27,8 @@ class Peers:
     litellm_version: str
     vllm_log: Path  # --enable-log-requests: each request's SamplingParams, max_tokens included
     model_dir: Path  # the tiny model (separator_tokens.json: the token ids bias_proxy.py forces)
+    vllm_bin: str  # the `vllm` program the peers run (a test's own vLLM runs it too)
+    litellm_venv: Path  # LiteLLM's venv: `agentcfg[route]` installed from this clone (.ci/install-servers)
 
     @classmethod
     def load(cls, state: dict) -> Peers:
@@ -38,6 +42,8 @@ class Peers:
             state["litellm_version"],
             log,
             Path(state["model_dir"]),
+            state["peers"]["vllm"]["argv"][0],
+            Path(state["peers"]["litellm"]["argv"][0]).parent.parent,
         )
 
 
@@ -56,3 +62,16 @@ def peers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Peers]:
         yield Peers.load(state)
     finally:
         peers_module.down(state_file, state)
+
+
+@pytest.fixture
+def dedicated_vllm(peers: Peers, tmp_path: Path) -> Iterator[peers_module.Vllm]:
+    """A vLLM of this test's own, ready (the healthy peer's settings, --enforce-eager), that the test may stop and
+    start again on its port; stopped by its PID at the end whatever happened."""
+    server = peers_module.Vllm(peers.vllm_bin, peers.model_dir, tmp_path)
+    try:
+        server.start()
+        server.wait_ready(DEDICATED_READY)
+        yield server
+    finally:
+        server.stop()

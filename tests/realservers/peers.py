@@ -103,6 +103,78 @@ def _wait(name: str, peer: dict, path: str, timeout: float) -> None:
     raise SystemExit(f"{name} {state}; the end of {peer['log']}:\n{tail}")
 
 
+def vllm_argv(vllm_bin: str, model_dir: Path, port: int, extra: list[str]) -> list[str]:
+    return [vllm_bin, "serve", str(model_dir), "--host", "127.0.0.1", "--port", str(port),
+            "--served-model-name", MODEL, "--max-model-len", str(WINDOW), "--dtype", "bfloat16",
+            *extra]  # fmt: skip
+
+
+class Vllm:
+    """A vLLM of one test's own, to stop and start again on the same port (the shared peers serve other tests
+    at the same time and are never stopped): the healthy peer's settings (window, hermes tool parser, --api-key,
+    request log), with --enforce-eager, which starts faster (no compile)."""
+
+    def __init__(self, vllm_bin: str, model_dir: Path, workdir: Path) -> None:
+        self.argv = vllm_argv(vllm_bin, model_dir, _free_port(), [*VLLM_SERVERS["vllm"], "--enforce-eager"])
+        self.url = "http://127.0.0.1:" + self.argv[self.argv.index("--port") + 1]
+        self.log = workdir / "dedicated-vllm.log"
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        assert self.process is None, "already started"
+        with open(self.log, "ab") as out:
+            self.process = subprocess.Popen(self.argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                            env=_env(), start_new_session=True)  # fmt: skip
+
+    def wait_ready(self, timeout: float) -> float:
+        """Seconds until /health answered 200; the process gone or too slow: RuntimeError with the log's end."""
+        assert self.process is not None
+        started = time.monotonic()
+        while time.monotonic() - started < timeout and self.process.poll() is None:
+            try:
+                with urllib.request.urlopen(self.url + "/health", timeout=5) as response:
+                    if response.status == 200:
+                        return time.monotonic() - started
+            except OSError:
+                pass
+            time.sleep(0.5)
+        state = f"exited ({self.process.returncode})" if self.process.poll() is not None else f"not ready in {timeout}s"
+        tail = self.log.read_text(errors="replace")[-3000:]
+        raise RuntimeError(f"the dedicated vLLM {state}; the end of {self.log}:\n{tail}")
+
+    def stop(self, timeout: float = 30) -> float:
+        """SIGTERM its process group, SIGKILL what is left after `timeout`; returns time.monotonic() at the moment
+        the whole group was gone (the port then refuses connections)."""
+        process, self.process = self.process, None
+        if process is None:
+            return time.monotonic()
+        for sig, wait in ((signal.SIGTERM, timeout), (signal.SIGKILL, 10.0)):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(process.pid, sig)
+            deadline = time.monotonic() + wait
+            while time.monotonic() < deadline:
+                if process.poll() is not None and not _group_alive(process.pid):
+                    return time.monotonic()
+                time.sleep(0.05)
+        raise RuntimeError(f"the dedicated vLLM (pid {process.pid}) did not stop")
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    # Zombies left for init to reap still count as members: look for a live one.
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError, IndexError, ValueError):
+            fields = stat.read_text().rpartition(")")[2].split()
+            if int(fields[2]) == pgid and fields[0] != "Z":
+                return True
+    return False
+
+
 def _gateway_config(workdir: Path, upstream: str) -> Path:
     # Every mock model gets a loopback api_base: some routes ignore mock_response and would try the
     # vendor's real host. The forwarded model goes to the real vLLM.
@@ -153,9 +225,7 @@ def up(state_file: Path, vllm_python: str, litellm_python: str) -> dict:
     try:
         for name, extra in VLLM_SERVERS.items():
             port = _free_port()
-            argv = [vllm_bin, "serve", str(model_dir), "--host", "127.0.0.1", "--port", str(port),
-                    "--served-model-name", MODEL, "--max-model-len", str(WINDOW), "--dtype", "bfloat16",
-                    *extra]  # fmt: skip
+            argv = vllm_argv(vllm_bin, model_dir, port, extra)
             peers[name] = {**_start(name, argv, workdir), "url": f"http://127.0.0.1:{port}"}
         port = _free_port()
         config = _gateway_config(workdir, peers["vllm"]["url"])
