@@ -102,7 +102,7 @@ def verdict(check: Check, outcome: Outcome, legs: list[LegState]) -> list[Findin
                 f"route {name}'s router (LiteLLM) is not running: every agent switched to it gets connection refused",
                 "no live process in its process record",
                 serve,
-                "the legs' sections below say whether each leg would answer",
+                "the legs' sections above say whether each leg would answer",
             )
         ]
     if outcome.answering is None:  # offline: nothing was asked

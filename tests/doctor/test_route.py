@@ -53,8 +53,8 @@ def test_a_leg_that_answered_nothing_is_down_with_its_first_failure_as_cause():
 
 
 def test_a_leg_down_while_the_router_serves_is_a_warning_naming_the_leg_and_who_answers():
-    legs = [LegState("local", "primary", True, "nothing listens", "refused: X"), LegState("taotoken", "fallback 1", False)]
-    found = verdict(CHECK, Outcome(True, True, ("taotoken",)), legs)
+    down = LegState("local", "primary", True, "nothing listens", "refused: X")
+    found = verdict(CHECK, Outcome(True, True, ("taotoken",)), [down, LegState("taotoken", "fallback 1", False)])
     assert [(f.id, f.status) for f in found] == [("route-leg-down", WARN), ("route-serving", PASS)]
     down, serving = found
     assert "leg local (primary) is failing: nothing listens" in down.summary
@@ -171,12 +171,16 @@ def test_every_leg_down_is_route_down_and_exit_1(home: Home, keyring_file: Path,
 
 
 def test_a_router_not_running_is_named_with_its_fix(home: Home, keyring_file: Path, tmp_path: Path):
-    with FaultServer() as primary, FaultServer(key=KEY) as fallback:
-        with routed(home, tmp_path, primary.root, fallback.root, serve=False):
-            report, text = _doctor(home, 1)
+    with (
+        FaultServer() as primary,
+        FaultServer(key=KEY) as fallback,
+        routed(home, tmp_path, primary.root, fallback.root, serve=False),
+    ):
+        report, text = _doctor(home, 1)
     found = _route_findings(report)
     assert set(found) == {"route-not-running"}
-    assert found["route-not-running"]["fix"] == "agentcfg route serve home" and found["route-not-running"]["agent"] is None
+    stopped = found["route-not-running"]
+    assert stopped["fix"] == "agentcfg route serve home" and stopped["agent"] is None
     # explained: no agent's "nothing listens" through the router; the legs were still probed, and work
     assert not [f for f in report["findings"] if f["leg"] is None and f["id"] == "server-unreachable"]
     assert not [f for f in report["findings"] if f["leg"] and f["status"] == "fail"]
