@@ -91,8 +91,11 @@ def leg_state(name: str, role: str, findings: list[Finding], requests: list[tupl
 
 def verdict(check: Check, outcome: Outcome, legs: list[LegState]) -> list[Finding]:
     """The route's findings (agent None, leg None), after the sections: running, answering, serving."""
+    from agentcfg import fixes
+
     name = check.name
-    serve = f"agentcfg route serve {name}"
+    serve = fixes.command("agentcfg", "route", "serve", name)
+    restart = fixes.then(fixes.command("agentcfg", "route", "stop", name), serve)
     if not check.running:
         return [
             Finding(
@@ -115,7 +118,7 @@ def verdict(check: Check, outcome: Outcome, legs: list[LegState]) -> list[Findin
                 None,
                 f"route {name}'s router runs but {check.url}/health/liveliness does not answer 200",
                 "; ".join(outcome.problems[:1]),
-                f"agentcfg route stop {name} && {serve}",
+                restart,
                 f"its log says why: `agentcfg route status {name}` names it",
             )
         ]
@@ -163,7 +166,7 @@ def verdict(check: Check, outcome: Outcome, legs: list[LegState]) -> list[Findin
             f"route {name}'s router answers its health check but not the agents' requests, "
             f"while leg {working} answers directly",
             "; ".join(outcome.problems[:2]),
-            f"agentcfg route stop {name} && {serve}",
+            restart,
             "every leg failing recently leaves them all cooling down (a 429 until the cooldown ends); "
             "a router started before its legs changed needs a restart",
         )
