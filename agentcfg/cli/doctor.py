@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 import click
 
@@ -28,7 +29,8 @@ def doctor(profile: str | None, agents: tuple[str, ...], as_json: bool, timeout:
     """Find why an agent fails: send the requests each agent really makes and name the cause.
 
     Without PROFILE, checks each agent as its files and this environment configure it now; with
-    PROFILE, checks that profile's endpoints the way each agent would use them after a switch.
+    PROFILE, checks that profile's endpoints the way each agent would use them after a switch. A route
+    (`agentcfg route add`): its router, the agents' requests through it, and each leg on its own.
     \b
     Exit status: 0 nothing failed (warnings allowed), 1 something failed, 2 doctor could not run
     (an unknown profile, a file that does not parse), 70 a bug in agentcfg.
@@ -43,8 +45,11 @@ def doctor(profile: str | None, agents: tuple[str, ...], as_json: bool, timeout:
     environ = base.environ()
     known = profiles.load_all(environ)
     chosen = [AGENTS[n] for n in AGENTS if not agents or n in agents]
-    if profile:
-        targets = doc.targets_from_profile(profiles.get(profile, environ), chosen, environ)
+    route = None
+    if profile and (given := profiles.get(profile, environ)).route is not None:
+        targets, route = _route(given.name, chosen, environ)
+    elif profile:
+        targets = doc.targets_from_profile(given, chosen, environ)
     else:
         targets = doc.targets_from_files(chosen, environ, known, Path.cwd())
     show_progress = not as_json and sys.stderr.isatty()
@@ -54,9 +59,30 @@ def doctor(profile: str | None, agents: tuple[str, ...], as_json: bool, timeout:
 
     # An AgentcfgError (an unknown profile, a file that does not parse) is status 2, doctor could not run; any
     # other exception is a bug in doctor, and main() reports it as one (70), never as a finding about the setup.
-    result = doc.run(targets, environ, deadline=timeout, offline=offline, progress=progress if show_progress else None)
+    result = doc.run(
+        targets, environ, deadline=timeout, offline=offline, progress=progress if show_progress else None, route=route
+    )
     if as_json:
         click.echo(report.dumps(render.as_dict(result)))
     else:
         click.echo(render.as_text(result, report.use_colour(environ)))
     base.finish(Exit.FAILED if result.failed else Exit.OK)
+
+
+def _route(name: str, chosen: list[Any], environ: dict[str, str]) -> tuple[list[Any], Any]:
+    """The router's targets (the agents through it) and each leg's (probed directly, with the leg's key as
+    `agentcfg exec LEG` gives it), and what doctor/route.py needs to know of the route before any request."""
+    from agentcfg import doctor as doc
+    from agentcfg.doctor import route as route_check
+    from agentcfg.route import control, server
+
+    found = control.route_profile(name, environ)  # a leg gone: the error that says what to run (exit 2)
+    legs = control.legs(found, environ)
+    targets = doc.targets_from_profile(found, chosen, environ)
+    for leg in legs:
+        for target in doc.targets_from_profile(leg, chosen, environ):
+            target.leg = leg.name
+            targets.append(target)
+    running = server.read_process(server.files(name, environ)) is not None
+    url = found.base_url.rstrip("/").removesuffix("/v1")
+    return targets, route_check.Check(name, url, running, route_check.roles(leg.name for leg in legs))

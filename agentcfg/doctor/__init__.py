@@ -16,6 +16,7 @@ from urllib.parse import urlsplit
 
 from agentcfg import env
 from agentcfg.doctor import probes, proxies
+from agentcfg.doctor import route as route_check
 from agentcfg.doctor.collect import targets_from_files, targets_from_profile
 from agentcfg.doctor.model import BLOCKING, FAIL, PASS, SKIP, WARN, Finding, Target
 from agentcfg.doctor.replies import alternative_base
@@ -35,13 +36,18 @@ class Report:
     probes: int = 0
     offline: bool = False
     extra: dict[str, Any] = field(default_factory=dict)
+    route: dict[str, Any] | None = None  # `doctor ROUTE`: the router and its legs (doctor/route.py summary_of)
 
     @property
     def failed(self) -> bool:
-        return any(f.status == FAIL for f in self.findings)
+        """A leg's own failures are the route's evidence, not its outcome: the route's verdict decides."""
+        return any(f.status == FAIL and f.leg is None for f in self.findings)
 
     def summary(self) -> dict[str, int]:
-        return summary(self.findings)
+        return summary([f for f in self.findings if f.leg is None])
+
+    def leg_summary(self) -> dict[str, int]:
+        return summary([f for f in self.findings if f.leg is not None])
 
 
 # -- probing ------------------------------------------------------------------------------------------------
@@ -116,8 +122,11 @@ def run(
     deadline: float = DEFAULT_DEADLINE,
     offline: bool = False,
     progress: Callable[[int, int], None] | None = None,
+    route: route_check.Check | None = None,
 ) -> Report:
-    """Probe every target concurrently under one deadline and diagnose what came back."""
+    """Probe every target concurrently under one deadline and diagnose what came back. With `route`, the
+    targets are the router's (leg None) and each leg's (Target.leg), and the router's liveness is asked too,
+    all under the same deadline; the route's verdict follows the findings."""
     from agentcfg import redact
 
     started = time.monotonic()
@@ -131,15 +140,58 @@ def run(
     for plan in plans.values():
         for probe in plan.values():
             unique.setdefault(_signature(probe), probe)
+    alive = route_check.liveliness(route.url) if route is not None and route.running and not offline else None
+    if alive is not None:
+        unique.setdefault(_signature(alive), alive)
     proxy_hosts = {t.proxy for t in targets if t.proxy and not offline}
     results, proxy_open = _send(list(unique.values()), proxy_hosts, deadline, progress)
     by_signature = {_signature(r.probe): r for r in results}
     findings: list[Finding] = []
+    seen_by: dict[int, dict[str, probes.Result]] = {}
     for target in targets:
-        seen = {kind: by_signature[_signature(p)] for kind, p in plans[id(target)].items()}
-        findings += diagnose(target, seen, proxy_open.get(target.proxy) if target.proxy else None)
+        seen = seen_by[id(target)] = {kind: by_signature[_signature(p)] for kind, p in plans[id(target)].items()}
+        found = diagnose(target, seen, proxy_open.get(target.proxy) if target.proxy else None)
+        findings += route_check.as_leg(found, target.leg) if target.leg else found
     findings += _local_findings(targets)
-    return Report(targets, findings, time.monotonic() - started, len(unique), offline)
+    report = Report(targets, findings, time.monotonic() - started, len(unique), offline)
+    if route is not None:
+        _conclude(report, route, seen_by, by_signature.get(_signature(alive)) if alive else None)
+    return report
+
+
+def _conclude(
+    report: Report, check: route_check.Check, seen_by: dict[int, dict[str, probes.Result]], alive: probes.Result | None
+) -> None:
+    """The route's verdict from what the router's and the legs' probes got (doctor/route.py decides)."""
+    from agentcfg.doctor.rules import PRIMARY, classify
+
+    def requests(leg: str | None) -> list[tuple[probes.Result, bool]]:
+        return [
+            (seen[kind], classify(seen[kind]).ok)
+            for t in report.targets
+            if t.leg == leg
+            for seen in [seen_by[id(t)]]
+            for kind in PRIMARY.get(t.agent, ())
+            if kind in seen
+        ]
+
+    through = requests(None)
+    names = [name for name, _ in check.legs]
+    problems = [f"{f.agent}: {f.summary}" for f in report.findings if f.leg is None and f.agent and f.status == FAIL]
+    if alive is not None and not route_check.answered(alive):
+        problems.insert(0, f"liveliness: {f'HTTP {alive.status}' if alive.status else alive.error}: {alive.detail}")
+    outcome = route_check.Outcome(
+        None if alive is None else route_check.answered(alive),
+        any(ok for _, ok in through),
+        route_check.who([r for r, ok in through if ok], names),
+        problems,
+    )
+    legs = [
+        route_check.leg_state(name, role, [f for f in report.findings if f.leg == name], requests(name))
+        for name, role in check.legs
+    ]
+    report.findings = route_check.explained(check, outcome, report.findings) + route_check.verdict(check, outcome, legs)
+    report.route = route_check.summary_of(check, outcome, legs, report.targets)
 
 
 def _send(
@@ -166,7 +218,7 @@ def _local_findings(targets: list[Target]) -> list[Finding]:
     """Facts about the vLLM server behind loopback endpoints, once per port."""
     from agentcfg.doctor import localserver
 
-    local = {}
+    local: dict[int, tuple[str | None, str | None, str | None]] = {}
     for target in targets:
         parts = urlsplit(target.base_url or "")
         if parts.hostname and is_loopback(parts.hostname):
@@ -174,15 +226,16 @@ def _local_findings(targets: list[Target]) -> list[Finding]:
                 port = parts.port or (443 if parts.scheme == "https" else 80)
             except ValueError:
                 continue
-            local.setdefault(port, (target.model, None if target.profile_project else target.profile))
+            profile = None if target.profile_project else target.profile
+            local.setdefault(port, (target.model, profile, target.leg))  # a route's leg: its section has them
     if not local:
         return []
     found = localserver.processes()
     findings: list[Finding] = []
-    for port, (model, profile) in local.items():
+    for port, (model, profile, leg) in local.items():
         for finding in localserver.findings(found, port, model, profile):
-            if finding not in findings:
-                findings.append(finding)
+            if all(replace(finding, leg=None) != replace(f, leg=None) for f in findings):  # stray workers: once
+                findings.append(replace(finding, leg=leg))
     return findings
 
 

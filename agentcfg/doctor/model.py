@@ -36,6 +36,7 @@ class Finding:
     evidence: str = ""  # what doctor saw (redacted): a status and the server's message, a file's line
     fix: str = ""  # shell command(s) that fix it, runnable as pasted (agentcfg.fixes builds them); "" if none
     hint: str = ""  # what to do, in words, where no command can do it (or what the command does not cover)
+    leg: str | None = None  # a route's leg (its profile) this was found on, probed directly; None: not a leg's
 
 
 @dataclass
@@ -66,3 +67,4 @@ class Target:
     key_owners: tuple[str, ...] = ()  # the profiles the key belongs to (its keyring entry, or naming its variable)
     key_from_project: bool = False  # the key itself came from the project's file: the project's, not yours
     key_withheld: bool = False  # the guard kept the key back: the probes go without it
+    leg: str | None = None  # `doctor ROUTE`: the leg (its profile) these probes go to directly; None: the router

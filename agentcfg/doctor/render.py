@@ -31,10 +31,12 @@ def as_dict(report: Any) -> dict[str, Any]:
                 "profile": t.profile,
                 "key_source": t.key_source,
                 "proxy": t.proxy,
+                "leg": t.leg,
             }
             for t in report.targets
         ],
         "findings": [asdict(f) for f in report.findings],
+        "route": None if report.route is None else {**report.route, "leg_summary": report.leg_summary()},
     }
 
 
@@ -59,21 +61,39 @@ def _block(first: str, indent: int, label: str, text: str) -> list[str]:
 _KEY_SOURCES = {"placeholder": "agentcfg's stand-in (the server needs none)", "none": "none sent"}
 
 
+def _groups(report: Any) -> list[tuple[str, list[Any]]]:
+    """The agents through the endpoint and the server, then (a route) each leg's section and the route's verdict."""
+    route = report.route
+    roles = {leg["profile"]: leg["role"] for leg in route["legs"]} if route else {}
+    groups: list[tuple[str, list[Any]]] = []
+    for leg in [None, *roles]:
+        if leg is not None:
+            groups.append((f"--- leg {leg} ({roles[leg]}) ---", []))  # a heading: the leg's agents follow
+        for target in (t for t in report.targets if t.leg == leg):
+            where = f"{target.base_url or '(no endpoint)'}"
+            if target.model:
+                where += f"  model {target.model}"
+            if target.base_url:
+                where += f"  key: {_KEY_SOURCES.get(target.key_source, target.key_source)}"
+            if target.profile:
+                where += f"  (profile {target.profile})"
+            found = [f for f in report.findings if f.agent == target.agent and f.leg == leg]
+            groups.append((f"{target.agent:<9}{where}", found))
+        shared = [f for f in report.findings if f.agent is None and f.leg == leg and not _verdict(f, route)]
+        if shared:
+            groups.append(("server", shared))
+    if route:
+        groups.append((f"--- route {route['name']} ---", [f for f in report.findings if _verdict(f, route)]))
+    return groups
+
+
+def _verdict(finding: Any, route: Any) -> bool:
+    return bool(route) and finding.agent is None and finding.leg is None and finding.id.startswith("route-")
+
+
 def as_text(report: Any, colour: bool) -> str:
     lines: list[str] = []
-    groups: list[tuple[str, list[Any]]] = []
-    for target in report.targets:
-        where = f"{target.base_url or '(no endpoint)'}"
-        if target.model:
-            where += f"  model {target.model}"
-        if target.base_url:
-            where += f"  key: {_KEY_SOURCES.get(target.key_source, target.key_source)}"
-        if target.profile:
-            where += f"  (profile {target.profile})"
-        groups.append((f"{target.agent:<9}{where}", [f for f in report.findings if f.agent == target.agent]))
-    shared = [f for f in report.findings if f.agent is None]
-    if shared:
-        groups.append(("server", shared))
+    groups = _groups(report)
     shown = [f for f in report.findings if f.status != "pass"]
     width = min(max((len(f.id) for f in shown), default=10), ID_COLUMN)
     column = 2 + 4 + 2 + width + 2  # where summaries, evidence, fixes and hints start
@@ -101,5 +121,8 @@ def as_text(report: Any, colour: bool) -> str:
     )
     lines.append("")
     warnings = f"{counts['warn']} warning" + ("" if counts["warn"] == 1 else "s")
-    lines.append(f"{counts['fail']} failed, {warnings}, {counts['pass']} passed{mode}")
+    legs = ""
+    if report.route and (leg_counts := report.leg_summary())["fail"]:
+        legs = f"; the legs' own {leg_counts['fail']} failed (shown above) are the route's evidence"
+    lines.append(f"{counts['fail']} failed, {warnings}, {counts['pass']} passed{legs}{mode}")
     return "\n".join(lines)

@@ -73,6 +73,8 @@ async def _send(client: Any, probe: Probe, result: Result) -> None:
         try:
             result.status = response.status_code
             result.content_type = response.headers.get("content-type", "")
+            if model_id := response.headers.get("x-litellm-model-id"):  # which of a router's legs answered
+                result.extra["model_id"] = model_id[:200]
             if response.headers.get("location"):
                 result.extra["location"] = response.headers["location"]
             if response.history:  # followed as the agents follow them (see REDIRECTS)

@@ -55,3 +55,25 @@ def test_a_profile_file_that_does_not_parse_is_refused_with_2(home: Home) -> Non
 
 def test_nothing_failed_is_0(home: Home) -> None:
     home.run("doctor", "--offline")
+
+
+def _route(home: Home) -> None:
+    home.write(".config/agentcfg/profiles/pri.toml", 'base_url = "http://127.0.0.1:1/v1"\nmodel = "m"\n')
+    home.write(".config/agentcfg/profiles/fb.toml", 'base_url = "http://127.0.0.1:2/v1"\nmodel = "m"\n')
+    home.run("route", "add", "home", "--primary", "pri", "--fallback", "fb", "--port", "4999")
+
+
+def test_a_route_offline_checks_its_router_process_and_sends_nothing(home: Home) -> None:
+    _route(home)
+    result = home.run("doctor", "home", "--offline", "--json", check=1)
+    report = json.loads(result.stdout)
+    assert report["requests"] == 0 and report["route"]["running"] is False
+    assert [f["id"] for f in report["findings"] if f["leg"] is None] == ["route-not-running"]
+    assert [leg["role"] for leg in report["route"]["legs"]] == ["primary", "fallback 1"]
+
+
+def test_a_route_whose_leg_is_gone_is_refused_with_2(home: Home) -> None:
+    _route(home)
+    home.path(".config/agentcfg/profiles/fb.toml").unlink()
+    result = home.run("doctor", "home", "--offline", check=2)
+    assert "'fb', which does not exist" in result.stderr

@@ -74,3 +74,30 @@ def test_the_title_says_what_a_stand_in_key_is() -> None:
     target = Target("qwen", "openai", "http://127.0.0.1:8000/v1", "m", key_source="placeholder", profile="local")
     title = as_text(Report([target], []), colour=False).splitlines()[0]
     assert "key: agentcfg's stand-in (the server needs none)" in title and "placeholder" not in title
+
+
+def test_a_route_shows_the_router_then_each_leg_then_the_verdict_and_counts_legs_apart() -> None:
+    router = Target("codex", "openai", "http://127.0.0.1:4000/v1", "m", profile="home")
+    local = Target("codex", "openai", "http://127.0.0.1:8000/v1", "m", profile="local", leg="local")
+    gateway = Target("codex", "openai", "https://gw.example/v1", "m", profile="gw", leg="gw")
+    findings = [
+        Finding("server-unreachable", FAIL, "codex", "nothing listens at 8000", leg="local"),
+        Finding("route-leg-down", WARN, None, "leg local (primary) is failing"),
+        Finding("route-serving", PASS, None, "route home is serving: answers come from gw"),
+    ]
+    route = {"name": "home", "legs": [{"profile": "local", "role": "primary"}, {"profile": "gw", "role": "fallback 1"}]}
+    result = Report([router, local, gateway], findings, route=route)
+    lines = as_text(result, colour=False).splitlines()
+    order = [
+        "codex    http://127.0.0.1:4000",
+        "--- leg local (primary) ---",
+        "codex    http://127.0.0.1:8000",
+        "  FAIL  server-unreachable",
+        "--- leg gw (fallback 1) ---",
+        "--- route home ---",
+        "  WARN  route-leg-down",
+    ]
+    at = [next(i for i, line in enumerate(lines) if line.startswith(start)) for start in order]
+    assert at == sorted(at), lines
+    assert not result.failed and result.summary()["fail"] == 0 and result.leg_summary()["fail"] == 1
+    assert lines[-1].startswith("0 failed, 1 warning, 1 passed; the legs' own 1 failed")
