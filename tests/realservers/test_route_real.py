@@ -33,7 +33,7 @@ import pytest
 
 import agentcfg
 from agentcfg.route.server import TESTED_LITELLM
-from tests.conftest import REPO, Home
+from tests.conftest import Home
 from tests.e2e import agents
 from tests.fault_server import FaultServer
 from tests.realservers.conftest import DEDICATED_READY, Peers
@@ -50,9 +50,6 @@ COOLDOWN = 10  # s the stopped primary rests before the router tries it again
 ROUTE_TIMEOUT = 600  # s a leg may take to start answering (`route add --timeout`): the CPU vLLM's prefill
 RECOVER = 120  # s after the restarted vLLM is ready, at most, until the router sends to it again
 COMPLETIONS = ("/v1/chat/completions", "/v1/responses", "/v1/messages")
-# doctor's route findings come from another branch (doctor-route); until they are in agentcfg, the doctor check
-# below is recorded as pending instead of run. Remove this switch when they land.
-DOCTOR_KNOWS_ROUTES = any("route-leg-down" in p.read_text() for p in (REPO / "agentcfg" / "doctor").glob("*.py"))
 
 
 def _free_port() -> int:
@@ -201,18 +198,16 @@ def test_primary_stopped_the_fallback_answers_then_the_primary_again(
             assert "/v1/responses" in answered and answered.count("/v1/chat/completions") >= 4, answered
 
             doctor = route.run("doctor", ROUTE, "--json", "--timeout", "60", check=None)
-            if DOCTOR_KNOWS_ROUTES:  # pending until the doctor-route branch lands (see DOCTOR_KNOWS_ROUTES)
-                assert doctor.returncode in (0, 1), (doctor.stdout, doctor.stderr)  # the route serves: a warning
-                findings = json.loads(doctor.stdout)["findings"]
-                seen = [
-                    (f["id"], f["status"], f.get("leg"), f.get("summary")) for f in findings if f["status"] != "pass"
-                ]
-                seen += [(f["id"], f["status"], f.get("leg")) for f in findings if f["id"].startswith("route-")]
-                timings["doctor"] = {"exit": doctor.returncode, "findings": seen}
-                assert any(f["id"] == "route-leg-down" and f.get("leg") == "local" for f in findings), seen
-                assert any(f["id"] == "route-serving" for f in findings), seen
-            else:
-                timings["doctor"] = "pending: agentcfg's doctor has no route findings yet (branch doctor-route)"
+            document = json.loads(doctor.stdout)
+            findings = document["findings"]
+            seen = [(f["id"], f["status"], f.get("leg"), f["summary"]) for f in findings if f["status"] != "pass"]
+            seen += [(f["id"], f["status"], f["summary"]) for f in findings if f["id"] == "route-serving"]
+            timings["doctor"] = {"exit": doctor.returncode, "findings": seen}
+            assert doctor.returncode == 0, seen  # the route serves: the primary down is a warning
+            assert any(f["id"] == "route-leg-down" and "leg local (primary)" in f["summary"] for f in findings), seen
+            assert any(f["id"] == "route-serving" and "gw" in f["summary"] for f in findings), seen
+            assert document["route"]["answered_by"] == ["gw"], document["route"]
+            assert [leg["down"] for leg in document["route"]["legs"]] == [True, False], document["route"]
 
             dedicated_vllm.start()  # again, on the same port
             timings["vllm_restart_ready_s"] = round(dedicated_vllm.wait_ready(DEDICATED_READY), 1)
