@@ -405,6 +405,7 @@ def doctor_module(name: str) -> Any:
         doctor_module("agentfiles.py"),
         doctor_module("__init__.py"),
         doctor_module("proxies.py"),
+        doctor_module("route.py"),
     ],
 )
 def test_no_fix_literal_in_doctor_holds_a_placeholder(path: Path) -> None:
