@@ -179,7 +179,11 @@ def serve(
     if foreground:
         server.exec_foreground(command, where, host, port, child, text)
     pid = server.start(command, where, host, port, child, text)
-    seconds = server.wait_ready(_url(route), pid, where, timeout, tick)
+    try:
+        seconds = server.wait_ready(_url(route), pid, where, timeout, tick)
+    except KeyboardInterrupt:  # Ctrl-C while it starts: nothing is left running that was not asked for
+        server.stop(where)
+        raise
     return {**result, "pid": pid, "already_running": False, "ready_seconds": round(seconds, 1)}
 
 

@@ -332,3 +332,17 @@ def test_profile_set_on_a_route_bounds_it_further_and_keeps_its_legs(home: Home)
     assert shown["route"] == {"primary": "prim", "fallbacks": ["gw"]}
     home.run("profile", "unset", "home", "context_window")
     assert doc(home, "profile", "show", "home")["context_window"] == 65536  # the legs' again
+
+
+def test_ctrl_c_while_litellm_starts_stops_it(home: Home, tmp_path: Path) -> None:
+    add(home)
+    silent = fake_litellm.program(tmp_path, "silent")
+    process = subprocess.Popen([AGENTCFG, "route", "serve", "home"], env={**home.env, "AGENTCFG_LITELLM": str(silent)},
+                               stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and not (route_dir(home) / "process.json").exists():
+        time.sleep(0.1)
+    pid = json.loads((route_dir(home) / "process.json").read_text())["pid"]
+    process.send_signal(signal.SIGINT)
+    assert process.wait(timeout=30) == 130
+    assert gone(pid) and not (route_dir(home) / "process.json").exists()
