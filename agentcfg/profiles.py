@@ -214,6 +214,14 @@ def parse(name: str, text: str, source: str, cache: _ValidatedCache | None = Non
         from agentcfg.route.spec import Route
 
         data["route"] = Route.from_table(data["route"])
+        if data["route"].keyed and not data.get("key_env"):  # else its router would answer anyone, with your keys
+            raise AgentcfgError(
+                f"route {name!r} listens on {data['route'].host}"
+                + (" and asks for a router key" if data["route"].router_key else "")
+                + ", so it needs key_env (the router key's variable)",
+                where=where,
+                hint=f"Add it again, which makes the key: `agentcfg route add {name} --force ...` with its options.",
+            )
     return Profile(name=name, source=source, **data)
 
 

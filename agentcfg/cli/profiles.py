@@ -363,6 +363,11 @@ def profile_export(name: str, as_json: bool) -> None:
     from agentcfg import profiles
 
     found = profiles.get(name, base.environ())
+    if found.route is not None:  # its legs are your profiles and keys: a team member adds the router instead
+        raise AgentcfgError(
+            f"{name!r} is a route: its legs are your own profiles, and `profile add --from` takes no route",
+            hint="Give your team the router's address instead (docs/route.md, \"A team's shared router\").",
+        )
     text = profiles.to_toml(found)
     if as_json:
         base.print_json({"profile": name, "toml": text, "fields": found.fields()})

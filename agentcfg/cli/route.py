@@ -139,6 +139,8 @@ def route_serve(name: str, foreground: bool, print_systemd_unit: bool, timeout: 
         text = control.systemd_unit(name, environ)
         base.print_json({"route": name, "unit": text}) if as_json else click.echo(text, nl=False)
         return
+    if foreground and as_json:  # the process becomes LiteLLM: it prints LiteLLM's output, never a document
+        raise click.UsageError("--foreground and --json do not go together: in the foreground agentcfg becomes LiteLLM")
     show = not as_json and not foreground and sys.stderr.isatty()
 
     def tick(elapsed: float) -> None:

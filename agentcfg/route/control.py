@@ -6,12 +6,13 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from agentcfg import env
+from agentcfg import env, fsutil
 from agentcfg.errors import AgentcfgError, Exit
 from agentcfg.profiles import Profile
 from agentcfg.route import litellm, server, spec
 
 FIRST_PORT = 4000  # LiteLLM's own default port; the next free one is taken from here
+ROUTER_KEY_PREFIX = "sk-agentcfg-"  # what `route add` makes, and the only stored key it reuses
 
 
 def _own(environ: env.Environ) -> dict[str, Profile]:
@@ -112,10 +113,15 @@ def _router_key(new: Profile, environ: dict[str, str]) -> bool:
     from agentcfg import keystore
 
     store = keystore.KeyStore(environ, new)
-    if store.get(new.name):
-        store.bind(new.name, keystore.profile_origins(new))
+    if stored := store.get(new.name):
+        if not stored.startswith(ROUTER_KEY_PREFIX):  # another profile's key, kept under this name: never reused
+            raise AgentcfgError(
+                f"a key is stored for {new.name!r} that is not a router key (a profile of that name had it)",
+                hint=f"Keep it under another route name, or remove it first: `agentcfg key rm {new.name}`.",
+            )
+        store.bind(new.name, keystore.profile_origins(new))  # the route's own key, at its new address
         return False
-    store.store(new, "sk-agentcfg-" + secrets.token_urlsafe(32))
+    store.store(new, ROUTER_KEY_PREFIX + secrets.token_urlsafe(32))
     return True
 
 
@@ -161,29 +167,38 @@ def serve(
     where = server.files(name, environ)
     host, port = route.route.host, spec.port(route)
     result = _serving(route, legs_, where, environ)
-    running = server.read_process(where)
-    if running is not None:
-        if running.get("config") == server.digest(text) and running.get("port") == port:
+    server.make_directory(where)
+    # One serve at a time: two at once would each start a LiteLLM, and one would be left unrecorded
+    with fsutil.exclusive_lock(where.directory / "lock", timeout=timeout + 30):
+        running = server.read_process(where)
+        if running is not None:
+            if foreground:  # a service manager's unit must not "start" a router someone else runs
+                raise AgentcfgError(
+                    f"route {name!r} is running already (pid {running['pid']}), not under this command",
+                    hint=f"Stop it first: `agentcfg route stop {name}`.",
+                )
+            if running.get("config") != server.digest(text) or running.get("port") != port:
+                raise AgentcfgError(
+                    f"route {name!r} is running (pid {running['pid']}) with a config that is not the route's now",
+                    hint=f"Restart it: `agentcfg route stop {name} && agentcfg route serve {name}`.",
+                )
+            server.wait_ready(_url(route), int(running["pid"]), where, timeout, tick, stop_on_timeout=False)
             return {**result, "pid": running["pid"], "already_running": True, "ready_seconds": None}
-        raise AgentcfgError(
-            f"route {name!r} is running (pid {running['pid']}) with a config that is not the route's now",
-            hint=f"Restart it: `agentcfg route stop {name} && agentcfg route serve {name}`.",
-        )
-    if server.port_in_use(host, port):
-        raise AgentcfgError(
-            f"port {port} on {host} is in use by another program, not route {name!r}'s router",
-            hint=f"Stop that program, or move the route: `agentcfg route add {name} --force --port N ...`.",
-        )
-    server.write_config(where, text)
-    child = server.process_env(environ, keys)
-    if foreground:
-        server.exec_foreground(command, where, host, port, child, text)
-    pid = server.start(command, where, host, port, child, text)
-    try:
-        seconds = server.wait_ready(_url(route), pid, where, timeout, tick)
-    except KeyboardInterrupt:  # Ctrl-C while it starts: nothing is left running that was not asked for
-        server.stop(where)
-        raise
+        if server.port_in_use(host, port):
+            raise AgentcfgError(
+                f"port {port} on {host} is in use by another program, not route {name!r}'s router",
+                hint=f"Stop that program, or move the route: `agentcfg route add {name} --force --port N ...`.",
+            )
+        server.write_config(where, text)
+        child = server.process_env(environ, keys)
+        if foreground:
+            server.exec_foreground(command, where, host, port, child, text)
+        pid = server.start(command, where, host, port, child, text)
+        try:
+            seconds = server.wait_ready(_url(route), pid, where, timeout, tick)
+        except KeyboardInterrupt:  # Ctrl-C while it starts: nothing is left running that was not asked for
+            server.stop(where)
+            raise
     return {**result, "pid": pid, "already_running": False, "ready_seconds": round(seconds, 1)}
 
 

@@ -46,9 +46,10 @@ def config(route: Profile, legs: list[Profile], *, keyed: set[str]) -> dict[str,
             params["max_parallel_requests"] = spec.max_parallel
         # The id is the leg's profile name: answers carry it (x-litellm-model-id), /health?model_id= takes it.
         deployments.append({"model_name": route.model, "litellm_params": params, "model_info": {"id": leg.name}})
+    assert route.key_env or not spec.keyed, "profiles.parse refuses a keyed route without key_env"
     general: dict[str, Any] = (
         {"master_key": f"os.environ/{ROUTER_KEY_VARIABLE}"}
-        if route.key_env
+        if spec.keyed or route.key_env
         # LiteLLM refuses to start without a master key; on loopback the route is as open as a local vLLM
         else {"dangerously_permit_weak_or_unset_master_key": True}
     )

@@ -157,11 +157,14 @@ def port_in_use(host: str, port: int) -> bool:
 # -- start, wait, stop ------------------------------------------------------------------------------------------
 
 
+def make_directory(where: Files) -> None:
+    where.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+    os.chmod(where.directory, 0o700)
+
+
 def write_config(where: Files, text: str) -> None:
     from agentcfg.fsutil import write_private
 
-    where.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
-    os.chmod(where.directory, 0o700)
     write_private(where.config, text)
 
 
@@ -174,7 +177,7 @@ def start(command: list[str], where: Files, host: str, port: int, child_env: dic
     """Start LiteLLM in its own session (a Ctrl-C in this terminal does not reach it); returns its pid."""
     from agentcfg.fsutil import write_private
 
-    with open(where.log, "ab") as log:
+    with open(where.log, "wb") as log:  # this run's lines only: an old run's error must not pass for this one's
         os.chmod(where.log, 0o600)
         process = subprocess.Popen(
             argv(command, where, host, port),
@@ -204,9 +207,16 @@ def exec_foreground(command: list[str], where: Files, host: str, port: int, chil
 
 
 def wait_ready(
-    url: str, pid: int, where: Files, timeout: float = READY_TIMEOUT, tick: Callable[[float], None] | None = None
+    url: str,
+    pid: int,
+    where: Files,
+    timeout: float = READY_TIMEOUT,
+    tick: Callable[[float], None] | None = None,
+    *,
+    stop_on_timeout: bool = True,
 ) -> float:
-    """Poll the router's liveness until it answers (seconds it took); its process gone or too slow: the log's end."""
+    """Poll the router's liveness until it answers while `pid` still runs (seconds it took); its process gone or
+    too slow: the log's end (and, when it is this call's to stop, the process stopped)."""
     import urllib.error
     import urllib.request
 
@@ -221,16 +231,18 @@ def wait_ready(
             )
         try:
             with opener.open(url + "/health/liveliness", timeout=2) as response:
-                if response.status == 200:
+                if response.status == 200 and _ours(pid, where.config):  # the answer is its, not a process gone
                     return elapsed
         except (OSError, urllib.error.URLError):
             pass
         if tick:
             tick(elapsed)
         time.sleep(0.25)
-    stop(where)
+    if stop_on_timeout:
+        stop(where)
     raise AgentcfgError(
-        f"LiteLLM did not answer within {timeout:.0f} s (stopped it); the end of its log:\n{log_tail(where)}",
+        f"LiteLLM did not answer within {timeout:.0f} s{' (stopped it)' if stop_on_timeout else ''}; "
+        f"the end of its log:\n{log_tail(where)}",
         where=str(where.log),
         hint="Run `agentcfg route serve NAME --foreground` to watch it start.",
     )

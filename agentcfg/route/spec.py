@@ -15,7 +15,8 @@ A route's file is a profile of the user's own (`agentcfg route add` writes it) w
     router_key = false                             # true: a key even on loopback (always beyond it)
 
 The window and output bound are not stored: each load takes the smallest of the legs' (and of the route
-file's own, when it sets one), so a leg changed later bounds the route too.
+file's own, when it sets one), so a leg changed later bounds the route too. A leg that states no window counts
+with the one agentcfg assumes for it alone (budget.ASSUMED_WINDOW).
 """
 
 from __future__ import annotations
@@ -143,15 +144,16 @@ def problem(profile: Profile, known: dict[str, Profile]) -> str | None:
 
 def bounded(profile: Profile, known: dict[str, Profile]) -> Profile:
     """The route with the smallest window and output bound of its legs and its own file: the agents' requests
-    then fit whichever leg answers. A leg with no window says how much output it takes (its bound, or the one
-    every server accepts)."""
+    then fit whichever leg answers. A leg with no window counts with the window agentcfg assumes for it, and with
+    its output bound or the one every server accepts."""
     from agentcfg import budget
 
     route = profile.route
     if route is None or problem(profile, known):
         return profile
     legs = [known[leg] for leg in route.legs]
-    windows = [w for w in (profile.context_window, *(leg.context_window for leg in legs)) if w]
+    # A leg with no window gets the one agentcfg assumes for it on its own (budget.window): never more through a route
+    windows = [w for w in (profile.context_window, *(budget.window(leg) for leg in legs)) if w]
     outputs = [o for o in (profile.max_output_tokens, *(leg.max_output_tokens for leg in legs)) if o]
     outputs += [budget.CEILING_UNKNOWN_WINDOW for leg in legs if not leg.context_window and not leg.max_output_tokens]
     window = min(windows) if windows else None

@@ -346,3 +346,74 @@ def test_ctrl_c_while_litellm_starts_stops_it(home: Home, tmp_path: Path) -> Non
     process.send_signal(signal.SIGINT)
     assert process.wait(timeout=30) == 130
     assert gone(pid) and not (route_dir(home) / "process.json").exists()
+
+
+# -- what the review found ---------------------------------------------------------------------------------------
+
+
+def test_a_route_beyond_loopback_never_loses_its_router_key(home: Home) -> None:
+    add(home, "--host", "0.0.0.0")
+    done = home.run("profile", "unset", "home", "key_env", check=2)
+    assert "needs key_env" in done.stderr
+    assert "key_env" in home.read(".config/agentcfg/profiles/home.toml")
+    path = home.path(".config/agentcfg/profiles/home.toml")  # edited by hand: refused when read, never served open
+    path.write_text("\n".join(line for line in path.read_text().splitlines() if not line.startswith("key_env")))
+    done = home.run("route", "serve", "home", check=2)
+    assert "needs key_env" in done.stderr and not (route_dir(home) / "process.json").exists()
+
+
+def test_add_force_never_makes_another_profiles_key_the_router_key(home: Home) -> None:
+    done = home.run("route", "add", "gw", "--force", "--primary", "prim", "--fallback", "gw", "--host", "0.0.0.0",
+                    check=2)  # fmt: skip
+    assert "names itself" in done.stderr  # gw cannot route to itself; now as another name with gw's key kept:
+    home.write(
+        ".config/agentcfg/profiles/old.toml", 'base_url = "https://old.example/v1"\nmodel = "m"\nkey_env = "OLD"\n'
+    )
+    home.run("key", "set", "old", stdin_text="sk-old-gateway-key-123456789\n")
+    done = home.run("route", "add", "old", "--force", "--primary", "prim", "--fallback", "gw", "--host", "0.0.0.0",
+                    "--port", str(free_port()), check=2)  # fmt: skip
+    assert "not a router key" in done.stderr
+    assert home.run("key", "get", "old").stdout.strip() == "sk-old-gateway-key-123456789"
+    assert "route" not in home.read(".config/agentcfg/profiles/old.toml")
+
+
+def test_a_route_added_again_keeps_its_router_key(home: Home) -> None:
+    add(home, "--host", "0.0.0.0")
+    first = home.run("key", "get", "home").stdout
+    again = add(home, "--host", "0.0.0.0", "--force")
+    assert not again["router_key_stored"] and home.run("key", "get", "home").stdout == first
+
+
+def test_two_serves_at_once_start_one_router(home: Home) -> None:
+    add(home)
+    both = [subprocess.Popen([AGENTCFG, "route", "serve", "home", "--json"], env=home.env, stdin=subprocess.DEVNULL,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]  # fmt: skip
+    answers = [json.loads(p.communicate(timeout=120)[0]) for p in both]
+    assert sorted(a["already_running"] for a in answers) == [False, True], answers
+    assert answers[0]["pid"] == answers[1]["pid"]
+    status = doc(home, "route", "status", "home")
+    assert status["pid"] == answers[0]["pid"] and status["answering"]
+
+
+def test_foreground_refuses_a_router_already_running_and_json(home: Home) -> None:
+    add(home)
+    assert "do not go together" in home.run("route", "serve", "home", "--foreground", "--json", check=2).stderr
+    home.run("route", "serve", "home")
+    done = home.run("route", "serve", "home", "--foreground", check=2)
+    assert "running already" in done.stderr and "agentcfg route stop home" in done.stderr
+
+
+def test_the_log_shown_on_failure_is_this_runs(home: Home, tmp_path: Path) -> None:
+    add(home)
+    home.run("route", "serve", "home")
+    home.run("route", "status", "home")  # the fake logs each request it answers
+    home.run("route", "stop", "home")
+    assert "fake litellm:" in (route_dir(home) / "litellm.log").read_text()
+    done = home.run("route", "serve", "home", check=2, AGENTCFG_LITELLM=str(fake_litellm.program(tmp_path, "exit")))
+    assert "the config is not what LiteLLM expects" in done.stderr and "fake litellm:" not in done.stderr
+
+
+def test_a_route_is_not_exported_for_a_team(home: Home) -> None:
+    add(home)
+    done = home.run("profile", "export", "home", check=2)
+    assert "is a route" in done.stderr and "docs/route.md" in done.stderr

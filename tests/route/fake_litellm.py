@@ -4,7 +4,7 @@ runs in the realservers tier (tests/realservers/test_route_real.py).
 
     program(tmp_path, "ok")    # a path for AGENTCFG_LITELLM; its record: record(program)
 
-Behaviours: ok (answers /health/liveliness, reports each deployment healthy, and plays the router for the
+Behaviours: ok (answers /health/liveliness (no /health: `route status` shows each leg unknown), plays the router for the
 agents' requests: /v1/models lists the model group; /v1/chat/completions, /v1/responses and /v1/messages go to
 the first deployment, in the config's order, that answers without a connection error, a 5xx, 401, 404 or 429,
 with `x-litellm-model-id: <its id>` as LiteLLM sets it; every leg failing is a 429 as LiteLLM's cooldown gives

@@ -108,3 +108,9 @@ def test_loading_bounds_every_route_by_its_legs(tmp_path: Path) -> None:
     (tmp_path / "agentcfg" / "profiles" / "home.toml").write_text(profiles.to_toml(route("taotoken", "small")))
     loaded = profiles.load_all(environ)["home"]
     assert (loaded.context_window, loaded.max_output_tokens) == (16384, 8192)  # small's window, taotoken's bound
+
+
+def test_a_leg_without_a_window_bounds_the_route_by_the_window_assumed_for_it() -> None:
+    big = Profile(name="big", base_url="http://127.0.0.1:8000/v1", model="m", context_window=1_048_576)
+    made = spec.make("home", spec.Route("big", ("gw",)), big, 4000)
+    assert spec.bounded(made, known(big)).context_window == budget.ASSUMED_WINDOW  # gw alone gets that window
