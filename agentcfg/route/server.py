@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from agentcfg import env
 from agentcfg.errors import AgentcfgError, Exit
@@ -193,7 +193,9 @@ def start(command: list[str], where: Files, host: str, port: int, child_env: dic
     return process.pid
 
 
-def exec_foreground(command: list[str], where: Files, host: str, port: int, child_env: dict[str, str], text: str):
+def exec_foreground(
+    command: list[str], where: Files, host: str, port: int, child_env: dict[str, str], text: str
+) -> NoReturn:
     """Become LiteLLM (a service manager then watches the router itself, and its signals reach it)."""
     from agentcfg.fsutil import write_private
 

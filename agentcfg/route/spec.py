@@ -32,7 +32,6 @@ if TYPE_CHECKING:
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_COOLDOWN = 30  # s: LiteLLM's default cooldown is 5 s; a vLLM restart takes minutes
 DEFAULT_TIMEOUT = 120  # s a leg may take to start answering (a GPU vLLM prefills an agent's prompt in seconds)
-MOST_FALLBACKS = 8
 WILDCARD_HOSTS = {"0.0.0.0", "::", "[::]"}  # listen everywhere: agents here still connect over loopback
 
 
