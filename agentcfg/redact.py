@@ -119,6 +119,15 @@ def scrub(text: str) -> str:
     return text
 
 
+# What a terminal would obey in a server's (or a child process's) text; tab and line feed stay as they are.
+_TERMINAL_CONTROL = lazy(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def terminal_safe(text: str) -> str:
+    """`text` with the control characters a terminal would obey shown as `\\xNN` escapes."""
+    return _TERMINAL_CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
 def could_be_secret(value: str, *, strong: bool = True) -> bool:
     """Whether a value found where a secret may stand is shaped like one (`strong`: the name says so)."""
     if len(value) < MIN_SHAPED_LENGTH or value == PLACEHOLDER_KEY or value.startswith(_REFERENCES):

@@ -27,7 +27,7 @@ def _with_legs(chosen: list, legs: bool, environ: dict[str, str]) -> tuple[list,
     for found in chosen:
         expanded.setdefault(found.name, found)
         if found.route is not None:
-            for leg in control.legs(control.route_profile(found.name, environ), environ):
+            for leg in control.route_and_legs(found.name, environ)[1]:
                 expanded.setdefault(leg.name, leg)
     return list(expanded.values()), []
 

@@ -76,8 +76,7 @@ def _route(name: str, chosen: list[Any], environ: dict[str, str]) -> tuple[list[
     from agentcfg.doctor import route as route_check
     from agentcfg.route import control, server
 
-    found = control.route_profile(name, environ)  # a leg gone: the error that says what to run (exit 2)
-    legs = control.legs(found, environ)
+    found, legs = control.route_and_legs(name, environ)  # a leg gone: the error that says what to run (exit 2)
     targets = doc.targets_from_profile(found, chosen, environ)
     for leg in legs:
         for target in doc.targets_from_profile(leg, chosen, environ):

@@ -11,16 +11,14 @@ from agentcfg.cli import base
 
 
 def _complete_route(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[str]:
-    return [n for n in base.complete_editable_profile(ctx, param, incomplete) if _is_route(n)]
-
-
-def _is_route(name: str) -> bool:
+    """Your routes (profiles with a [route] table)."""
     from agentcfg import profiles
 
     try:
-        return profiles.load_own(base.environ())[name].route is not None
+        own = profiles.load_own(base.environ())
     except Exception:  # completion never prints a traceback into the shell
-        return False
+        return []
+    return sorted(n for n, p in own.items() if p.route is not None and n.startswith(incomplete))
 
 
 @click.group()

@@ -117,7 +117,7 @@ def _route_notes(chosen: Any, environ: dict[str, str]) -> list[str]:
     """A route that cannot run is refused before anything is written; one whose router is not running is said."""
     from agentcfg.route import control, server
 
-    control.route_profile(chosen.name, environ)
+    control.route_and_legs(chosen.name, environ)
     if server.read_process(server.files(chosen.name, environ)) is not None:
         return []
     return [f"route {chosen.name}'s router is not running: the agents fail until `agentcfg route serve {chosen.name}`"]

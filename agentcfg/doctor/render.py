@@ -6,6 +6,7 @@ import re
 from dataclasses import asdict
 from typing import Any
 
+from agentcfg.redact import terminal_safe
 from agentcfg.report import paint
 
 _STATUS = {
@@ -42,12 +43,11 @@ def as_dict(report: Any) -> dict[str, Any]:
 
 ID_COLUMN = 24  # ids longer than this get a line of their own rather than pushing every summary right
 _LINE_END = re.compile(r"\r\n|\r|\n")
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029]")
 
 
 def _shown(text: str) -> list[str]:
     """A server's text as lines a terminal shows and does not obey: control characters escaped."""
-    return [_CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", line) for line in _LINE_END.split(text)]
+    return [terminal_safe(line) for line in _LINE_END.split(text)]
 
 
 def _block(first: str, indent: int, label: str, text: str) -> list[str]:

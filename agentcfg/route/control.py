@@ -21,25 +21,20 @@ def _own(environ: env.Environ) -> dict[str, Profile]:
     return profiles.load_own(environ)
 
 
-def route_profile(name: str, environ: env.Environ) -> Profile:
-    """The route NAME (one of yours), with every leg it needs; else one error saying what to run."""
+def route_and_legs(name: str, environ: env.Environ) -> tuple[Profile, list[Profile]]:
+    """The route NAME (one of yours) and its legs, primary first; else one error saying what to run."""
     from agentcfg import fixes, profiles
 
-    found = profiles.get(name, environ)
+    known = _own(environ)
+    found = known.get(name) or profiles.get(name, environ)  # not yours: the usual error, or a project's profile
     if found.route is None:
         raise AgentcfgError(
             f"profile {name!r} is not a route",
             hint=f"Make one: `agentcfg route add NAME --primary {fixes.command(name)} --fallback PROFILE`.",
         )
-    if why := spec.problem(found, _own(environ)):
+    if why := spec.problem(found, known):
         raise AgentcfgError(why, where=found.source, hint=f"Fix it with `agentcfg route add {name} --force ...`.")
-    return found
-
-
-def legs(route: Profile, environ: env.Environ) -> list[Profile]:
-    known = _own(environ)
-    assert route.route is not None
-    return [known[leg] for leg in route.route.legs]
+    return found, [known[leg] for leg in found.route.legs]
 
 
 def _free_port(host: str, taken: set[int]) -> int:
@@ -150,10 +145,9 @@ def serve(
     timeout: float = server.READY_TIMEOUT,
     tick: Callable[[float], None] | None = None,
 ) -> dict[str, Any]:
-    route = route_profile(name, environ)
+    route, legs_ = route_and_legs(name, environ)
     assert route.route is not None
     command = server.litellm_command(environ)  # what to install, before a keyring is asked anything
-    legs_ = legs(route, environ)
     for leg in (route, *legs_):  # LiteLLM reads any value that starts so as the name of a variable it holds
         if leg.model.lower().startswith("os.environ/"):
             raise AgentcfgError(
@@ -228,7 +222,7 @@ def systemd_unit(name: str, environ: env.Environ) -> str:
     """A systemd user unit that runs the route's router (`route serve NAME --foreground`)."""
     from agentcfg.switch import self_command
 
-    route = route_profile(name, environ)
+    route = route_and_legs(name, environ)[0]
     assert route.route is not None
     command = " ".join(_systemd_quote(word) for word in (*self_command(), "route", "serve", name, "--foreground"))
     then = ", then ".join(route.route.fallbacks)
@@ -259,8 +253,7 @@ def _systemd_quote(word: str) -> str:
 
 def status(name: str, environ: dict[str, str], *, timeout: float = 5.0) -> dict[str, Any]:
     """Whether the router runs and answers, and each leg's health as the router sees it."""
-    route = route_profile(name, environ)
-    legs_ = legs(route, environ)
+    route, legs_ = route_and_legs(name, environ)
     where = server.files(name, environ)
     result = _serving(route, legs_, where, environ)
     running = server.read_process(where)

@@ -41,15 +41,8 @@ def short_error(entry: dict[str, Any]) -> str:
     text = str(entry.get("error") or "").strip()
     first = next((line.strip() for line in text.splitlines() if line.strip()), "no reason given")
     status = entry.get("exception_status")
-    shown = terminal_safe(redact.scrub(first))[:240]
+    shown = redact.terminal_safe(redact.scrub(first))[:240]
     return f"{status}: {shown}" if status else shown
-
-
-def terminal_safe(text: str) -> str:
-    """A server's (or LiteLLM's) text with the control characters a terminal would obey shown as escapes."""
-    import re
-
-    return re.sub(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029]", lambda m: f"\\x{ord(m.group()):02x}", text)
 
 
 def _get(url: str, key: str | None, timeout: float) -> tuple[int | None, Any]:

@@ -257,9 +257,7 @@ def log_tail(where: Files, lines: int = 15) -> str:
         text = where.log.read_text(encoding="utf-8", errors="replace")
     except OSError:
         return "(no log)"
-    from agentcfg.route.health import terminal_safe
-
-    return terminal_safe(redact.scrub("\n".join(text.splitlines()[-lines:]))) or "(empty)"
+    return redact.terminal_safe(redact.scrub("\n".join(text.splitlines()[-lines:]))) or "(empty)"
 
 
 def stop(where: Files, timeout: float = STOP_TIMEOUT) -> int | None:

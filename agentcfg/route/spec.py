@@ -23,11 +23,11 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import urlsplit
 
-if TYPE_CHECKING:
-    from agentcfg.profiles import Profile
+from agentcfg import budget
+from agentcfg.profiles import Profile, is_loopback  # loaded first: profiles imports this module only to parse a route
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_COOLDOWN = 30  # s: LiteLLM's default cooldown is 5 s; a vLLM restart takes minutes
@@ -50,7 +50,7 @@ class Route:
     @property
     def keyed(self) -> bool:
         """Whether the router wants a key: always beyond loopback, on loopback when asked."""
-        return self.router_key or not is_loopback_host(self.host)
+        return self.router_key or not is_loopback(self.host)
 
     @property
     def legs(self) -> tuple[str, ...]:
@@ -85,12 +85,6 @@ class Route:
         return data
 
 
-def is_loopback_host(host: str) -> bool:
-    from agentcfg.profiles import is_loopback
-
-    return is_loopback(host)
-
-
 def connect_host(host: str) -> str:
     """The host this machine's agents reach a router listening on `host` at."""
     return DEFAULT_HOST if host in WILDCARD_HOSTS else host
@@ -103,8 +97,6 @@ def key_variable(name: str) -> str:
 
 def make(name: str, route: Route, primary: Profile, port: int) -> Profile:
     """The profile `route add` writes: the router's endpoints, the primary's model id as the model group."""
-    from agentcfg.profiles import Profile
-
     host = connect_host(route.host)
     shown = f"[{host}]" if ":" in host and not host.startswith("[") else host
     then = ", then ".join(route.fallbacks)
@@ -145,8 +137,6 @@ def bounded(profile: Profile, known: dict[str, Profile]) -> Profile:
     """The route with the smallest window and output bound of its legs and its own file: the agents' requests
     then fit whichever leg answers. A leg with no window counts with the window agentcfg assumes for it, and with
     its output bound or the one every server accepts."""
-    from agentcfg import budget
-
     route = profile.route
     if route is None or problem(profile, known):
         return profile
