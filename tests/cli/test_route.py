@@ -270,6 +270,9 @@ def test_bench_legs_puts_the_route_beside_its_legs(home: Home) -> None:
     assert "--legs" in home.run("bench", "--help").stdout
     done = home.run("bench", "prim", "--legs", "-n", "1", "--max-tokens", "4", "--json", check=None)
     assert "none of these profiles is a route" in done.stderr
+    home.run("route", "serve", "home")
+    done = home.run("bench", "home", "--legs", "-n", "1", "--max-tokens", "4", "--json", check=None)
+    assert list(json.loads(done.stdout)["profiles"]) == ["home", "prim", "gw"]  # the route, then each leg directly
 
 
 def test_switching_to_a_route_says_when_its_router_is_not_running(home: Home) -> None:
