@@ -405,10 +405,11 @@ class Journal:
         target = Path(item["target"])
 
         def unchanged() -> Callable[[], None]:
-            """The last check before the rename, after every backup is durable: same file, same bytes.
-            Returns the check right after it: a write into the old file (in place) meanwhile is put back."""
+            """The last check before the rename, after every backup is durable: same file, same bytes, no
+            other program writing it. Returns the check right after it: a write into the old file (in place)
+            meanwhile is put back."""
             watch = fsutil.Watch(target)
-            if watch.fingerprint != seen or _sha(watch.data) != item["sha_before"]:
+            if watch.fingerprint != seen or _sha(watch.data) != item["sha_before"] or not watch.quiet():
                 watch.close()
                 raise fsutil.ChangedMeanwhile(target)
 

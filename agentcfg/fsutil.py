@@ -192,17 +192,30 @@ def atomic_write(
 class Watch:
     """The file at a path, read and kept open, to tell after a rename over it whether someone wrote
     into it meanwhile (in place: open, truncate, write) and what they wrote, which the rename would
-    otherwise drop. POSIX only: Windows cannot rename over an open file."""
+    otherwise drop. POSIX only: Windows cannot rename over an open file.
 
-    def __init__(self, path: Path) -> None:
+    On Linux it also holds a read lease (fcntl F_SETLEASE) from before its read until the rename:
+    the kernel refuses the lease while any program has the file open for writing, and makes a program
+    that opens it for writing meanwhile wait until agentcfg lets go, marking the lease as breaking.
+    So a writer that opened the file and stalled before writing (a loaded machine) is seen before the
+    rename (`quiet` is False) instead of writing into the replaced file afterwards; and after the
+    rename, a lease taken on the replaced file says no writer has it open any more, so what it holds
+    then is final. Where leases are not available (another OS, a file of another user, NFS) the
+    lease part is skipped: a late write is then found by waiting for the file to settle."""
+
+    def __init__(self, path: Path, wait: float = 0.1) -> None:
         self.fd: int | None = None
         self.data: bytes | None = None
         self.fingerprint: Fingerprint | None = None
+        self.leased = False
+        self.busy = False  # another program had it open for writing for all of `wait`
         try:
             fd = os.open(path, os.O_RDONLY)
         except FileNotFoundError:
             return
         try:
+            leased = _lease(fd, wait)
+            self.busy, self.leased = leased is False, leased is True
             self.data, self.fingerprint = _read_fd(fd)
         except BaseException:
             os.close(fd)
@@ -212,16 +225,32 @@ class Watch:
         else:  # pragma: no cover
             os.close(fd)
 
+    def quiet(self) -> bool:
+        """True unless another program has the file open for writing, or is opening it now."""
+        if self.busy:
+            return False
+        if not self.leased:
+            return True
+        import fcntl
+
+        return fcntl.fcntl(self.fd, fcntl.F_GETLEASE) == fcntl.F_RDLCK
+
     def close(self) -> None:
         if self.fd is not None:
-            os.close(self.fd)
+            os.close(self.fd)  # also lets go of the lease
             self.fd = None
 
     def written_since(self, settle: float = 0.005, limit: float = 0.2) -> bytes | None:
-        """What was written into the watched file since it was read, once the writer seems done
-        (no change for `settle` seconds, waiting `limit` at most); None when nothing was."""
+        """What was written into the watched file since it was read, once the writer is done (it
+        closed the file, where leases tell; else no change for `settle` seconds, waiting `limit` at
+        most); None when nothing was."""
         if self.fd is None:
             return None
+        if self.leased:
+            _unlease(self.fd)  # a writer waiting on the lease goes on, into the file just replaced
+        if _lease(self.fd, limit):  # nobody has it open for writing, nor can open it by name: final
+            _unlease(self.fd)
+            settle = 0.0
         data, seen = _read_fd(self.fd)
         if data == self.data and seen == self.fingerprint:
             return None
@@ -233,6 +262,40 @@ class Watch:
             if again != (data, seen):
                 (data, seen), quiet = again, time.monotonic()
         return data
+
+
+def _lease(fd: int, wait: float) -> bool | None:
+    """Take a read lease on `fd`, waiting up to `wait` seconds while another program has the file open
+    for writing: True when held, False when it still had, None when leases are not available here."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows
+        return None
+    if not hasattr(fcntl, "F_SETLEASE"):  # leases are Linux's
+        return None
+    import signal
+
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            # A break is signalled to the holder: SIGURG, which is ignored unless handled, in place of
+            # SIGIO, which would end the process.
+            fcntl.fcntl(fd, getattr(fcntl, "F_SETSIG", 10), signal.SIGURG)
+            fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_RDLCK)
+            return True
+        except OSError as exc:
+            if exc.errno != errno.EAGAIN:
+                return None  # not the owner, not a local file system, leases disabled
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.0005)
+
+
+def _unlease(fd: int) -> None:
+    import fcntl
+
+    with contextlib.suppress(OSError):
+        fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_UNLCK)
 
 
 def _read_fd(fd: int) -> tuple[bytes, Fingerprint]:

@@ -36,10 +36,11 @@ from tests.bare_home import make_environ, write
 SWITCHES = 20
 # Lost writes tolerated. A renaming writer loses only a write landing between agentcfg's last check
 # and its rename (docs/switch.md: user space cannot close that window portably): 0 in every quiet run
-# measured, 1 of 853 once on a loaded CI machine. A writer in place that opened the file before agentcfg's
-# rename and stalls until after agentcfg's read-back writes into the replaced, unnamed file (see
-# docs/switch.md): 0 in every run measured since that read-back; today's main loses 10-20 per run.
-ALLOWED = {"rename": 2, "inplace": 2}
+# measured, 1 of 853 once on a loaded CI machine. A writer in place is seen by a read lease (Linux):
+# one that has the file open for writing at the last check, or opens it before the rename, refuses the
+# switch; before leases, one that stalled between its open and its write on a loaded CI machine lost 4
+# of 1044. 0 in 24 runs since, beside two busy loops on 2 cores.
+ALLOWED = {"rename": 2, "inplace": 1}
 DEADLINE = 3.0  # seconds per variant, writer included; the writer stops by itself after DEADLINE + 2
 
 WRITER = r"""
