@@ -187,8 +187,8 @@ def serve(
         child = server.process_env(environ, keys)
         if foreground:
             server.exec_foreground(command, where, host, port, child, text)
-        pid = server.start(command, where, host, port, child, text)
         try:
+            pid = server.start(command, where, host, port, child, text)
             seconds = server.wait_ready(_url(route), pid, where, timeout, tick)
         except KeyboardInterrupt:  # Ctrl-C while it starts: nothing is left running that was not asked for
             server.stop(where)

@@ -189,7 +189,12 @@ def start(command: list[str], where: Files, host: str, port: int, child_env: dic
             start_new_session=True,
         )
     record = {"pid": process.pid, "host": host, "port": port, "config": digest(text), "started": time.time()}
-    write_private(where.process, json.dumps(record) + "\n")
+    try:
+        write_private(where.process, json.dumps(record) + "\n")
+    except BaseException:  # (Ctrl-C) not recorded, so `stop` could not find it: never left running
+        _signal(process.pid, signal.SIGKILL)
+        process.wait()
+        raise
     return process.pid
 
 
