@@ -187,12 +187,14 @@ def serve(
         child = server.process_env(environ, keys)
         if foreground:
             server.exec_foreground(command, where, host, port, child, text)
-        try:
-            pid = server.start(command, where, host, port, child, text)
-            seconds = server.wait_ready(_url(route), pid, where, timeout, tick)
-        except KeyboardInterrupt:  # Ctrl-C while it starts: nothing is left running that was not asked for
-            server.stop(where)
-            raise
+        with server.ctrl_c_as_flag() as interrupted:
+            try:
+                pid = server.start(command, where, host, port, child, text)
+                seconds = server.wait_ready(_url(route), pid, where, timeout, tick, interrupted=interrupted)
+                interrupted()
+            except KeyboardInterrupt:  # Ctrl-C while it starts: nothing is left running that was not asked for
+                server.stop(where)
+                raise
     return {**result, "pid": pid, "already_running": False, "ready_seconds": round(seconds, 1)}
 
 

@@ -17,7 +17,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
@@ -191,7 +191,7 @@ def start(command: list[str], where: Files, host: str, port: int, child_env: dic
     record = {"pid": process.pid, "host": host, "port": port, "config": digest(text), "started": time.time()}
     try:
         write_private(where.process, json.dumps(record) + "\n")
-    except BaseException:  # (Ctrl-C) not recorded, so `stop` could not find it: never left running
+    except BaseException:  # not recorded (a full disk), so `stop` could not find it: never left running
         _signal(process.pid, signal.SIGKILL)
         process.wait()
         raise
@@ -213,6 +213,28 @@ def exec_foreground(
     os.execve(full[0], full, child_env)
 
 
+@contextlib.contextmanager
+def ctrl_c_as_flag() -> Iterator[Callable[[], None]]:
+    """Ctrl-C held as a flag while LiteLLM starts, raised as KeyboardInterrupt only where the check it yields
+    runs. Raised where the signal lands, it can land in a finalizer (Popen.__del__ as `start` returns), where
+    Python prints and drops it: serve then went on waiting for a router nobody wanted (seen in CI)."""
+    seen: list[int] = []
+
+    def check() -> None:
+        if seen:
+            raise KeyboardInterrupt
+
+    try:
+        previous = signal.signal(signal.SIGINT, lambda number, frame: seen.append(number))
+    except ValueError:  # not the main thread (an embedding program): Ctrl-C is not this code's to take
+        yield lambda: None
+        return
+    try:
+        yield check
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 def wait_ready(
     url: str,
     pid: int,
@@ -221,15 +243,18 @@ def wait_ready(
     tick: Callable[[float], None] | None = None,
     *,
     stop_on_timeout: bool = True,
+    interrupted: Callable[[], None] = lambda: None,
 ) -> float:
     """Poll the router's liveness until it answers while `pid` still runs (seconds it took); its process gone or
-    too slow: the log's end (and, when it is this call's to stop, the process stopped)."""
+    too slow: the log's end (and, when it is this call's to stop, the process stopped). `interrupted` raises
+    KeyboardInterrupt after a Ctrl-C that `ctrl_c_as_flag` held back."""
     import urllib.error
     import urllib.request
 
     started = time.monotonic()
     opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # loopback: never through a proxy
     while (elapsed := time.monotonic() - started) < timeout:
+        interrupted()
         if not _ours(pid, where.config):
             raise AgentcfgError(
                 f"LiteLLM exited before it answered; the end of its log:\n{log_tail(where)}",

@@ -460,9 +460,12 @@ def load(agent: str, home: Home, timeout: float = 60) -> Load:
     # env block took effect (a file that fails validation is ignored whole).
     flat = at_least(release_in(home, "claude"), CLAUDE_FLAT_DOCTOR)
     until = r"For a full setup checkup" if flat else r"Updates"
-    doctor = agents.run_tty(
-        agents.offline(["claude", "doctor"]), {**env, "TERM": "xterm-256color"}, home.root, timeout, until, agent
-    )
+    for _ in range(2):  # an empty screen (rc 0 in 0.8 s, once in CI) says nothing of the file: one more look
+        doctor = agents.run_tty(
+            agents.offline(["claude", "doctor"]), {**env, "TERM": "xterm-256color"}, home.root, timeout, until, agent
+        )
+        if doctor.stdout.strip():
+            break
     status = run("claude", "auth", "status")
     seen = _claude_doctor(doctor.stdout, flat)
     if seen is None:
