@@ -279,7 +279,7 @@ def _lease(fd: int, wait: float) -> bool | None:
     while True:
         try:
             # A break is signalled to the holder: SIGURG, which is ignored unless handled, in place of
-            # SIGIO, which would end the process.
+            # SIGIO, which would end the process. (Set each try: it fails where leases do.)
             fcntl.fcntl(fd, getattr(fcntl, "F_SETSIG", 10), signal.SIGURG)
             fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_RDLCK)
             return True

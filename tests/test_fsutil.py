@@ -46,7 +46,11 @@ def test_a_failed_write_is_one_error_and_the_old_file_stays(tmp_path: Path, monk
 
 # -- Watch: a write in place that a rename would drop (Linux read leases) -----------------------------------------
 
-leases = pytest.mark.skipif(not hasattr(__import__("fcntl"), "F_SETLEASE"), reason="read leases are Linux's")
+try:
+    import fcntl
+except ImportError:  # Windows: no fcntl, so no leases either
+    fcntl = None
+leases = pytest.mark.skipif(not hasattr(fcntl, "F_SETLEASE"), reason="read leases are Linux's")
 
 HOLD_OPEN = (
     "import sys, time\nf = open(sys.argv[1], 'r+b')\nprint('open', flush=True)\ntime.sleep(float(sys.argv[2]))\n"
