@@ -178,15 +178,17 @@ def launch(profile: Profile, args: tuple[str, ...], context: LaunchContext) -> L
         )
     # An id of a table config.toml has (profile `exec-NAME` is switched to as agentcfg-exec-NAME) would merge
     # with it: the next free `agentcfg-exec-NAME-N` then.
+    from agentcfg.edit import toml
+
     taken = base.table(data.get("model_providers"))
     ident = next(i for n in range(1, len(taken) + 2) if (i := _exec_id(profile, n)) not in taken)
     table = {"name": f"agentcfg: {profile.label}", "base_url": profile.base_url, "wire_api": "responses"}
     if profile.key_env:
         table["env_key"] = profile.key_env
     overrides = [
-        f"model={_toml(profile.model)}",
-        f"model_provider={_toml(ident)}",
-        f"model_providers.{ident}={_toml(table)}",  # a profile name is a bare TOML key,
+        f"model={toml.render(profile.model)}",
+        f"model_provider={toml.render(ident)}",
+        f"model_providers.{ident}={toml.render(table)}",  # a profile name is a bare TOML key,
     ]
     window = profile.context_window or (budget.ASSUMED_WINDOW if "model_context_window" in data else None)
     if window:
@@ -198,24 +200,13 @@ def launch(profile: Profile, args: tuple[str, ...], context: LaunchContext) -> L
             if isinstance(policy.get("exclude"), list)
             else []
         )
-        overrides.append(f"shell_environment_policy.exclude={_toml([*excluded, profile.key_env])}")
+        overrides.append(f"shell_environment_policy.exclude={toml.render([*excluded, profile.key_env])}")
     flags = tuple(word for override in overrides for word in ("-c", override))
     return Launch((*flags, *args))
 
 
 def _exec_id(profile: Profile, n: int) -> str:
     return f"agentcfg-exec-{profile.name}" if n == 1 else f"agentcfg-exec-{profile.name}-{n}"
-
-
-def _toml(value: object) -> str:
-    """A value as an inline TOML literal, as `-c` parses it."""
-    import tomlkit
-
-    if isinstance(value, dict):
-        table = tomlkit.inline_table()
-        table.update(value)
-        return table.as_string()
-    return tomlkit.item(value).as_string()
 
 
 def read(current: Texts) -> Binding:

@@ -11,6 +11,7 @@ import tomllib
 from agentcfg import budget, edit
 from agentcfg.agents import codex
 from agentcfg.agents.base import AgentFile, KeySource
+from agentcfg.edit import toml
 from agentcfg.profiles import Profile
 from tests.agents.samples import ENVIRON, GATEWAY_ANTHROPIC, NO_KEYS
 
@@ -146,4 +147,4 @@ def test_reserved_ids_are_built_in_providers_for_reading():
 )
 def test_toml_literals_parse_back_to_the_value(value):
     """`-c key=VALUE`: Codex parses VALUE as TOML; what agentcfg passes must parse to exactly the value."""
-    assert tomllib.loads(f"v = {codex._toml(value)}")["v"] == value
+    assert tomllib.loads(f"v = {toml.render(value)}")["v"] == value
