@@ -13,13 +13,19 @@ import tomllib
 from agentcfg import profiles
 from agentcfg.agents import codex
 from agentcfg.agents.base import KeySource
-from agentcfg.switch import plan_switch
+from agentcfg.switch import plan_switch, self_command
 from tests.conftest import Home
 
 pytestmark = pytest.mark.skipif(os.name == "nt", reason="the fake codex is a POSIX shell script")
 
 FORMATS = Path(__file__).resolve().parent / "fixtures" / "formats"
 KEY = "sk-test-a-0123456789abcdef"
+
+
+def auth_of(name: str) -> dict:
+    """The auth table that fetches `name`'s key: agentcfg's `key get`, run isolated (switch.self_command)."""
+    command = self_command()
+    return {"command": command[0], "args": [*command[1:], "key", "get", name]}
 
 
 def fake_codex(home: Home, version: str = "0.171.0") -> None:
@@ -77,7 +83,7 @@ def test_a_switch_writes_the_profile_file_of_the_profile_switched_to(codex_home)
 def test_a_keyed_profile_file_fetches_its_key_and_never_holds_it(codex_home):
     codex_home.run("switch", "a", "--agent", "codex")
     table = provider(toml(profile_file(codex_home, "a")))
-    assert table["auth"]["args"] == ["key", "get", "a"]
+    assert table["auth"] == auth_of("a")
     assert "env_key" not in table and "experimental_bearer_token" not in table
     assert KEY not in profile_file(codex_home, "a").read_text()
 
@@ -106,7 +112,7 @@ def test_another_profiles_file_fetches_its_own_key_whichever_profile_is_switched
     codex_home.run("switch", "a", "--agent", "codex")
     kept = profile_file(codex_home, "a").read_bytes()
     codex_home.run("switch", "b", "--agent", "codex")
-    assert provider(toml(profile_file(codex_home, "a")))["auth"]["args"] == ["key", "get", "a"]
+    assert provider(toml(profile_file(codex_home, "a")))["auth"] == auth_of("a")
     assert profile_file(codex_home, "a").read_bytes() == kept
 
 
@@ -116,7 +122,7 @@ def test_store_key_in_files_writes_the_key_into_the_switched_profiles_file_only(
     assert provider(toml(profile_file(codex_home, "a")))["experimental_bearer_token"] == KEY
     codex_home.run("switch", "b", "--agent", "codex", "--store-key-in-files")  # keyless: no literal key
     table = provider(toml(profile_file(codex_home, "a")))  # a's own file now names its own `key get`
-    assert "experimental_bearer_token" not in table and table["auth"]["args"] == ["key", "get", "a"]
+    assert "experimental_bearer_token" not in table and table["auth"] == auth_of("a")
     for name, text in codex_files(codex_home).items():  # (config.toml keeps a's old table: status flags it)
         assert name == "config.toml" or KEY.encode() not in text, name
 
@@ -126,7 +132,7 @@ def test_codex_profile_files_all_writes_one_for_every_profile(codex_home):
     every = sorted(profiles.load_all(codex_home.env))
     assert {"a", "b", "c", "local", "taotoken"} <= set(every)
     assert codex.profile_file_names(codex_home.env) == every
-    assert provider(toml(profile_file(codex_home, "taotoken")))["auth"]["args"] == ["key", "get", "taotoken"]
+    assert provider(toml(profile_file(codex_home, "taotoken")))["auth"] == auth_of("taotoken")
     # and the next plain switch keeps them all current (the default: the profiles that have a file)
     before = codex_files(codex_home)
     codex_home.run("switch", "b", "--agent", "codex")

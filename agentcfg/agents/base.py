@@ -38,7 +38,7 @@ class FileEdit:
 class KeySource:
     """How a keyed profile's key reaches the agents (a keyless profile needs none of this)."""
 
-    helper: tuple[str, ...] = ()  # the argv that prints the key: `agentcfg key get PROFILE`
+    helper: tuple[str, ...] = ()  # the argv that prints the key: `key get PROFILE` of switch.self_command()
     runs_helper: frozenset[str] = frozenset()  # agents whose installed version runs `helper` itself
     literal: str | None = None  # the key itself, only with `switch --store-key-in-files`
 
@@ -55,7 +55,9 @@ def helper_command(argv: tuple[str, ...]) -> str:
 
 
 def is_helper(command: object) -> bool:
-    """Whether a helper command is one agentcfg wrote (so a later switch may replace or remove it)."""
+    """Whether a helper command is one agentcfg wrote (so a later switch may replace or remove it): today's
+    `python -I -m agentcfg key get P` or `python -I -c '...agentcfg.cli...' key get P`, and the
+    `/path/to/agentcfg key get P` and `python -m agentcfg key get P` of earlier versions."""
     return isinstance(command, str) and "agentcfg" in command and " key get " in command
 
 

@@ -247,7 +247,9 @@ def systemd_unit(name: str, environ: env.Environ) -> str:
 def _systemd_quote(word: str) -> str:
     if word and all(c.isalnum() or c in "/._-+=:@" for c in word):
         return word
-    return '"' + word.replace("\\", "\\\\").replace('"', '\\"').replace("%", "%%") + '"'
+    # systemd reads `%` as a specifier and `$` as a variable even inside quotes: both doubled, taken literally
+    escaped = word.replace("\\", "\\\\").replace('"', '\\"').replace("%", "%%").replace("$", "$$")
+    return '"' + escaped + '"'
 
 
 # -- status, stop ------------------------------------------------------------------------------------------------

@@ -43,6 +43,13 @@ ENV_ONLY = KeySource(helper=ARGV, runs_helper=frozenset({"claude"}))  # an older
 LITERAL_KEY = "sk-literal-0123456789abcdef"
 LITERAL = KeySource(literal=LITERAL_KEY)
 CODEX_KEYS = ("env_key", "experimental_bearer_token", "auth")
+SITE = "/venv/lib/python3.12/site-packages"
+USER_SITE = "/home/u/.local/lib/python3.12/site-packages"
+
+
+def _code(*dirs: str) -> str:
+    """The -c program switch.isolated_command writes for `dirs`."""
+    return f"import sys; sys.path[:0] = {json.dumps(list(dirs))}; from agentcfg.cli import main; main()"
 
 
 def one(agent, profile: Profile, text: str | None, keys: KeySource) -> str:
@@ -80,7 +87,9 @@ def test_helper_command_runs_through_sh(tmp_path):
     ("command", "ours"),
     [
         ("/opt/agentcfg/bin/agentcfg key get gw", True),
-        ("/usr/bin/python3 -m agentcfg key get local", True),
+        ("/usr/bin/python3 -m agentcfg key get local", True),  # written before -I: still agentcfg's, replaced
+        ("/venv/bin/python -I -m agentcfg key get gw", True),
+        (shlex.join(("/venv/bin/python", "-I", "-c", _code("/src/agentcfg"), "key", "get", "gw")), True),
         ("~/bin/key.sh", False),
         ("agentcfg-key", False),
         ("pass show gw key get x", False),
@@ -408,15 +417,69 @@ def test_runs_helper_without_running_anything(bin_environ):
     assert switch.runs_helper(opencode, bin_environ) is False
 
 
-def test_self_command(monkeypatch, tmp_path):
-    monkeypatch.setattr(sys, "argv", ["/usr/lib/python3/site-packages/pytest/__main__.py"])
-    assert switch.self_command() == (sys.executable, "-m", "agentcfg")
-    script = tmp_path / "agentcfg"
-    script.write_text("")
-    monkeypatch.setattr(sys, "argv", [str(script), "switch", "gw"])
-    assert switch.self_command() == (str(script),)
-    monkeypatch.setattr(sys, "argv", [str(tmp_path / "missing" / "agentcfg")])
-    assert switch.self_command() == (sys.executable, "-m", "agentcfg")
+@pytest.mark.parametrize(
+    ("dirs", "expected"),
+    [
+        ([SITE], ("-m", "agentcfg")),  # pip install into a venv or the system: isolation searches its site
+        ([f"{SITE}/../site-packages"], ("-m", "agentcfg")),  # the same directory, spelled otherwise
+        (["/src/agentcfg", SITE], ("-c", _code("/src/agentcfg"))),  # editable install, checkout: deps in the venv
+        ([USER_SITE], ("-c", _code(USER_SITE))),  # pip install --user: its dependencies are there too
+        (["/src/agentcfg", USER_SITE, SITE], ("-c", _code("/src/agentcfg", USER_SITE))),  # --user editable
+        (["/dir with 'quotes' and \\"], ("-c", _code("/dir with 'quotes' and \\"))),
+    ],
+    ids=["site", "site-spelled-otherwise", "editable", "user-site", "user-editable", "odd-path"],
+)
+def test_isolated_command(dirs, expected):
+    """Always -I: neither the current directory, PYTHONPATH nor the user's site decide what runs."""
+    command = switch.isolated_command("/venv/bin/python", dirs, [SITE, "/usr/lib/python3/dist-packages"])
+    assert command == ("/venv/bin/python", "-I", *expected)
+
+
+def test_isolated_command_code_puts_back_exactly_the_directories(tmp_path):
+    odd = tmp_path / 'it\'s "odd" \\ é'
+    (odd / "agentcfg" / "cli").mkdir(parents=True)
+    (odd / "agentcfg" / "__init__.py").write_text("")
+    (odd / "agentcfg" / "cli" / "__init__.py").write_text("import sys\ndef main():\n    print(sys.argv[1:])\n")
+    command = switch.isolated_command(sys.executable, [str(odd)], [])
+    done = subprocess.run([*command, "key", "get", "gw"], capture_output=True, text=True, cwd=tmp_path, timeout=60)
+    assert (done.returncode, done.stdout, done.stderr) == (0, "['key', 'get', 'gw']\n", "")
+
+
+def test_self_command_is_this_interpreter_isolated():
+    command = switch.self_command()
+    assert command[:2] == (sys.executable, "-I")
+    if command[2] == "-c":  # this checkout (an editable install) is put back by its absolute path
+        assert json.dumps(str(Path(switch.__file__).resolve().parents[1])) in command[3]
+
+
+def test_import_dirs_are_where_this_process_finds_agentcfg_and_its_dependencies(monkeypatch, tmp_path):
+    import keyring
+
+    dirs = switch._import_dirs()
+    assert os.path.dirname(os.path.dirname(os.path.abspath(switch.__file__))) in dirs
+    assert os.path.dirname(os.path.dirname(os.path.abspath(keyring.__file__))) in dirs
+    assert str(tmp_path) not in dirs
+    (tmp_path / "somedep").mkdir()
+    (tmp_path / "somedep" / "__init__.py").write_text("")
+    (tmp_path / "single.py").write_text("")
+    monkeypatch.syspath_prepend(str(tmp_path))  # where this process finds them: as PYTHONPATH or --user would
+    monkeypatch.setattr(switch, "RUNTIME_PACKAGES", ("agentcfg", "somedep", "single", "not_installed_anywhere"))
+    assert switch._import_dirs()[0] == str(tmp_path)  # in sys.path's order
+    assert len(switch._import_dirs()) == 2
+
+
+def test_runtime_packages_are_agentcfg_and_its_declared_dependencies():
+    import importlib.metadata
+    import re
+
+    declared = {re.split(r"[\s<>=!~;\[]", r, maxsplit=1)[0].lower() for r in importlib.metadata.requires("agentcfg")
+                if "extra ==" not in r}  # fmt: skip
+    names = {
+        name
+        for name, dists in importlib.metadata.packages_distributions().items()
+        if {d.lower() for d in dists} & declared and not name.startswith("_") and not name.endswith("__mypyc")
+    }  # tomli's compiled helper module is installed beside tomli itself
+    assert set(switch.RUNTIME_PACKAGES) == {"agentcfg"} | names
 
 
 def test_key_source_for_a_keyless_profile():

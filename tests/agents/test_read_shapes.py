@@ -9,7 +9,7 @@ import json
 import pytest
 
 from agentcfg.agents import AGENTS, claude, codex, opencode, qwen
-from agentcfg.agents.base import KeySource
+from agentcfg.agents.base import KeySource, helper_profile_name, is_helper
 from agentcfg.profiles import Profile
 from tests.agents.samples import ENVIRON, switch
 
@@ -39,6 +39,29 @@ def test_claude_carries_the_id_only_in_its_key_helper():
     assert written(claude, TEAM, HELPER).profile == "team"
     assert written(claude, KEYLESS).profile is None  # a keyless switch writes a stand-in token, no helper
     assert claude.read({claude.files(ENVIRON)[0]: json.dumps({"apiKeyHelper": "~/bin/key.sh"})}).profile is None
+
+
+HELPERS = {
+    "console script (earlier versions)": ("/opt/bin/agentcfg",),
+    "python -m (earlier versions)": ("/usr/bin/python3", "-m", "agentcfg"),
+    "isolated -m": ("/venv/bin/python", "-I", "-m", "agentcfg"),
+    "isolated -c": (
+        "/venv/bin/python",
+        "-I",
+        "-c",
+        'import sys; sys.path[:0] = ["/src"]; from agentcfg.cli import main; main()',
+    ),
+}
+
+
+@pytest.mark.parametrize("command", HELPERS.values(), ids=HELPERS)
+def test_every_helper_agentcfg_writes_or_wrote_is_its_own(command):
+    """status and doctor attribute the file to the profile, and a switch replaces the helper (not the user's)."""
+    keys = KeySource(helper=(*command, "key", "get", "team"), runs_helper=frozenset({"claude", "codex"}))
+    for agent in (claude, codex):
+        binding = written(agent, TEAM, keys)
+        assert binding.profile == "team" and is_helper(binding.helper), agent.NAME
+        assert helper_profile_name(binding.helper) == "team"
 
 
 def test_qwen_carries_only_the_label():

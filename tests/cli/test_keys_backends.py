@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 import tomllib
 
+from agentcfg.switch import self_command
 from tests.conftest import AGENTCFG
 
 KEY = "sk-test-0123456789abcdef"  # tail …cdef
@@ -63,6 +64,11 @@ def set_key(home, name: str = "taotoken", value: str = KEY, **extra_env: str) ->
 def store(keyring_file: Path, name: str = "taotoken", value: str = KEY) -> None:
     """Put a key straight into the FileKeyring, for tests whose subject is not `key set`."""
     keyring_file.write_text(json.dumps({f"agentcfg/{name}": value}))
+
+
+def helper_argv(profile: str) -> list[str]:
+    """The command agentcfg hands an agent that prints `profile`'s key: this interpreter's agentcfg, isolated."""
+    return [*self_command(), "key", "get", profile]
 
 
 def add_gw(home) -> None:
@@ -452,7 +458,7 @@ def test_switch_after_key_set_writes_no_key_and_agents_fetch_or_read_it(home, ke
     assert files_holding(home.root, GW_KEY) == []
 
     claude = json.loads(home.read(".claude/settings.json"))
-    assert claude["apiKeyHelper"] == shlex.join([AGENTCFG, "key", "get", "gw"])
+    assert claude["apiKeyHelper"] == shlex.join(helper_argv("gw"))
     assert not {"ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_API_KEY"} & set(claude["env"])
     helper = subprocess.run(
         ["sh", "-c", claude["apiKeyHelper"]], env=home.env, capture_output=True, text=True, timeout=60
@@ -472,7 +478,7 @@ def test_switch_after_key_set_writes_no_key_and_agents_fetch_or_read_it(home, ke
     assert "note: codex, claude fetch the key from the keyring by itself" in second.stderr
     assert f"note: qwen, opencode {helper_note('qwen', 'opencode')}" in second.stderr
     provider = tomllib.loads(home.read(".codex/config.toml"))["model_providers"]["agentcfg-gw"]
-    assert provider["auth"] == {"command": AGENTCFG, "args": ["key", "get", "gw"]}
+    assert provider["auth"] == {"command": helper_argv("gw")[0], "args": helper_argv("gw")[1:]}
     assert "env_key" not in provider and "experimental_bearer_token" not in provider
     fetched = subprocess.run(
         [provider["auth"]["command"], *provider["auth"]["args"]],
@@ -503,7 +509,7 @@ def test_switch_with_no_key_stored_says_how_to_store_it(home, keyring_file):
 def test_dry_run_diff_shows_the_key_helper_command_unmasked(home, keyring_file):
     add_gw(home)  # the shape masker once printed `"apiKeyHelper": "**** key get gw"` here
     result = run(home, "switch", "gw", "--agent", "claude", "--dry-run", check=4)  # no key stored
-    assert f'+  "apiKeyHelper": "{shlex.join([AGENTCFG, "key", "get", "gw"])}"' in result.stdout
+    assert f'+  "apiKeyHelper": {json.dumps(shlex.join(helper_argv("gw")))}' in result.stdout
 
 
 # -- switch --store-key-in-files ------------------------------------------------------------------------------

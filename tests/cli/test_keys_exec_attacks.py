@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import subprocess
 from pathlib import Path
 
@@ -23,7 +24,7 @@ import tomllib
 
 from agentcfg import fields
 from agentcfg.errors import Exit
-from tests.cli.test_keys_backends import KEY, assert_clean_error, run, store
+from tests.cli.test_keys_backends import KEY, assert_clean_error, helper_argv, run, store
 from tests.cli.test_keys_exec import agents, changed, hashes, ran, runtime  # noqa: F401 - agents is a fixture
 from tests.conftest import AGENTCFG, Home
 
@@ -154,7 +155,7 @@ def _claude(out: dict, data: dict) -> None:
     assert {k: v for k, v in settings["env"].items() if k.endswith("_MODEL")} == dict.fromkeys(
         [k for k in settings["env"] if k.endswith("_MODEL")], data["model"]
     )
-    assert settings["apiKeyHelper"] == f"{AGENTCFG} key get gw"  # agentcfg's, with nothing of the profile's
+    assert settings["apiKeyHelper"] == shlex.join(helper_argv("gw"))  # agentcfg's, with nothing of the profile's
     assert out["helper"]["status"] == 0 and out["helper"]["stdout"].strip() == KEY
 
 
