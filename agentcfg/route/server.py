@@ -95,7 +95,8 @@ def litellm_version(environ: env.Environ) -> str | None:
 
 
 def process_env(environ: env.Environ, keys: dict[str, str]) -> dict[str, str]:
-    """LiteLLM's environment: KEPT of the user's, QUIET, loopback never proxied, and the keys by variable."""
+    """LiteLLM's environment: KEPT of the user's, QUIET, loopback never proxied, and `keys` (the keys by variable,
+    and the route's own settings)."""
     child = {name: environ[name] for name in KEPT if name in environ}
     loopback = ["127.0.0.1", "localhost", "::1"]
     for name in ("NO_PROXY", "no_proxy"):
