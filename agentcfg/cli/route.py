@@ -34,8 +34,9 @@ def route() -> None:
 
     The router sends each request to the primary and, when it fails (refused connection, timeout, 5xx,
     429) or is at --max-parallel, to the fallbacks in order; a failing leg is left alone for the cooldown.
-    LiteLLM is an optional extra: pip install 'agentcfg[route]'. Every route has a router key, made by
-    `route add` and kept in the keyring: the router answers nothing without it. docs/route.md has the rest.
+    LiteLLM is the optional `route` extra (from agentcfg's checkout: pip install '.[route]'; `route serve`
+    names the exact command). Every route has a router key, made by `route add` and kept in the keyring:
+    the router answers nothing without it. docs/route.md has the rest.
     """
 
 

@@ -339,11 +339,15 @@ def test_litellm_that_never_answers_is_stopped_at_the_timeout(home: Home, tmp_pa
 
 
 def test_without_litellm_serve_says_what_to_install(home: Home) -> None:
+    """The exact command for the Python that runs agentcfg, with the `route` extra's pins: on the package index
+    the name `agentcfg` is another project's, so `pip install 'agentcfg[route]'` would install someone else's code."""
     add(home)
     env = {k: v for k, v in home.env.items() if k != "AGENTCFG_LITELLM"}
     done = subprocess.run([AGENTCFG, "route", "serve", "home"], env=env, capture_output=True, text=True, timeout=60)
     assert done.returncode == 2, done
-    assert "pip install 'agentcfg[route]'" in done.stderr and "1.108.7" in done.stderr
+    python = str(Path(AGENTCFG).parent / "python")
+    assert f"{python} -m pip install 'litellm[proxy]==1.108.7' prisma==0.15.0" in done.stderr, done.stderr
+    assert "agentcfg[" not in done.stderr
 
 
 def test_serve_of_a_profile_that_is_not_a_route_is_refused(home: Home) -> None:
