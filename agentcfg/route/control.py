@@ -223,10 +223,9 @@ def serve(
     # One serve at a time: two at once would each start a LiteLLM, and one would be left unrecorded
     with fsutil.exclusive_lock(where.directory / "lock", timeout=timeout + 30):
         keys[litellm.ROUTER_KEY_VARIABLE], made = _serving_key(route, environ)
-        if before:
-            pointing = _give_key_env(route, environ)
+        pointing = _give_key_env(route, environ) if before else []
         if made or before:
-            tell(key_note(name, str(route.key_env), before=before, pointing=pointing if before else []))
+            tell(key_note(name, str(route.key_env), before=before, pointing=pointing))
         result["router_key_made"] = made
         running = server.read_process(where)
         if running is not None:

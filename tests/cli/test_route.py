@@ -218,6 +218,16 @@ def test_a_router_key_gone_from_the_keyring_is_made_again_at_serve(home: Home) -
     assert served["router_key_made"] is True
     router_key = home.run("key", "get", "home").stdout.strip()
     assert fake_litellm.record(Path(home.env["AGENTCFG_LITELLM"]))["env"]["AGENTCFG_ROUTER_KEY"] == router_key
+    # removed while its router runs: the router, which has the old key, is not passed off as serving the new one
+    home.run("key", "rm", "home")
+    done = home.run("route", "serve", "home", check=2)
+    assert "its router key is new" in done.stderr and "agentcfg route stop home && agentcfg route serve home" in (
+        done.stderr
+    )
+    home.run("route", "stop", "home")
+    doc(home, "route", "serve", "home")
+    router_key = home.run("key", "get", "home").stdout.strip()
+    assert post(served["url"], router_key)[0] == 200
 
 
 def test_without_a_keyring_the_router_key_comes_from_its_variable(home: Home) -> None:

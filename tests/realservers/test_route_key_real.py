@@ -13,6 +13,7 @@ import http.client
 import json
 import os
 import socket
+import subprocess
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -137,10 +138,21 @@ def test_the_router_refuses_requests_without_its_key_and_lets_no_page_read_it(
         assert not [f for f in report["findings"] if f["status"] == "fail"], report["findings"]
 
 
+def litellm_version(program: Path) -> str:
+    python = program.with_name("python")
+    code = "import importlib.metadata as m; print(m.version('litellm'))"
+    return subprocess.run([str(python), "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+
+
 @pytest.mark.e2e
 def test_every_agent_sends_the_router_key_and_is_answered(
-    agent_home: Home, keyring_file: Path, litellm_program: Path, run_agent
+    agent_home: Home, keyring_file: Path, litellm_program: Path, run_agent, agent_versions, compat
 ) -> None:
+    server = f"LiteLLM {litellm_version(litellm_program)} route with its router key: agentcfg test servers"
+    for agent in agents.AGENTS:
+        how = "`agentcfg exec home --`" if agent in THROUGH_EXEC else "its key helper"
+        case = f"`switch home`: the router key through {how}; the router refuses requests without it"
+        compat(tier="realservers", agent=agent, agent_version=agent_versions[agent], server=server, case=case)
     with served(agent_home, litellm_program) as router:
         assert router.key.startswith("sk-agentcfg-")  # the router refuses requests without it (the test above)
         agent_home.run("switch", "home")
