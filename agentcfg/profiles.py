@@ -214,11 +214,10 @@ def parse(name: str, text: str, source: str, cache: _ValidatedCache | None = Non
         from agentcfg.route.spec import Route
 
         data["route"] = Route.from_table(data["route"])
-        if data["route"].keyed and not data.get("key_env"):  # else its router would answer anyone, with your keys
+        # else its router would answer anyone, with your keys (on loopback `route serve` adds it: route/spec.py)
+        if data["route"].beyond_loopback and not data.get("key_env"):
             raise AgentcfgError(
-                f"route {name!r} listens on {data['route'].host}"
-                + (" and asks for a router key" if data["route"].router_key else "")
-                + ", so it needs key_env (the router key's variable)",
+                f"route {name!r} listens on {data['route'].host}, so it needs key_env (the router key's variable)",
                 where=where,
                 hint=f"Add it again, which makes the key: `agentcfg route add {name} --force ...` with its options.",
             )

@@ -26,6 +26,7 @@ import datetime
 import json
 import os
 import platform
+import secrets
 import shlex
 import socket
 import subprocess
@@ -120,6 +121,10 @@ def measure(args: argparse.Namespace) -> dict[str, object]:
         (root / "run").mkdir(mode=0o700)
         environ = _timing.user_environment(root, os.environ.get("PATH", "/usr/bin:/bin"))
         environ["NO_PROXY"] = "127.0.0.1,localhost"
+        # Every route has a router key: here one exported in the route's variable, with no keyring (so none of
+        # the user's keyrings gets an entry); `route add`, `serve` and `bench` read it there
+        environ["PYTHON_KEYRING_BACKEND"] = "keyring.backends.fail.Keyring"
+        environ[ROUTE.upper().replace("-", "_") + "_ROUTER_KEY"] = "sk-agentcfg-" + secrets.token_urlsafe(32)
         commands = Commands(environ, root, {server_agentcfg: "serve-agentcfg", agentcfg: "agentcfg"})
         schedule = {"ttft": args.ttft, "itl": args.itl, "role_first": False}
         with ScheduledServer(**schedule) as primary, ScheduledServer(**schedule) as fallback:

@@ -34,7 +34,9 @@ def route() -> None:
 
     The router sends each request to the primary and, when it fails (refused connection, timeout, 5xx,
     429) or is at --max-parallel, to the fallbacks in order; a failing leg is left alone for the cooldown.
-    LiteLLM is an optional extra: pip install 'agentcfg[route]'. docs/route.md has the rest.
+    LiteLLM is the optional `route` extra (from agentcfg's checkout: pip install '.[route]'; `route serve`
+    names the exact command). Every route has a router key, made by `route add` and kept in the keyring:
+    the router answers nothing without it. docs/route.md has the rest.
     """
 
 
@@ -58,10 +60,8 @@ def route() -> None:
     show_default=True,
     help="Seconds a leg may take to start answering; then the next is tried.",
 )
-@click.option(
-    "--host", default="127.0.0.1", show_default=True, help="Where the router listens; beyond loopback it needs a key."
-)
-@click.option("--router-key", is_flag=True, help="Want a router key on loopback too (a machine others log in to).")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Where the router listens.")
+@click.option("--router-key", is_flag=True, hidden=True, help="Kept for old scripts: every route has a router key.")
 @click.option("--force", is_flag=True, help="Replace an existing profile of that name.")
 @base.json_option("Print the route added as JSON.")
 def route_add(
@@ -73,21 +73,21 @@ def route_add(
     cooldown: int,
     timeout: int,
     host: str,
-    router_key: bool,
+    router_key: bool,  # --router-key: accepted, and nothing to do (every route has one)
     force: bool,
     as_json: bool,
 ) -> None:
     """Add a route: a profile whose endpoint is a router on this machine, in front of its legs.
 
     The model the agents ask for is the primary's model id; each leg is sent its own. The agents' output
-    bounds are the smallest of the legs' windows. A --host other than loopback (0.0.0.0 for a team's shared
-    router) gets a router key, stored in the keyring; the agents' configs then use it.
+    bounds are the smallest of the legs' windows. Every route gets a router key, stored in the keyring (its
+    router answers nothing without it, so no other program or web page spends the legs' keys); the agents'
+    configs use it. --host 0.0.0.0: a team's shared router (`agentcfg key get NAME` gives its key).
     """
     from agentcfg.route import control
 
     result = control.add(name, primary, fallbacks, port=port, max_parallel=max_parallel, cooldown=cooldown,
-                         timeout=timeout, host=host, router_key=router_key, force=force,
-                         environ=base.environ())  # fmt: skip
+                         timeout=timeout, host=host, force=force, environ=base.environ())  # fmt: skip
     if as_json:
         base.print_json(result)
         return
@@ -146,7 +146,8 @@ def route_serve(name: str, foreground: bool, print_systemd_unit: bool, timeout: 
 
     if foreground and not as_json:
         click.echo(f"route {name}: LiteLLM in the foreground, its output here (Ctrl-C stops it)", err=True)
-    result = control.serve(name, environ, foreground=foreground, timeout=timeout, tick=tick if show else None)
+    result = control.serve(name, environ, foreground=foreground, timeout=timeout, tick=tick if show else None,
+                           tell=lambda note: base.emit_notes([note]))  # fmt: skip
     if show:
         click.echo("", err=True)
     if as_json:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable
 from typing import Any
@@ -54,11 +55,10 @@ def add(
     cooldown: int,
     timeout: int,
     host: str,
-    router_key: bool,
     force: bool,
     environ: dict[str, str],
 ) -> dict[str, Any]:
-    """Write the route's profile; a router key (stored in the keyring) when it listens beyond loopback."""
+    """Write the route's profile and make its router key (stored in the keyring): every route has one."""
     from agentcfg import fsutil, profile_edit, profiles
 
     profile_edit.check_new_name(name, force, environ)
@@ -66,7 +66,7 @@ def add(
     if primary not in known:
         profiles.get(primary, environ)  # the unknown-profile error, with suggestions
         raise AgentcfgError(f"the primary {primary!r} is a profile of this project: a route's legs are your own")
-    route = spec.Route(primary, tuple(fallbacks), max_parallel, cooldown, host, timeout, router_key)
+    route = spec.Route(primary, tuple(fallbacks), max_parallel, cooldown, host, timeout)
     # The options first (a host that is no address must not reach the port search, nor a URL)
     profiles.validate({"base_url": "http://127.0.0.1/v1", "model": "m", "route": route.table()},
                       profiles.schema_text(), f"route {name}")  # fmt: skip
@@ -81,9 +81,7 @@ def add(
         raise AgentcfgError(f"route {other!r} listens on port {port}", hint="Give another --port.")
     new = spec.make(name, route, known[primary], port)
     profiles.validate(new.fields(), profiles.schema_text(), f"route {name}")
-    stored = False
-    if new.key_env:
-        stored = _router_key(new, environ)
+    stored = _router_key(new, environ)
     path = profiles.profiles_dir(environ) / f"{name}.toml"
     fsutil.save(path, profiles.to_toml(new).encode("utf-8"), 0o644, env.display(path, environ))
     bounded = spec.bounded(new, {**known, name: new})
@@ -102,13 +100,21 @@ def add(
 
 
 def _router_key(new: Profile, environ: dict[str, str]) -> bool:
-    """Keep the key a router beyond loopback requires: the one stored already, else a new one. True: stored now."""
-    import secrets
-
+    """Keep the route's router key: the one stored already, else a new one. True: stored now. No keyring to be
+    had: the key exported in the route's variable, the way out the keyring's error gives."""
     from agentcfg import keystore
 
     store = keystore.KeyStore(environ, new)
-    if stored := store.get(new.name):
+    try:
+        stored = store.get(new.name)
+    except keystore.KeyringProblem as problem:
+        exported = environ.get(new.key_env or "")
+        if problem.kind not in ("no-backend", "locked") or not exported:
+            raise
+        if why := keystore.check_value(exported, typed=True):
+            raise AgentcfgError(f"the router key in {new.key_env} (your environment) cannot be used: {why}") from None
+        return False  # `route serve` and the agents' `key get` read it there (keystore.resolve)
+    if stored:
         if not stored.startswith(ROUTER_KEY_PREFIX):  # another profile's key, kept under this name: never reused
             raise AgentcfgError(
                 f"a key is stored for {new.name!r} that is not a router key (a profile of that name had it)",
@@ -116,24 +122,70 @@ def _router_key(new: Profile, environ: dict[str, str]) -> bool:
             )
         store.bind(new.name, keystore.profile_origins(new))  # the route's own key, at its new address
         return False
-    store.store(new, ROUTER_KEY_PREFIX + secrets.token_urlsafe(32))
+    store.store(new, new_router_key())
     return True
 
 
-# -- serve -------------------------------------------------------------------------------------------------------
+def new_router_key() -> str:
+    import secrets
+
+    return ROUTER_KEY_PREFIX + secrets.token_urlsafe(32)  # 256 random bits
 
 
-def _keys(route: Profile, legs_: list[Profile], environ: dict[str, str]) -> dict[str, str]:
-    """The variables LiteLLM gets: each keyed leg's key (keystore.resolve: only towards its own hosts), and the
-    router key. None stored or exported: Exit.NO_KEY, naming the leg, before anything starts."""
+def _serving_key(route: Profile, environ: dict[str, str]) -> tuple[str, bool]:
+    """The router key `serve` starts LiteLLM with, and whether it was made now: the stored or exported one
+    (keystore.resolve: only for the route's own address), else a new one, stored (none was kept: a route from
+    before every route had one, or a key removed)."""
+    from agentcfg import keystore
+    from agentcfg.cli.hotpath import resolve_key
+
+    try:
+        return resolve_key(route, environ).value, False
+    except keystore.KeyringProblem as problem:
+        if problem.kind != "missing":
+            raise
+    key = new_router_key()
+    keystore.KeyStore(environ, route).store(route, key)
+    return key, True
+
+
+def _give_key_env(route: Profile, environ: dict[str, str]) -> list[str]:
+    """Name the router key's variable in the file of a route from before every route had one (that field alone
+    changes, as `profile set` changes it); the agents that point at the route now, without the key."""
+    from agentcfg import profile_edit
+
+    assert route.key_env is not None
+    done = profile_edit.change(route.name, (f"key_env={route.key_env}",), (), False, environ)
+    return done.pointing
+
+
+def key_note(name: str, variable: str, *, before: bool, pointing: list[str]) -> str:
+    """What `serve` says when it gave the route a router key (the agents that had none must be switched again)."""
+    switch = f"`agentcfg switch {name}`"
+    if not before:
+        return (
+            f"no router key was stored for route {name}: made a new one (in the keyring); agents switched to it "
+            f"fetch it themselves, one given the old key (in its files, a team's) needs {switch} or the new key"
+        )
+    if pointing:
+        who = f"{', '.join(pointing)} {'points' if len(pointing) == 1 else 'point'} at it without the key"
+    else:
+        who = "an agent switched to it before sends no key"
+    return (
+        f"route {name} had no router key, so its router answered any program or web page on this machine: it has "
+        f"one now (in the keyring; its variable {variable}) and refuses requests without it; {who}: run {switch}"
+    )
+
+
+def _keys(legs_: list[Profile], environ: dict[str, str]) -> dict[str, str]:
+    """The legs' keys LiteLLM gets, by variable (keystore.resolve: each only towards its own hosts). None stored or
+    exported: Exit.NO_KEY, naming the leg, before anything starts."""
     from agentcfg.cli.hotpath import resolve_key
 
     found: dict[str, str] = {}
     for index, leg in enumerate(legs_):
         if leg.key_env:
             found[litellm.key_variable(index)] = resolve_key(leg, environ).value
-    if route.key_env:
-        found[litellm.ROUTER_KEY_VARIABLE] = resolve_key(route, environ).value
     return found
 
 
@@ -144,9 +196,15 @@ def serve(
     foreground: bool,
     timeout: float = server.READY_TIMEOUT,
     tick: Callable[[float], None] | None = None,
+    tell: Callable[[str], None] = lambda note: None,
 ) -> dict[str, Any]:
+    """Start the route's LiteLLM (or find it running with this config) and wait until it answers. `tell` gets
+    what the user must know before it starts (a router key made now: in the foreground nothing returns)."""
     route, legs_ = route_and_legs(name, environ)
     assert route.route is not None
+    before = route.key_env is None  # a route from before every route had a router key: it gets one now
+    if before:
+        route = dataclasses.replace(route, key_env=spec.key_variable(name))
     command = server.litellm_command(environ)  # what to install, before a keyring is asked anything
     for leg in (route, *legs_):  # LiteLLM reads any value that starts so as the name of a variable it holds
         if leg.model.lower().startswith("os.environ/"):
@@ -155,7 +213,7 @@ def serve(
                 where=leg.source,
                 hint=f"Give the model id the server lists: `agentcfg profile set {leg.name} model=ID`.",
             )
-    keys = _keys(route, legs_, environ)
+    keys = _keys(legs_, environ)
     keyed = {leg.name for index, leg in enumerate(legs_) if litellm.key_variable(index) in keys}
     text = litellm.text(litellm.config(route, legs_, keyed=keyed))
     where = server.files(name, environ)
@@ -164,6 +222,11 @@ def serve(
     server.make_directory(where)
     # One serve at a time: two at once would each start a LiteLLM, and one would be left unrecorded
     with fsutil.exclusive_lock(where.directory / "lock", timeout=timeout + 30):
+        keys[litellm.ROUTER_KEY_VARIABLE], made = _serving_key(route, environ)
+        pointing = _give_key_env(route, environ) if before else []
+        if made or before:
+            tell(key_note(name, str(route.key_env), before=before, pointing=pointing))
+        result["router_key_made"] = made
         running = server.read_process(where)
         if running is not None:
             if foreground:  # a service manager's unit must not "start" a router someone else runs
@@ -171,9 +234,10 @@ def serve(
                     f"route {name!r} is running already (pid {running['pid']}), not under this command",
                     hint=f"Stop it first: `agentcfg route stop {name}`.",
                 )
-            if running.get("config") != server.digest(text) or running.get("port") != port:
+            if running.get("config") != server.digest(text) or running.get("port") != port or made:
                 raise AgentcfgError(
-                    f"route {name!r} is running (pid {running['pid']}) with a config that is not the route's now",
+                    f"route {name!r} is running (pid {running['pid']}) with a config that is not the route's now"
+                    + (" (its router key is new)" if made else ""),
                     hint=f"Restart it: `agentcfg route stop {name} && agentcfg route serve {name}`.",
                 )
             server.wait_ready(_url(route), int(running["pid"]), where, timeout, tick, stop_on_timeout=False)
@@ -184,7 +248,7 @@ def serve(
                 hint=f"Stop that program, or move the route: `agentcfg route add {name} --force --port N ...`.",
             )
         server.write_config(where, text)
-        child = server.process_env(environ, keys)
+        child = server.process_env(environ, {**keys, **litellm.browser_variables(route)})
         if foreground:
             server.exec_foreground(command, where, host, port, child, text)
         with server.ctrl_c_as_flag() as interrupted:

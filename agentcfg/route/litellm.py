@@ -3,13 +3,15 @@
 One model group (the route's model), one deployment per leg in priority order (`order`: LiteLLM tries the
 lowest it can use); a leg that fails is cooled down for the route's cooldown and the next one answers; the
 primary takes at most `max_parallel` requests at once. No key is in the config: each leg's is read by LiteLLM
-from its own environment (`os.environ/VARIABLE`), which only agentcfg's `route serve` fills.
+from its own environment (`os.environ/VARIABLE`), which only agentcfg's `route serve` fills; so is the router key,
+LiteLLM's master key, without which it answers no request (every route has one: route/spec.py).
 """
 
 from __future__ import annotations
 
 import json
 from typing import Any
+from urllib.parse import urlsplit
 
 from agentcfg.profiles import Profile
 
@@ -34,6 +36,8 @@ def config(route: Profile, legs: list[Profile], *, keyed: set[str]) -> dict[str,
     """
     spec = route.route
     assert spec is not None
+    if not route.key_env:  # never an open router (LiteLLM's dangerously_permit_weak_or_unset_master_key), whoever asks
+        raise ValueError(f"route {route.name!r} has no router key (key_env): route serve gives it one first")
     deployments = []
     for index, leg in enumerate(legs):
         params: dict[str, Any] = {
@@ -46,13 +50,6 @@ def config(route: Profile, legs: list[Profile], *, keyed: set[str]) -> dict[str,
             params["max_parallel_requests"] = spec.max_parallel
         # The id is the leg's profile name: answers carry it (x-litellm-model-id), /health?model_id= takes it.
         deployments.append({"model_name": route.model, "litellm_params": params, "model_info": {"id": leg.name}})
-    assert route.key_env or not spec.keyed, "profiles.parse refuses a keyed route without key_env"
-    general: dict[str, Any] = (
-        {"master_key": f"os.environ/{ROUTER_KEY_VARIABLE}"}
-        if spec.keyed or route.key_env
-        # LiteLLM refuses to start without a master key; on loopback the route is as open as a local vLLM
-        else {"dangerously_permit_weak_or_unset_master_key": True}
-    )
     return {
         "model_list": deployments,
         "router_settings": {
@@ -66,8 +63,16 @@ def config(route: Profile, legs: list[Profile], *, keyed: set[str]) -> dict[str,
         # Claude Code's /v1/messages becomes chat completions for every leg (by default LiteLLM sends it to an
         # OpenAI leg's /v1/responses, which a gateway may not serve).
         "litellm_settings": {"use_chat_completions_url_for_anthropic_messages": True},
-        "general_settings": general,
+        "general_settings": {"master_key": f"os.environ/{ROUTER_KEY_VARIABLE}"},
     }
+
+
+def browser_variables(route: Profile) -> dict[str, str]:
+    """LiteLLM's CORS settings for the route: only the router's own origin. By default LiteLLM allows every origin
+    (`Access-Control-Allow-Origin: *`), so a page anywhere could read what it made the router answer; agents are
+    no browsers and send no Origin."""
+    where = urlsplit(route.base_url)
+    return {"LITELLM_CORS_ORIGINS": f"{where.scheme}://{where.netloc}", "LITELLM_CORS_ALLOW_CREDENTIALS": "false"}
 
 
 def text(settings: dict[str, Any]) -> str:

@@ -26,7 +26,6 @@ from agentcfg import env
 from agentcfg.errors import AgentcfgError, Exit
 
 TESTED_LITELLM = "1.108.7"  # what the realservers tier runs; the `route` extra pins it
-INSTALL = "pip install 'agentcfg[route]'"
 READY_TIMEOUT = 180.0  # s: LiteLLM imports for 10-15 s on two idle cores, far longer on a loaded one
 STOP_TIMEOUT = 15.0
 # What LiteLLM's process keeps of the user's environment: how to find programs and certificates, the locale,
@@ -73,13 +72,39 @@ def litellm_command(environ: env.Environ) -> list[str]:
     if importlib.util.find_spec("litellm") is None:
         raise AgentcfgError(
             "LiteLLM is not installed beside agentcfg: a route's router is LiteLLM's proxy",
-            hint=f"Install it: `{INSTALL}` (LiteLLM {TESTED_LITELLM}, the version agentcfg is tested with), "
-            "or point AGENTCFG_LITELLM at a `litellm` program.",
+            hint=f"Install agentcfg's `route` extra into the Python that runs it: `{install_command()}` "
+            f"(LiteLLM {TESTED_LITELLM}, the version agentcfg is tested with), or point AGENTCFG_LITELLM at a "
+            "`litellm` program.",
         )
     script = Path(sys.executable).parent / ("litellm.exe" if os.name == "nt" else "litellm")
     if script.is_file():
         return [str(script)]
     return [sys.executable, "-c", "import sys; from litellm import run_server; sys.exit(run_server())"]
+
+
+def route_requirements() -> list[str]:
+    """The `route` extra's requirements, from the installed agentcfg's metadata (so never other than pyproject's)."""
+    import importlib.metadata
+    import re
+
+    try:
+        declared = importlib.metadata.requires("agentcfg") or []
+    except importlib.metadata.PackageNotFoundError:  # run from a source tree that was never installed
+        return []
+    extra = re.compile(r"""extra\s*==\s*["']route["']""")
+    split = (requirement.partition(";") for requirement in declared)
+    return [requirement.strip() for requirement, _, marker in split if extra.search(marker)]
+
+
+def install_command() -> str:
+    """What installs the `route` extra beside agentcfg: its requirements themselves, never the extra by the
+    distribution's name (on the package index the name agentcfg is another project's)."""
+    import shlex
+
+    if requirements := route_requirements():
+        return shlex.join([sys.executable, "-m", "pip", "install", *requirements])
+    source = Path(__file__).resolve().parents[2]  # agentcfg's checkout: its pyproject.toml names the extra
+    return shlex.join([sys.executable, "-m", "pip", "install", f"{source}[route]"])
 
 
 def litellm_version(environ: env.Environ) -> str | None:
@@ -95,7 +120,8 @@ def litellm_version(environ: env.Environ) -> str | None:
 
 
 def process_env(environ: env.Environ, keys: dict[str, str]) -> dict[str, str]:
-    """LiteLLM's environment: KEPT of the user's, QUIET, loopback never proxied, and the keys by variable."""
+    """LiteLLM's environment: KEPT of the user's, QUIET, loopback never proxied, and `keys` (the keys by variable,
+    and the route's own settings)."""
     child = {name: environ[name] for name in KEPT if name in environ}
     loopback = ["127.0.0.1", "localhost", "::1"]
     for name in ("NO_PROXY", "no_proxy"):

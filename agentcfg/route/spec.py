@@ -12,7 +12,11 @@ A route's file is a profile of the user's own (`agentcfg route add` writes it) w
     cooldown = 30                                  # seconds a failing leg is left alone
     timeout = 120                                  # seconds a leg may take to start answering
     host = "127.0.0.1"                             # where the router listens
-    router_key = false                             # true: a key even on loopback (always beyond it)
+
+Every route has a router key (`key_env`, NAME_ROUTER_KEY; the key in the keyring): its router spends the legs'
+keys for whoever reaches it, and on loopback that is any local process, another user, a container on the host
+network and any web page the user opens. A file from before (no key_env, maybe `router_key = true`) still loads
+on loopback; `route serve` gives it its key before the router starts.
 
 The window and output bound are not stored: each load takes the smallest of the legs' (and of the route
 file's own, when it sets one), so a leg changed later bounds the route too. A leg that states no window counts
@@ -45,12 +49,11 @@ class Route:
     cooldown: int = DEFAULT_COOLDOWN
     host: str = DEFAULT_HOST
     timeout: int = DEFAULT_TIMEOUT  # a leg that has not started answering by then is failing
-    router_key: bool = False  # a router key on loopback too (a machine others log in to)
 
     @property
-    def keyed(self) -> bool:
-        """Whether the router wants a key: always beyond loopback, on loopback when asked."""
-        return self.router_key or not is_loopback(self.host)
+    def beyond_loopback(self) -> bool:
+        """Whether other machines reach the router: its file must then name its key (no serve may add it)."""
+        return not is_loopback(self.host)
 
     @property
     def legs(self) -> tuple[str, ...]:
@@ -66,8 +69,7 @@ class Route:
             cooldown=table.get("cooldown", DEFAULT_COOLDOWN),
             host=table.get("host", DEFAULT_HOST),
             timeout=table.get("timeout", DEFAULT_TIMEOUT),
-            router_key=table.get("router_key", False),
-        )
+        )  # `router_key = true` of an older file: every route has one now
 
     def table(self) -> dict[str, Any]:
         """The `[route]` table as written (defaults left out, so a file says only what was chosen)."""
@@ -80,8 +82,6 @@ class Route:
             data["timeout"] = self.timeout
         if self.host != DEFAULT_HOST:
             data["host"] = self.host
-        if self.router_key:
-            data["router_key"] = True
         return data
 
 
@@ -91,7 +91,7 @@ def connect_host(host: str) -> str:
 
 
 def key_variable(name: str) -> str:
-    """The variable agents read the router key from (a route beyond loopback, or one asked to have a key)."""
+    """The variable agents read the router key from (the route's key_env)."""
     return name.upper().replace("-", "_") + "_ROUTER_KEY"
 
 
@@ -105,7 +105,7 @@ def make(name: str, route: Route, primary: Profile, port: int) -> Profile:
         base_url=f"http://{shown}:{port}/v1",
         anthropic_base_url=f"http://{shown}:{port}",
         model=primary.model,
-        key_env=key_variable(name) if route.keyed else None,
+        key_env=key_variable(name),
         description=f"route: {route.primary}, then {then}"[:200],
         route=route,
     )

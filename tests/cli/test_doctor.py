@@ -10,7 +10,7 @@ import json
 import subprocess
 import sys
 
-from tests.conftest import Home
+from tests.conftest import Home, keyring_env
 
 # Runs the CLI with doctor's engine replaced by one that fails the way a bug would.
 BROKEN_DOCTOR = """
@@ -58,6 +58,7 @@ def test_nothing_failed_is_0(home: Home) -> None:
 
 
 def _route(home: Home) -> None:
+    home.env.update(keyring_env(home.root.parent / "keyring.json"))  # route add keeps the route's router key there
     home.write(".config/agentcfg/profiles/pri.toml", 'base_url = "http://127.0.0.1:1/v1"\nmodel = "m"\n')
     home.write(".config/agentcfg/profiles/fb.toml", 'base_url = "http://127.0.0.1:2/v1"\nmodel = "m"\n')
     home.run("route", "add", "home", "--primary", "pri", "--fallback", "fb", "--port", "4999")

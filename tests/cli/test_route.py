@@ -123,6 +123,127 @@ def test_beyond_loopback_the_router_gets_a_key_of_its_own(home: Home) -> None:
     assert router_key not in json.dumps(served)
 
 
+def post(url: str, key: str | None = None, *, kind: str = "application/json", **headers: str) -> tuple[int, dict]:
+    """One chat completion through the router: (status, the answer's headers, lower-cased)."""
+    import http.client
+    from urllib.parse import urlsplit
+
+    where = urlsplit(url)
+    body = json.dumps({"model": "DeepSeek-V4-Flash", "messages": [{"role": "user", "content": "hi"}], "max_tokens": 4})
+    sent = {"Content-Type": kind, **headers, **({"Authorization": f"Bearer {key}"} if key else {})}
+    conn = http.client.HTTPConnection(where.hostname, where.port, timeout=30)
+    try:
+        conn.request("POST", "/v1/chat/completions", body, sent)
+        response = conn.getresponse()
+        response.read()
+        return response.status, {k.lower(): v for k, v in response.getheaders()}
+    finally:
+        conn.close()
+
+
+def test_a_loopback_route_has_a_router_key_and_its_router_refuses_requests_without_it(
+    home: Home, gateway: FaultServer
+) -> None:
+    """Issue 27: a loopback router without a key let any local process, another user or a web page spend the
+    gateway key its fallback holds. Every route now has a router key, and status sends it."""
+    added = add(home)
+    assert added["router_key_stored"] and added["fields"]["key_env"] == "HOME_ROUTER_KEY"
+    router_key = home.run("key", "get", "home").stdout.strip()
+    assert router_key.startswith("sk-agentcfg-")
+    served = doc(home, "route", "serve", "home")
+    given = fake_litellm.record(Path(home.env["AGENTCFG_LITELLM"]))
+    assert given["config"]["general_settings"] == {"master_key": "os.environ/AGENTCFG_ROUTER_KEY"}
+    assert given["env"]["AGENTCFG_ROUTER_KEY"] == router_key
+    assert given["env"]["LITELLM_CORS_ORIGINS"] == served["url"].removesuffix("/v1")
+    assert post(served["url"])[0] == 401
+    assert post(served["url"], "sk-agentcfg-guessed-0123456789")[0] == 401
+    assert [r for r in gateway.requests if r[0] == "POST"] == []  # nothing reached the paid leg
+    assert post(served["url"], router_key)[0] == 200
+    status = doc(home, "route", "status", "home")  # the router's /health wants the key too
+    assert [leg["state"] for leg in status["legs"]] == ["healthy", "healthy"], status
+    assert router_key not in everything_printed(home.run("route", "status", "home"))
+
+
+def test_a_route_of_keyless_legs_has_a_router_key_too(home: Home) -> None:
+    """A web page can drive a router of local legs as well, and a leg may get a key after the route is made."""
+    home.write(".config/agentcfg/profiles/other.toml", 'base_url = "http://127.0.0.1:9/v1"\nmodel = "m"\n')
+    added = doc(home, "route", "add", "home", "--primary", "prim", "--fallback", "other", "--port", str(free_port()))
+    assert added["router_key_stored"] and added["fields"]["key_env"] == "HOME_ROUTER_KEY"
+    doc(home, "route", "serve", "home")
+    given = fake_litellm.record(Path(home.env["AGENTCFG_LITELLM"]))
+    assert given["config"]["general_settings"] == {"master_key": "os.environ/AGENTCFG_ROUTER_KEY"}
+
+
+OLD_ROUTE = """# agentcfg profile home (made by route add before every route had a router key)
+base_url = "http://127.0.0.1:{port}/v1"
+anthropic_base_url = "http://127.0.0.1:{port}"
+model = "DeepSeek-V4-Flash"
+description = "route: prim, then gw"
+context_window = 32768  # set by hand
+
+[route]
+primary = "prim"
+fallbacks = ["gw"]
+"""
+
+
+def test_a_route_made_before_router_keys_gets_one_at_its_next_serve(home: Home) -> None:
+    """Its file gains key_env (nothing else of it changes), its key is made and stored, the router is served with
+    it, and serve says which agents point at the route without it (they need `switch` again)."""
+    port = free_port()
+    home.write(".config/agentcfg/profiles/home.toml", OLD_ROUTE.format(port=port))
+    home.write(".codex/config.toml", "")
+    home.run("switch", "home", "--agent", "codex")  # as the user did before: codex sends no key to the router
+    served = home.run("route", "serve", "home")
+    text = home.read(".config/agentcfg/profiles/home.toml")
+    by_hand = "context_window = 32768  # set by hand\n"
+    assert text == OLD_ROUTE.format(port=port).replace(by_hand, by_hand + 'key_env = "HOME_ROUTER_KEY"\n'), text
+    router_key = home.run("key", "get", "home").stdout.strip()
+    assert router_key.startswith("sk-agentcfg-")
+    given = fake_litellm.record(Path(home.env["AGENTCFG_LITELLM"]))
+    assert given["env"]["AGENTCFG_ROUTER_KEY"] == router_key
+    assert "had no router key" in served.stderr and "codex points at it without the key" in served.stderr, served
+    assert "run `agentcfg switch home`" in served.stderr and router_key not in everything_printed(served)
+    assert post(f"http://127.0.0.1:{port}/v1")[0] == 401
+    # served again: nothing new to say
+    home.run("route", "stop", "home")
+    again = doc(home, "route", "serve", "home")
+    assert again["router_key_made"] is False and home.run("key", "get", "home").stdout.strip() == router_key
+
+
+def test_a_router_key_gone_from_the_keyring_is_made_again_at_serve(home: Home) -> None:
+    add(home)
+    home.run("key", "rm", "home")
+    served = doc(home, "route", "serve", "home")
+    assert served["router_key_made"] is True
+    router_key = home.run("key", "get", "home").stdout.strip()
+    assert fake_litellm.record(Path(home.env["AGENTCFG_LITELLM"]))["env"]["AGENTCFG_ROUTER_KEY"] == router_key
+    # removed while its router runs: the router, which has the old key, is not passed off as serving the new one
+    home.run("key", "rm", "home")
+    done = home.run("route", "serve", "home", check=2)
+    assert "its router key is new" in done.stderr and "agentcfg route stop home && agentcfg route serve home" in (
+        done.stderr
+    )
+    home.run("route", "stop", "home")
+    doc(home, "route", "serve", "home")
+    router_key = home.run("key", "get", "home").stdout.strip()
+    assert post(served["url"], router_key)[0] == 200
+
+
+def test_without_a_keyring_the_router_key_comes_from_its_variable(home: Home) -> None:
+    """No keyring: `route add` says to export the route's variable, and then uses what is exported there."""
+    no_keyring = {"PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring", "GW_API_KEY": KEY}
+    done = home.run("route", "add", "home", "--primary", "prim", "--fallback", "gw", check=2, **no_keyring)
+    assert "HOME_ROUTER_KEY" in done.stderr and not home.path(".config/agentcfg/profiles/home.toml").exists()
+    chosen = "sk-router-chosen-by-the-user-0123456789"
+    home.env.update(no_keyring, HOME_ROUTER_KEY=chosen)
+    added = add(home)
+    assert added["fields"]["key_env"] == "HOME_ROUTER_KEY" and added["router_key_stored"] is False
+    served = doc(home, "route", "serve", "home")
+    assert fake_litellm.record(Path(home.env["AGENTCFG_LITELLM"]))["env"]["AGENTCFG_ROUTER_KEY"] == chosen
+    assert served["router_key_made"] is False and post(served["url"])[0] == 401
+
+
 # -- serve, status, stop -----------------------------------------------------------------------------------------
 
 
@@ -228,11 +349,15 @@ def test_litellm_that_never_answers_is_stopped_at_the_timeout(home: Home, tmp_pa
 
 
 def test_without_litellm_serve_says_what_to_install(home: Home) -> None:
+    """The exact command for the Python that runs agentcfg, with the `route` extra's pins: on the package index
+    the name `agentcfg` is another project's, so `pip install 'agentcfg[route]'` would install someone else's code."""
     add(home)
     env = {k: v for k, v in home.env.items() if k != "AGENTCFG_LITELLM"}
     done = subprocess.run([AGENTCFG, "route", "serve", "home"], env=env, capture_output=True, text=True, timeout=60)
     assert done.returncode == 2, done
-    assert "pip install 'agentcfg[route]'" in done.stderr and "1.108.7" in done.stderr
+    python = str(Path(AGENTCFG).parent / "python")
+    assert f"{python} -m pip install 'litellm[proxy]==1.108.7' prisma==0.15.0" in done.stderr, done.stderr
+    assert "agentcfg[" not in done.stderr
 
 
 def test_serve_of_a_profile_that_is_not_a_route_is_refused(home: Home) -> None:

@@ -65,6 +65,7 @@ class Routed:
     home: Home
     fallback: FaultServer
     url: str  # the router's root (no /v1)
+    key: str = ""  # the router key (every route has one: it refuses requests without it)
     outputs: list[str] = field(default_factory=list)  # everything agentcfg and the agents printed
 
     def run(self, *args: str, check: int | None = 0) -> subprocess.CompletedProcess[str]:
@@ -99,6 +100,7 @@ def routed(home: Home, peers: Peers, primary_root: str, *extra: str) -> Iterator
             assert served.returncode == 0, (served.stdout, served.stderr)
             # Found beside its own Python: the extra's LiteLLM, the version agentcfg is tested with
             assert json.loads(served.stdout)["litellm_version"] == TESTED_LITELLM, served.stdout
+            routed_.key = home.run("key", "get", ROUTE).stdout.strip()
             yield routed_
             assert_no_key(routed_)
         finally:
@@ -108,29 +110,35 @@ def routed(home: Home, peers: Peers, primary_root: str, *extra: str) -> Iterator
 
 
 def assert_no_key(routed_: Routed) -> None:
-    """The fallback's key is in the keyring file (outside HOME) only: no file under HOME (AGENTCFG_HOME and its
-    state are there), none in the runtime dir (the route's litellm.yaml, litellm.log, process.json), no output."""
+    """The fallback's key and the router key are in the keyring file (outside HOME) only: no file under HOME
+    (AGENTCFG_HOME and its state are there), none in the runtime dir (the route's litellm.yaml, litellm.log,
+    process.json), no output."""
     home = routed_.home
     roots = [home.root, Path(home.env["XDG_RUNTIME_DIR"])]
     assert (Path(home.env["XDG_RUNTIME_DIR"]) / "agentcfg" / "routes" / ROUTE / "litellm.yaml").is_file()
+    secrets = [FALLBACK_KEY, *([routed_.key] if routed_.key else [])]  # the router key: only in the keyring, too
     leaked = [str(p) for root in roots for p in root.rglob("*") if p.is_file() and not p.is_symlink()
-              and FALLBACK_KEY.encode() in p.read_bytes()]  # fmt: skip
+              for secret in secrets if secret.encode() in p.read_bytes()]  # fmt: skip
     assert leaked == [], leaked
-    assert not any(FALLBACK_KEY in text for text in routed_.outputs)
+    assert not any(secret in text for text in routed_.outputs for secret in secrets)
 
 
-def ask(url: str, *, stream: bool = False, max_tokens: int = 8, timeout: float = 120, **extra: Any) -> tuple:
-    """One chat request through the router: (status, the leg that answered: x-litellm-model-id, body)."""
-    where = urlsplit(url)
+def ask(route: Routed, *, stream: bool = False, max_tokens: int = 8, timeout: float = 120, **extra: Any) -> tuple:
+    """One chat request through the router, with its key: (status, the leg that answered: x-litellm-model-id, body)."""
+    where = urlsplit(route.url)
     body = {"model": MODEL, "messages": [{"role": "user", "content": "hi"}], "max_tokens": max_tokens,
             "stream": stream, **extra}  # fmt: skip
     conn = http.client.HTTPConnection(where.hostname, where.port, timeout=timeout)
     try:
-        conn.request("POST", "/v1/chat/completions", json.dumps(body), {"Content-Type": "application/json"})
+        conn.request("POST", "/v1/chat/completions", json.dumps(body), headers(route))
         response = conn.getresponse()
         return response.status, response.getheader("x-litellm-model-id"), response.read().decode(errors="replace")
     finally:
         conn.close()
+
+
+def headers(route: Routed) -> dict[str, str]:
+    return {"Content-Type": "application/json", "Authorization": f"Bearer {route.key}"}
 
 
 def _compat(compat: Any, peers: Peers, versions: dict[str, str], agent: str, case: str) -> None:
@@ -170,10 +178,10 @@ def test_primary_stopped_the_fallback_answers_then_the_primary_again(
     try:
         with routed(agent_home, peers, dedicated_vllm.url) as route:
             route.run("switch", ROUTE)
-            assert ask(route.url)[:2] == (200, "local")  # the primary serves while it runs
+            assert ask(route)[:2] == (200, "local")  # the primary serves while it runs
 
             gone = dedicated_vllm.stop()  # the moment the whole process group is gone
-            status, leg, body = ask(route.url)
+            status, leg, body = ask(route)
             timings["stop_to_direct_request_on_fallback_s"] = round(time.monotonic() - gone, 2)
             assert (status, leg) == (200, "gw"), body
 
@@ -213,7 +221,7 @@ def test_primary_stopped_the_fallback_answers_then_the_primary_again(
             timings["vllm_restart_ready_s"] = round(dedicated_vllm.wait_ready(DEDICATED_READY), 1)
             ready, tries = time.monotonic(), []
             while time.monotonic() - ready < RECOVER:
-                status, leg, _ = ask(route.url)
+                status, leg, _ = ask(route)
                 tries.append((status, leg))
                 if leg == "local":
                     break
@@ -247,7 +255,7 @@ def test_beyond_max_parallel_a_request_goes_to_the_fallback(home, peers, keyring
             try:
                 body = {"model": MODEL, "messages": [{"role": "user", "content": "count"}], "max_tokens": 400,
                         "ignore_eos": True, "stream": True}  # fmt: skip
-                conn.request("POST", "/v1/chat/completions", json.dumps(body), {"Content-Type": "application/json"})
+                conn.request("POST", "/v1/chat/completions", json.dumps(body), headers(route))
                 response = conn.getresponse()
                 first.put(("headers", response.status, response.getheader("x-litellm-model-id")))
                 first.put(("body", response.read().decode(errors="replace")))
@@ -260,12 +268,12 @@ def test_beyond_max_parallel_a_request_goes_to_the_fallback(home, peers, keyring
         thread.start()
         opened = first.get(timeout=ROUTE_TIMEOUT)
         assert opened[:3] == ("headers", 200, "local"), opened
-        status, leg, body = ask(route.url, stream=True)  # while the first stream holds the primary's slot
+        status, leg, body = ask(route, stream=True)  # while the first stream holds the primary's slot
         thread.join(ROUTE_TIMEOUT)
         done = first.get(timeout=5)
         assert (status, leg) == (200, "gw"), (status, leg, body)
         assert route.fallback_answers() == ["/v1/chat/completions"], route.fallback_answers()
         assert done[0] == "body" and "[DONE]" in done[1], done
         # The slot's refusal did not cool the primary down: the next request, alone, is the primary's again
-        assert ask(route.url, stream=True)[:2] == (200, "local")
+        assert ask(route, stream=True)[:2] == (200, "local")
         assert route.fallback_answers() == ["/v1/chat/completions"], route.fallback_answers()

@@ -4,11 +4,12 @@ runs in the realservers tier (tests/realservers/test_route_real.py).
 
     program(tmp_path, "ok")    # a path for AGENTCFG_LITELLM; its record: record(program)
 
-Behaviours: ok (answers /health/liveliness (no /health: `route status` shows each leg unknown), plays the router for the
-agents' requests: /v1/models lists the model group; /v1/chat/completions, /v1/responses and /v1/messages go to
-the first deployment, in the config's order, that answers without a connection error, a 5xx, 401, 404 or 429,
-with `x-litellm-model-id: <its id>` as LiteLLM sets it; every leg failing is a 429 as LiteLLM's cooldown gives
-it), exit (prints an error and exits 1 before listening), silent (runs and never listens).
+Behaviours: ok (answers /health/liveliness with no key, and /health?model_id=LEG, as LiteLLM does only with the
+router key, with that leg healthy (it asks no leg); plays the router for the agents' requests: /v1/models lists
+the model group; /v1/chat/completions, /v1/responses and /v1/messages go to the first deployment, in the
+config's order, that answers without a connection error, a 5xx, 401, 404 or 429, with `x-litellm-model-id: <its
+id>` as LiteLLM sets it; every leg failing is a 429 as LiteLLM's cooldown gives it), exit (prints an error and
+exits 1 before listening), silent (runs and never listens).
 The record (argv, the environment, the config's text) is written outside HOME, beside the program: it holds
 the keys the process was given, on purpose.
 """
@@ -63,6 +64,8 @@ def main(behaviour: str, record_file: str) -> None:
         def do_GET(self) -> None:
             if self.path == "/health/liveliness":
                 self._send(200, "I'm alive!")
+            elif self.path.startswith("/health?model_id=") and self._authorised():
+                self._send(200, {"healthy_endpoints": [{"model_id": self.path.split("=", 1)[1]}]})
             elif self.path.split("?")[0] in ("/v1/models", "/models") and self._authorised():
                 group = deployments[0]["model_name"] if deployments else "route"
                 self._send(200, {"object": "list", "data": [{"id": group, "object": "model", "owned_by": "openai"}]})

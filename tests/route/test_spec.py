@@ -29,7 +29,7 @@ def test_a_route_points_at_the_router_with_the_primarys_model() -> None:
     made = route()
     assert (made.base_url, made.anthropic_base_url, made.model) == (
         "http://127.0.0.1:4000/v1", "http://127.0.0.1:4000", "DeepSeek-V4-Flash")  # fmt: skip
-    assert made.key_env is None and made.is_local
+    assert made.key_env == "HOME_ROUTER_KEY" and made.is_local  # every route has a router key (issue 27)
     assert made.description == "route: local, then gw"
 
 
@@ -38,10 +38,10 @@ WHERE = [("0.0.0.0", "http://127.0.0.1:4000/v1"), ("::", "http://127.0.0.1:4000/
 
 
 @pytest.mark.parametrize(("host", "url"), WHERE)
-def test_beyond_loopback_a_route_has_a_router_key_and_agents_here_connect_where_they_can(host: str, url: str) -> None:
+def test_wherever_it_listens_a_route_has_a_router_key_and_agents_connect_where_they_can(host: str, url: str) -> None:
     made = route(host=host)
     assert made.base_url == url
-    assert made.key_env == (None if host == "::1" else "HOME_ROUTER_KEY")
+    assert made.key_env == "HOME_ROUTER_KEY"
 
 
 def test_the_bounds_are_the_smallest_of_the_legs() -> None:
