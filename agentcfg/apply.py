@@ -15,9 +15,12 @@ agentcfg wrote; a file changed since by someone else is kept as it is, and its b
 `state/recovered/` and named (never restored over later work). `rollback` is itself a transaction
 that restores an entry's backups, then drops both entries; the journal keeps the last MAX_ENTRIES.
 
-Nothing read back from the journal is trusted: a manifest is checked for shape when loaded and a
-backup against its size and sha256 before it is restored; damage is reported by path and nothing
-is written. State is private: directories 0700, files 0600, since backups copy files that can hold keys.
+Nothing read back from the journal is trusted: a manifest is checked for shape when loaded, its files
+must be the agents' own (agentcfg.managed), and a backup is checked against its size and sha256 before
+it is restored. An entry that fails is never acted on and never stops a command that does not need it:
+it is named, with `agentcfg rollback --discard N` to set it aside (Journal.discard). A switch checks its
+own entry by the same rules before writing anything, so it never records one it could not read back.
+State is private: directories 0700, files 0600, since backups copy files that can hold keys.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ import contextlib
 import hashlib
 import json
 import os
+import re
 import stat
 import time
 from collections.abc import Callable, Iterator
@@ -33,7 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agentcfg import env, fsutil, manifest, undo
+from agentcfg import env, fixes, fsutil, managed, manifest, undo
 from agentcfg.errors import AgentcfgError, Exit
 from agentcfg.plan import FileChange, digest, drifted, owned_to_json
 
@@ -50,10 +54,6 @@ def _encode(text: str | None) -> bytes | None:
 
 def _sha(data: bytes | None) -> str | None:
     return None if data is None else hashlib.sha256(data).hexdigest()
-
-
-def _set_aside(directory: Path) -> str:
-    return f"`mv {directory} {directory}.broken`"
 
 
 @dataclass
@@ -75,6 +75,11 @@ class Entry:
     def _shown(self, path: Path | str) -> str:
         return env.display(Path(path), self.environ) if self.environ is not None else str(path)
 
+    @property
+    def locations(self) -> dict[str, str]:
+        """Where the agents' files were when this entry was made (recorded; an older entry: this environment's)."""
+        return self.manifest.get("locations") or env.locations(self.environ or {})
+
     def backup(self, item: dict[str, Any]) -> bytes | None:
         """The file's bytes before the change (None: it did not exist), checked against the journal."""
         if item["backup"] is None:
@@ -93,8 +98,8 @@ class Entry:
         path = self.directory / name
         about = f"the journal's {what} of {self._shown(item['path'])}"
         hint = (
-            f"agentcfg changed nothing. Entry {self.id} cannot restore that file; set the entry aside with "
-            f"{_set_aside(self.directory)} and check the files it lists by hand."
+            f"agentcfg changed nothing. Entry {self.id} cannot restore that file: check the files it lists by hand, "
+            f"then set it aside with `{fixes.discard(self.id)}`."
         )
         try:
             data = path.read_bytes()
@@ -113,6 +118,46 @@ class Entry:
                 f"{about} is corrupt: its sha256 does not match the journal's", where=self._shown(path), hint=hint
             )
         return data
+
+
+@dataclass(frozen=True)
+class Unusable:
+    """A journal entry agentcfg cannot use: no readable manifest, the wrong shape, a newer format, files that are
+    not the agents' (agentcfg.managed), or a backup that fails its check. Never acted on; named with the command
+    that sets it aside."""
+
+    directory: Path
+    problem: str
+    where: Path  # the file the problem is in (its manifest, a backup) or the entry
+
+    @property
+    def id(self) -> str:
+        return self.directory.name
+
+    @property
+    def fix(self) -> str:
+        return fixes.discard(self.id)
+
+    def note(self, environ: env.Environ) -> str:
+        return (
+            f"journal entry {self.id} cannot be used ({env.display(self.where, environ)}: {self.problem}); agentcfg "
+            f"leaves it and the files it names alone. Check those by hand, then set it aside with `{self.fix}`"
+        )
+
+
+def _destination(item: dict[str, Any]) -> Path:
+    """Where a rollback or recovery writes an entry's file: the file itself, or the file its symlink points to,
+    which must be the one it pointed to when agentcfg switched it (a link planted or moved since is not followed)."""
+    path = Path(item["path"])
+    where = _target(path)
+    if where != path and str(where) != item["target"]:
+        raise AgentcfgError(
+            f"is a symlink to {where} now, not to {item['target']} as when agentcfg switched it: agentcfg does not "
+            "write through it, so nothing was written",
+            where=str(path),
+            hint="Point the link back (or replace it with the file) and run again.",
+        )
+    return where
 
 
 def _grouped(failed: list[tuple[str, OSError, Path]]) -> str:
@@ -211,6 +256,7 @@ class Journal:
         self.state = env.state_dir(environ)
         self.root = self.state / "journal"
         self.recovered = self.state / "recovered"  # backups a recovery did not apply, kept for the user
+        self._unrecovered: list[Unusable] = []  # interrupted entries this run's recovery could not finish
 
     def _shown(self, path: Path | str) -> str:
         return env.display(Path(path), self.environ)
@@ -230,8 +276,9 @@ class Journal:
 
     # -- reading ---------------------------------------------------------------------------------
 
-    def _all(self) -> list[Entry]:
-        """Every entry, oldest first. Only all-digit names are entries: `NNNNNN.broken` is set aside."""
+    def _scan(self) -> list[Entry | Unusable]:
+        """Every entry, oldest first, each usable or not. Only all-digit names are entries: one set aside
+        (`NNNNNN.discarded-…`, or `NNNNNN.broken` by hand) is not."""
         try:
             names = sorted(p for p in self.root.iterdir() if p.name.isdigit())
         except FileNotFoundError:
@@ -242,7 +289,20 @@ class Journal:
                 where=self._shown(self.root),
                 hint="Check that it is a directory you can read (ls -ld), then run again.",
             ) from None
-        return [e for e in map(self._load, names) if e]
+        return [e for e in map(self._load, names) if e is not None]
+
+    def _all(self) -> list[Entry]:
+        return [e for e in self._scan() if isinstance(e, Entry)]
+
+    def unusable(self) -> list[Unusable]:
+        """The entries agentcfg cannot use, oldest first (see Unusable): also an interrupted one whose recovery
+        failed in this run (its backups or files did not pass the checks)."""
+        found = [e for e in self._scan() if isinstance(e, Unusable)] + self._unrecovered
+        return sorted({u.id: u for u in found}.values(), key=lambda u: int(u.id))
+
+    def warnings(self) -> list[str]:
+        """A note for each entry agentcfg cannot use: what is wrong, and the command that sets it aside."""
+        return [u.note(self.environ) for u in self.unusable()]
 
     def entries(self) -> list[Entry]:
         """Committed switch entries, oldest first."""
@@ -252,38 +312,33 @@ class Journal:
         """Entries a killed run left unfinished: a pending transaction, or a rollback not yet cleaned up."""
         return [e for e in self._all() if e.manifest["status"] == "pending" or e.manifest["kind"] == "rollback"]
 
-    def _load(self, directory: Path) -> Entry | None:
-        """The entry in `directory`, its manifest checked for shape; None when it is gone (dropped
-        meanwhile by another agentcfg: entries leave by rename, so never half)."""
+    def _load(self, directory: Path) -> Entry | Unusable | None:
+        """The entry in `directory`, its manifest checked for shape and its files for being the agents' own;
+        Unusable when either fails; None when it is gone (dropped meanwhile by another agentcfg: entries
+        leave by rename, so never half)."""
         path = directory / MANIFEST
-        hint = (
-            f"agentcfg changed nothing. Set the damaged entry aside with {_set_aside(directory)} and run "
-            "again; if it was an interrupted switch, check the agent files by hand (`agentcfg status`)."
-        )
         try:
             raw = path.read_bytes()
         except FileNotFoundError:
-            if not directory.is_dir():
-                return None
-            raise AgentcfgError(
-                f"journal entry {directory.name} has no {MANIFEST}", where=self._shown(directory), hint=hint
-            ) from None
+            return Unusable(directory, f"it has no {MANIFEST}", directory) if directory.is_dir() else None
         except OSError as exc:
-            problem = f"cannot read this journal manifest: {exc.strerror}"
-            raise AgentcfgError(problem, where=self._shown(path), hint=hint) from None
+            return Unusable(directory, f"cannot read it: {exc.strerror}", path)
         try:
             data = manifest.check(json.loads(raw.decode("utf-8")))
         except UnicodeDecodeError:
-            raise AgentcfgError("damaged journal manifest: not UTF-8", where=self._shown(path), hint=hint) from None
+            return Unusable(directory, "damaged journal manifest: not UTF-8", path)
         except ValueError as exc:  # json.JSONDecodeError and manifest.Invalid
-            raise AgentcfgError(f"damaged journal manifest: {exc}", where=self._shown(path), hint=hint) from None
+            return Unusable(directory, f"damaged journal manifest: {exc}", path)
+        if problem := managed.entry_problem(data, self.environ):
+            return Unusable(directory, f"names a file agentcfg does not write: {problem}", path)
         return Entry(directory, data, self.environ)
 
     # -- the transaction -------------------------------------------------------------------------
 
     @contextlib.contextmanager
-    def locked(self) -> Iterator[list[str]]:
-        """Hold the lock; first finish whatever a killed run left. Yields notes on what was recovered."""
+    def locked(self, recover: bool = True) -> Iterator[list[str]]:
+        """Hold the lock; first finish whatever a killed run left (unless not `recover`). Yields notes on what was
+        recovered (`warnings()` has those on the entries agentcfg cannot use, once recovery has run)."""
         with contextlib.ExitStack() as stack:
             step = self.state
             try:
@@ -294,7 +349,7 @@ class Journal:
                 stack.enter_context(fsutil.exclusive_lock(step))
             except OSError as exc:
                 raise self._disk_error(exc, "could not set up agentcfg's state, so it changed nothing", step) from None
-            yield self.recover()
+            yield self.recover() if recover else []
 
     def commit(self, changes: list[FileChange], meta: dict[str, Any]) -> Entry | None:
         """Apply every change or none. Call inside `locked()`."""
@@ -306,7 +361,15 @@ class Journal:
             shown = env.display(change.path, self.environ)
             seen.append(self._unchanged_since_planning(change, shown))
             _check_writable(change, shown)
-        entry = self._begin(changes, meta)
+        record, copies = self._record(changes, meta)
+        if problem := self._unreadable(record):
+            raise AgentcfgError(
+                f"agentcfg could not roll this change back, so nothing was written: {problem}",
+                hint="The agents' files are found by HOME, XDG_CONFIG_HOME, "
+                f"{', '.join(env.AGENT_LOCATIONS)} (an opencode config must be named *.json or *.jsonc): fix the one "
+                "that names this file, or leave that agent out with --agent.",
+            )
+        entry = self._begin(record, copies)
         attempted, doing = 0, entry.directory / MANIFEST
         try:
             for change, item, fingerprint in zip(changes, entry.files, seen, strict=True):
@@ -318,8 +381,17 @@ class Journal:
             if isinstance(exc, fsutil.ChangedMeanwhile):
                 attempted -= 1  # its rename never happened: the other program's text stays, untouched
             raise self._failed(entry, changes[:attempted], exc, doing) from None
-        self._prune()
+        with contextlib.suppress(AgentcfgError, OSError):
+            self._prune()  # best effort: the switch is committed; what is left is pruned next time
         return entry
+
+    def _unreadable(self, record: dict[str, Any]) -> str | None:
+        """Why the journal would not use this entry once written (None: it would): the loader's own checks."""
+        try:
+            manifest.check(json.loads(json.dumps(record)))
+        except manifest.Invalid as exc:
+            return str(exc)
+        return managed.entry_problem(record, self.environ)
 
     def _unchanged_since_planning(self, change: FileChange, shown: str) -> fsutil.Fingerprint | None:
         """The target still holds what the plan was computed from; its fingerprint, for the re-check
@@ -339,7 +411,52 @@ class Journal:
             )
         return seen
 
-    def _begin(self, changes: list[FileChange], meta: dict[str, Any]) -> Entry:
+    def _record(self, changes: list[FileChange], meta: dict[str, Any]) -> tuple[dict[str, Any], dict[str, bytes]]:
+        """The entry's manifest (pending) and the copies to keep beside it (`N.bak`, `N.after`), by name."""
+        files, copies = [], {}
+        for index, change in enumerate(changes):
+            target = _target(change.path)
+            before, after = _encode(change.before), _encode(change.after)
+            item: dict[str, Any] = {
+                "agent": change.agent,
+                "path": str(change.path),
+                "target": str(target),
+                "format": change.file.format,
+                "backup": None,
+                "written": None,
+                "mode": None,
+                "owner": None,
+                "sha_before": _sha(before),
+                "sha_after": _sha(after),
+                "size_before": None if before is None else len(before),
+                "size_after": None if after is None else len(after),
+                "created_dirs": [str(d) for d in _missing_dirs(target.parent)],
+                "owned": owned_to_json(change.owned),
+            }
+            if before is not None:
+                try:
+                    st = target.stat()
+                except OSError as exc:
+                    raise self._disk_error(exc, "could not read it, so agentcfg changed nothing", target) from None
+                item["backup"] = f"{index}.bak"
+                item["mode"] = stat.S_IMODE(st.st_mode)
+                item["owner"] = [st.st_uid, st.st_gid]
+                copies[item["backup"]] = before
+            # What was written, for a three-way undo later; not for a file holding a key's value
+            # (--store-key-in-files): no more copies of a secret than the user asked for.
+            if after is not None and not change.private:
+                item["written"] = f"{index}.after"
+                copies[item["written"]] = after
+            files.append(item)
+        # Where the agents' files were found (a rollback's: those of the entry it undoes, in `meta`), so that a
+        # rollback from another shell or directory still knows them for the agents' files (agentcfg.managed).
+        locations = env.locations(self.environ)
+        record = {"version": manifest.VERSION, "status": "pending", "time": time.time(), "files": files}
+        return {**record, "locations": locations, **meta}, copies
+
+    def _begin(self, record: dict[str, Any], copies: dict[str, bytes]) -> Entry:
+        """Write the entry (staged, fsynced, renamed into place): its copies, the pending manifest, and the
+        committed one ready to rename over it."""
         existing = [int(p.name) for p in self.root.iterdir() if p.name.isdigit()]
         number = max(existing, default=0) + 1
         staging = self.root / f".new-{number:06d}-{os.getpid()}"
@@ -347,41 +464,9 @@ class Journal:
         doing = staging
         try:
             fsutil.private_dir(staging)
-            files = []
-            for index, change in enumerate(changes):
-                target = _target(change.path)
-                before, after = _encode(change.before), _encode(change.after)
-                item: dict[str, Any] = {
-                    "agent": change.agent,
-                    "path": str(change.path),
-                    "target": str(target),
-                    "format": change.file.format,
-                    "backup": None,
-                    "written": None,
-                    "mode": None,
-                    "owner": None,
-                    "sha_before": _sha(before),
-                    "sha_after": _sha(after),
-                    "size_before": None if before is None else len(before),
-                    "size_after": None if after is None else len(after),
-                    "created_dirs": [str(d) for d in _missing_dirs(target.parent)],
-                    "owned": owned_to_json(change.owned),
-                }
-                if before is not None:
-                    st = target.stat()
-                    item["backup"] = f"{index}.bak"
-                    item["mode"] = stat.S_IMODE(st.st_mode)
-                    item["owner"] = [st.st_uid, st.st_gid]
-                    doing = staging / item["backup"]
-                    fsutil.write_new(doing, before)
-                # What was written, for a three-way undo later; not for a file holding a key's value
-                # (--store-key-in-files): no more copies of a secret than the user asked for.
-                if after is not None and not change.private:
-                    item["written"] = f"{index}.after"
-                    doing = staging / item["written"]
-                    fsutil.write_new(doing, after)
-                files.append(item)
-            record = {"version": manifest.VERSION, "status": "pending", "time": time.time(), "files": files, **meta}
+            for name, data in copies.items():
+                doing = staging / name
+                fsutil.write_new(doing, data)
             doing = staging / MANIFEST
             fsutil.write_new(doing, json.dumps(record, indent=1).encode("utf-8"))
             doing = staging / COMMITTED
@@ -496,12 +581,13 @@ class Journal:
         Three cases per file: it already holds the old bytes (nothing to do); it holds what agentcfg
         wrote (restore the backup, or remove a file the change created); anything else means someone
         changed it after `after`, and their work wins: it is kept and the unapplied backup saved.
-        Every backup needed is read and verified before anything is written. Returns notes on the
-        files kept, and the files it could not put back (a full disk)."""
+        Every backup needed is read and verified, and every file checked to be where agentcfg wrote
+        (_destination), before anything is written. Returns notes on the files kept, and the files it
+        could not put back (a full disk)."""
         known = known or {}
         plan = []
         for index, item in enumerate(entry.files[:upto]):
-            target = Path(item["target"])
+            target = _destination(item)
             try:
                 current: bytes | None = target.read_bytes()
             except FileNotFoundError:
@@ -518,11 +604,10 @@ class Journal:
             backup = None
             if action != "none":
                 backup = known[index] if index in known else entry.backup(item)
-            plan.append((index, item, action, backup))
+            plan.append((index, item, target, action, backup))
         kept: list[str] = []
         failed: list[tuple[str, OSError, Path]] = []
-        for index, item, action, backup in plan:
-            target = Path(item["target"])
+        for index, item, target, action, backup in plan:
             shown = self._shown(item["path"])
             try:
                 fsutil.remove_stale_temps(target)
@@ -558,7 +643,7 @@ class Journal:
         fsutil.write_private(saved, backup)
         return note + f"; the backup agentcfg did not apply is {self._shown(saved)} (copy it over the file to go back)"
 
-    def _drop(self, entry: Entry) -> bool:
+    def _drop(self, entry: Entry | Unusable) -> bool:
         """Delete an entry: renamed out of the journal first, so a kill mid-delete leaves no half entry.
         False when it could not be renamed (it stays, and tells the truth: the next command sees it)."""
         doomed = entry.directory.with_name(f".drop-{entry.id}-{os.getpid()}")
@@ -586,7 +671,12 @@ class Journal:
         for entry in self.pending():
             if entry.manifest["status"] == "pending":
                 label = f"{entry.manifest['kind']} ({entry.manifest.get('label') or entry.id})"
-                kept, failed = self._restore(entry, after=f"the interrupted {label}")
+                try:
+                    kept, failed = self._restore(entry, after=f"the interrupted {label}")
+                except AgentcfgError as problem:  # a damaged backup, a link moved: nothing was written
+                    where = Path(problem.where) if problem.where else entry.directory
+                    self._unrecovered.append(Unusable(entry.directory, f"cannot finish it: {problem.message}", where))
+                    continue
                 if failed:
                     shown, error, target = failed[0]
                     raise AgentcfgError(
@@ -616,6 +706,16 @@ class Journal:
         from agentcfg.agents.base import AgentFile
 
         entries = self.entries()
+        blocking = [u for u in self.unusable() if not entries or int(u.id) > int(entries[-1].id)]
+        if blocking:
+            newest = blocking[-1]
+            raise AgentcfgError(
+                f"the latest journal entry ({newest.id}) cannot be used, so agentcfg cannot roll it back; nothing "
+                f"was written: {newest.problem}",
+                where=self._shown(newest.where),
+                hint="Check the files it names by hand (`agentcfg status` shows what each agent points at now), "
+                f"then set it aside with `{newest.fix}`; the next `agentcfg rollback` undoes the switch before it.",
+            )
         if not entries:
             raise AgentcfgError(
                 "nothing to roll back: the journal is empty (no switch was made with agentcfg here, or every one "
@@ -628,7 +728,7 @@ class Journal:
         for item in entry.files:
             path = Path(item["path"])
             shown = env.display(path, self.environ)
-            current = fsutil.read_text(_target(path), shown)
+            current = fsutil.read_text(_destination(item), shown)
             before = entry.backup(item)
             after = None if before is None else before.decode("utf-8")
             if digest(current) != item["sha_after"] and not force:
@@ -648,18 +748,54 @@ class Journal:
 
     def rollback(self, entry: Entry, changes: list[FileChange]) -> None:
         """Apply a rollback plan as its own transaction, then drop both entries."""
-        done = self.commit(changes, {"kind": "rollback", "undoes": entry.id, "label": f"rollback of {entry.id}"})
+        # Its files are the undone entry's, found by that entry's locations: recorded with them.
+        meta = {"kind": "rollback", "undoes": entry.id, "label": f"rollback of {entry.id}"}
+        done = self.commit(changes, {**meta, "locations": entry.locations})
         # The rollback's own entry goes only once the entry it undid is gone: while both are there,
         # the next command knows the rollback committed and finishes the clean-up.
         if self._forget(entry) and done:
             self._drop(done)
 
-    def _forget(self, entry: Entry | None) -> bool:
-        """Drop an undone entry, and the directories its switch created once they are empty."""
+    def _forget(self, entry: Entry | Unusable | None) -> bool:
+        """Drop an undone entry, and the directories its switch created once they are empty (not those an
+        entry agentcfg cannot use names: it is only dropped)."""
         if entry is None:
             return True
-        for item in entry.files:
+        for item in entry.files if isinstance(entry, Entry) else ():
             for directory in reversed(item["created_dirs"]):
                 with contextlib.suppress(OSError):
                     os.rmdir(directory)
         return self._drop(entry)
+
+    # -- setting an entry aside ------------------------------------------------------------------
+
+    def discard(self, name: str, *, dry_run: bool = False) -> tuple[Path | None, Entry | Unusable]:
+        """Set journal entry `name` aside: renamed to `NNNNNN.discarded-TIME` beside the entries, where no
+        command reads it (only all-digit names are entries); the files it names stay as they are. Returns
+        where it went (None: `dry_run`), and what it was. Call inside `locked(recover=False)`: recovery may
+        be what fails."""
+        found = None
+        if re.fullmatch(r"[0-9]{1,12}", name):
+            found = next((e for e in self._scan() if int(e.id) == int(name)), None)
+        if found is None:
+            known = ", ".join(e.id for e in self._scan()) or "none"
+            raise AgentcfgError(
+                f"there is no journal entry {name!r} (entries: {known})",
+                where=self._shown(self.root),
+                hint="`agentcfg status` names the entries agentcfg cannot use, with the command for each.",
+            )
+        if dry_run:
+            return None, found
+        stem = f"{found.id}.discarded-{time.strftime('%Y%m%d-%H%M%S')}"
+        moved = found.directory.with_name(stem)
+        for n in range(2, 1000):
+            if not moved.exists():
+                break
+            moved = found.directory.with_name(f"{stem}-{n}")
+        try:
+            os.replace(found.directory, moved)
+        except OSError as exc:
+            raise self._disk_error(exc, "could not set the entry aside", found.directory) from None
+        with contextlib.suppress(OSError):
+            fsutil.fsync_dir(self.root)
+        return moved, found

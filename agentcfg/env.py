@@ -12,15 +12,106 @@ from pathlib import Path
 
 Environ = Mapping[str, str]
 
+# The variables that move an agent's files. Each agent resolves a relative value against the directory it starts
+# in (seen with each: Codex 0.171 canonicalizes CODEX_HOME; Claude Code 2.1, qwen-code 0.24 and opencode 1.18 open
+# cc/settings.json, qh/settings.json and ./oc.json under their working directory), so agentcfg resolves it
+# against its own: the file it plans on is the one that agent reads when started here, and the journal records a
+# path that means the same from any directory. A leading ~ is the home directory for the agents that expand it.
+AGENT_LOCATIONS = ("CODEX_HOME", "CLAUDE_CONFIG_DIR", "QWEN_HOME", "OPENCODE_CONFIG")
+_TILDE = ("CLAUDE_CONFIG_DIR", "QWEN_HOME", "OPENCODE_CONFIG")
+# Made absolute at the command line's seam (agentcfg.cli.environ), so every command sees one meaning. AGENTCFG_HOME
+# too: the journal and the profiles must not move with the directory a later command runs in. HOME and
+# XDG_CONFIG_HOME are not rewritten there: agentcfg's own directories ignore a relative value of theirs (as
+# platformdirs and the XDG spec do), while the agents use it (see home() and xdg_config_home()).
+_MADE_ABSOLUTE = ("AGENTCFG_HOME", *AGENT_LOCATIONS)
+
+
+def _absolute(value: str, cwd: str | None, variable: str) -> str:
+    """`value` as a clean absolute path: joined to `cwd` (default: the current directory) when relative; `..`
+    resolved as the kernel resolves it (through symlinks); `.` and doubled slashes dropped."""
+    if not os.path.isabs(value):
+        if cwd is None:
+            try:
+                cwd = os.getcwd()
+            except OSError:
+                from agentcfg.errors import AgentcfgError
+
+                raise AgentcfgError(
+                    f"{variable}={value} is a relative path, and the current directory no longer exists",
+                    hint=f"Run agentcfg from an existing directory, or set {variable} to an absolute path.",
+                ) from None
+        value = os.path.join(cwd, value)
+    if ".." in Path(value).parts:
+        return os.path.realpath(value)
+    return os.path.normpath(value)
+
+
+def _expand_tilde(value: str, environ: Environ) -> str:
+    if value == "~" or value.startswith("~/"):
+        return str(home(environ)) + value[1:]
+    return os.path.expanduser(value) if value.startswith("~") else value  # ~user
+
+
+def absolute_locations(environ: Environ, cwd: str | None = None) -> dict[str, str]:
+    """`environ` with the agents' location variables and AGENTCFG_HOME made absolute (see AGENT_LOCATIONS); an
+    empty value stays empty (unset, for every agent). The one place this is done: agentcfg.cli.environ()."""
+    fixed = dict(environ)
+    for variable in _MADE_ABSOLUTE:
+        value = environ.get(variable)
+        if value:
+            if variable in _TILDE:
+                value = _expand_tilde(value, environ)
+            fixed[variable] = _absolute(value, cwd, variable)
+    return fixed
+
+
+def location_notes(environ: Environ, cwd: str | None = None) -> list[str]:
+    """What to tell the user about relative location variables in `environ` (as exported, before the seam)."""
+    notes = []
+    for variable in ("HOME", *_MADE_ABSOLUTE):
+        value = environ.get(variable) or ""
+        if value and not os.path.isabs(value) and not (variable in _TILDE and value.startswith("~")):
+            import shlex
+
+            used = _absolute(value, cwd, variable)
+            notes.append(
+                f"{variable}={value} is a relative path: agentcfg used {used}, as a program started in this "
+                "directory does; one started in another directory reads another one "
+                f"(`export {variable}={shlex.quote(used)}` fixes it)"
+            )
+    for variable, what, where in (("XDG_CONFIG_HOME", "config", config_dir), ("XDG_STATE_HOME", "state", state_dir)):
+        value = environ.get(variable) or ""
+        if value and not os.path.isabs(value):
+            opencode = f"; opencode does not ignore it: its config is under {_absolute(value, cwd, variable)}"
+            notes.append(
+                f"{variable}={value} is a relative path, which the XDG spec says to ignore: agentcfg's own {what} "
+                f"is in {display(where(environ), environ)}" + (opencode if variable == "XDG_CONFIG_HOME" else "")
+            )
+    return notes
+
+
+def locations(environ: Environ) -> dict[str, str]:
+    """Where the agents' files are for `environ`, as a journal entry records it (agentcfg.managed reads it back):
+    HOME, XDG_CONFIG_HOME (when set) and the agents' own variables (when set), each a clean absolute path."""
+    found = {"HOME": str(home(environ))}
+    if environ.get("XDG_CONFIG_HOME"):
+        found["XDG_CONFIG_HOME"] = str(xdg_config_home(environ))
+    fixed = absolute_locations(environ)
+    found.update((variable, fixed[variable]) for variable in AGENT_LOCATIONS if fixed.get(variable))
+    return found
+
 
 def home(environ: Environ) -> Path:
+    """The home the agents use: HOME as set (a relative one from the current directory, as they resolve it)."""
     value = environ.get("HOME") or environ.get("USERPROFILE")
-    return Path(value) if value else Path.home()
+    return Path(_absolute(value, None, "HOME")) if value else Path.home()
 
 
 def xdg_config_home(environ: Environ) -> Path:
+    """Where opencode looks for its config directory: XDG_CONFIG_HOME as set, a relative value from the current
+    directory too (opencode 1.18 does not ignore one), else ~/.config."""
     value = environ.get("XDG_CONFIG_HOME")
-    return Path(value) if value else home(environ) / ".config"
+    return Path(_absolute(value, None, "XDG_CONFIG_HOME")) if value else home(environ) / ".config"
 
 
 def config_dir(environ: Environ) -> Path:

@@ -42,3 +42,8 @@ def profile_set(profile: str, **fields: object) -> str:
 
 def profile_unset(profile: str, *fields: str) -> str:
     return command("agentcfg", "profile", "unset", profile, *fields)
+
+
+def discard(entry: str) -> str:
+    """`agentcfg rollback --discard ENTRY`: set a journal entry aside (agentcfg.apply.Journal.discard)."""
+    return command("agentcfg", "rollback", "--discard", entry)

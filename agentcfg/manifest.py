@@ -7,18 +7,25 @@ no command can fail on it with an internal error (KeyError, TypeError...) or act
 Format (VERSION 2; entries without "version" are version 1, written before sizes and copies):
   {"version": 2, "status": "pending"|"committed", "kind": "switch"|"rollback", "time": float,
    "undoes": "000003" (rollback only), "label": str, "profile": str, ...other meta, ignored,
+   "locations": {"HOME": "/home/u", "CODEX_HOME": ..., ...} (where the agents' files were: env.locations;
+                 absent in entries written before it, which are checked against the current environment),
    "files": [{"agent", "path", "target", "format", "backup": "0.bak"|null, "written": "0.after"|null,
               "sha_before", "sha_after", "size_before", "size_after", "mode", "owner": [uid, gid],
               "created_dirs": [...], "owned": [{"key": [...], "value"|"sha256"|"absent": ...}]}]}
 sha_before / sha_after are the sha256 of the file's bytes before / after (null: absent), so they
 verify the backup and the copy of what was written; version 1 entries are verified by them too.
+Every path is absolute and clean (no `.` or `..` part, no doubled slash): the path a rollback writes is
+the one checked (agentcfg.managed), never one the file system would resolve to another file.
 """
 
 from __future__ import annotations
 
 import os
 import re
+from pathlib import PurePath
 from typing import Any
+
+from agentcfg.env import AGENT_LOCATIONS
 
 VERSION = 2
 STATUSES = ("pending", "committed")
@@ -43,6 +50,7 @@ _SHA = re.compile(r"[0-9a-f]{64}")
 _BACKUP = re.compile(r"[0-9]{1,4}\.bak")  # a plain name inside the entry: never a path
 _WRITTEN = re.compile(r"[0-9]{1,4}\.after")
 _ENTRY_ID = re.compile(r"[0-9]{1,12}")
+LOCATIONS = ("HOME", "XDG_CONFIG_HOME", *AGENT_LOCATIONS)  # the variables "locations" may name
 
 
 class Invalid(ValueError):
@@ -51,6 +59,12 @@ class Invalid(ValueError):
 
 def _absolute(path: str) -> bool:
     return os.path.isabs(path) and "\0" not in path
+
+
+def _path(value: Any, what: str) -> None:
+    """An absolute path with nothing the file system would resolve (`..`, `.`, `//`): checked as written."""
+    _need(isinstance(value, str) and _absolute(value), f"{what} must be an absolute path")
+    _need(os.path.normpath(value) == value, f"{what} must be a clean path (no '.' or '..' part, no '//'): {value!r}")
 
 
 def _is_int(value: Any) -> bool:
@@ -74,7 +88,7 @@ def _file(item: Any, n: int) -> None:
         _need(key in item, f"{where}: {key!r} is missing")
     _need(isinstance(item.get("agent"), str) and item["agent"] != "", f"{where}: 'agent' must be a non-empty string")
     for key in ("path", "target"):
-        _need(isinstance(item.get(key), str) and _absolute(item[key]), f"{where}: {key!r} must be an absolute path")
+        _path(item.get(key), f"{where}: {key!r}")
     _need(item.get("format") in FORMATS, f"{where}: 'format' must be one of {', '.join(FORMATS)}")
     _optional(item, "backup", lambda v: isinstance(v, str) and _BACKUP.fullmatch(v), "a backup name like 0.bak", where)
     _optional(item, "written", lambda v: isinstance(v, str) and _WRITTEN.fullmatch(v), "a name like 0.after", where)
@@ -89,10 +103,11 @@ def _file(item: Any, n: int) -> None:
     _need(item.get("backup") is None or item.get("sha_before") is not None, f"{where}: a backup without 'sha_before'")
     _need(item.get("written") is None or item.get("sha_after") is not None, f"{where}: a copy without 'sha_after'")
     dirs = item.get("created_dirs")
-    _need(
-        isinstance(dirs, list) and all(isinstance(d, str) and _absolute(d) for d in dirs),
-        f"{where}: 'created_dirs' must list absolute paths",
-    )
+    _need(isinstance(dirs, list), f"{where}: 'created_dirs' must list absolute paths")
+    for directory in dirs:
+        _path(directory, f"{where}: 'created_dirs'")
+        # a directory the switch made for this file: one above it, never elsewhere (a rollback removes it)
+        _need(PurePath(directory) in PurePath(item["target"]).parents, f"{where}: {directory!r} is not above the file")
     owned = item.get("owned")
     _need(isinstance(owned, list), f"{where}: 'owned' must be a list")
     for m, key in enumerate(owned):
@@ -125,6 +140,11 @@ def check(data: Any) -> dict[str, Any]:
         _need(isinstance(undoes, str) and bool(_ENTRY_ID.fullmatch(undoes)), "'undoes' must name an entry")
     for key in ("label", "profile"):
         _need(data.get(key) is None or isinstance(data[key], str), f"{key!r} must be a string")
+    places = data.get("locations")
+    _need(places is None or isinstance(places, dict), "'locations' must be an object")
+    for variable, value in (places or {}).items():
+        _need(variable in LOCATIONS, f"'locations' names {variable!r}, not one of {', '.join(LOCATIONS)}")
+        _path(value, f"'locations': {variable}")
     files = data.get("files")
     _need(isinstance(files, list), "'files' must be a list")
     for n, item in enumerate(files):

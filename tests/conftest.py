@@ -42,12 +42,19 @@ class Home:
         return (self.root / relative).read_bytes().decode("utf-8")
 
     def run(
-        self, *args: str, check: int | None = 0, stdin_text: str | None = None, **extra_env: str
+        self,
+        *args: str,
+        check: int | None = 0,
+        stdin_text: str | None = None,
+        cwd: Path | None = None,
+        **extra_env: str,
     ) -> subprocess.CompletedProcess[str]:
-        """Run the installed `agentcfg` console script in this HOME (stdin: `stdin_text` or nothing)."""
+        """Run the installed `agentcfg` console script in this HOME (stdin: `stdin_text` or nothing), in `cwd`
+        (default: this test process's directory)."""
         result = subprocess.run(
             [AGENTCFG, *args],
             env={**self.env, **extra_env},
+            cwd=cwd,
             capture_output=True,
             text=True,
             input=stdin_text,

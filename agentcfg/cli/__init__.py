@@ -16,8 +16,18 @@ from agentcfg.errors import AgentcfgError, Exit
 
 
 def environ() -> dict[str, str]:
-    """The environment a command runs with: one seam for every command (in-process tests replace it)."""
-    return dict(os.environ)
+    """The environment a command runs with: one seam for every command (in-process tests replace it). The
+    variables that say where the agents' files are, relative ones made absolute (env.absolute_locations)."""
+    from agentcfg import env
+
+    return env.absolute_locations(os.environ)
+
+
+def location_notes() -> list[str]:
+    """What environ() made of relative location variables, for the commands that say it (env.location_notes)."""
+    from agentcfg import env
+
+    return env.location_notes(os.environ)
 
 
 class Requested:

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from agentcfg.cli import base
 from agentcfg.errors import Exit
+
+if TYPE_CHECKING:
+    from agentcfg.apply import Journal
 
 # -- switch ------------------------------------------------------------------------------------------
 
@@ -60,7 +63,7 @@ def switch(
       3  no agent to switch: none installed or configured, or none can use PROFILE
       4  switched, but PROFILE's key is neither stored nor exported: run `agentcfg key set PROFILE`
     """
-    from agentcfg import profiles, report
+    from agentcfg import cli, profiles, report
     from agentcfg.apply import Journal
     from agentcfg.switch import key_source, missing_key, outcome, plan_switch, select
 
@@ -73,22 +76,24 @@ def switch(
     missing = None if store_key_in_files else missing_key(chosen, environ)
     entry_id, recovered = None, []
     others = list(profiles.load_all(environ).values()) if codex_profile_files == "all" else None
+    journal = Journal(environ)
     if dry_run:
         plan = plan_switch(chosen, selected, environ, keys, others)
     else:
-        journal = Journal(environ)
         with journal.locked() as recovered:
             plan = plan_switch(chosen, selected, environ, keys, others)
             entry = journal.commit(
                 plan.changes, {"kind": "switch", "profile": chosen.name, "label": f"switch {profile}"}
             )
             entry_id = entry.id if entry else None
+    # Where relative variables led, what recovery did, and the journal entries it cannot use: before the plan's.
+    recovered = cli.location_notes() + list(recovered) + journal.warnings()
     plan.skipped = {**skipped, **plan.skipped}
     code = outcome(plan, missing)
     if code == Exit.NOTHING:
         missing = None  # no agent points at the profile: its key is nobody's problem yet
     # The missing key first among the key's notes: it is what to do before the others (which start the agents).
-    plan.notes = list(recovered) + plan.notes + ([missing.note] if missing else []) + key_notes + route_notes
+    plan.notes = recovered + plan.notes + ([missing.note] if missing else []) + key_notes + route_notes
     if as_json:
         data = report.plan_dict(plan, environ, dry_run=dry_run, entry=entry_id)
         data["switched"] = plan.agents
@@ -136,11 +141,19 @@ _KEPT = {  # what rollback did with a file edited since the switch (agentcfg.und
 @click.command()
 @click.option("--force", is_flag=True, help="Restore files even if they were edited since the switch.")
 @click.option("--dry-run", is_flag=True, help="Show what would be restored; write nothing.")
+@click.option(
+    "--discard",
+    metavar="ENTRY",
+    help="Set journal entry ENTRY aside instead (one agentcfg cannot use, as status names it); its files stay as "
+    "they are.",
+)
 @base.json_option("Print the result as JSON.")
-def rollback(force: bool, dry_run: bool, as_json: bool) -> None:
+def rollback(force: bool, dry_run: bool, discard: str | None, as_json: bool) -> None:
     """Undo the most recent switch, restoring every file it touched byte for byte.
 
-    Each further rollback undoes the switch before that (the last 20 are kept).
+    Each further rollback undoes the switch before that (the last 20 are kept). A journal entry agentcfg
+    cannot use (damaged, of a newer agentcfg, naming a file that is not an agent's) is never acted on:
+    `status` names it, and `rollback --discard ENTRY` sets it aside.
     """
     from agentcfg import report
     from agentcfg.apply import Journal
@@ -148,15 +161,18 @@ def rollback(force: bool, dry_run: bool, as_json: bool) -> None:
 
     environ = base.environ()
     journal = Journal(environ)
+    if discard is not None:
+        _discard(journal, discard, dry_run=dry_run, force=force, as_json=as_json)
+        return
     with journal.locked() as recovered:
         if recovered and not journal.entries():
             # Recovery just undid an interrupted switch: that was the rollback asked for.
-            _rolled_back_by_recovery(recovered, environ, as_json)
+            _rolled_back_by_recovery(recovered + journal.warnings(), environ, as_json)
             return
         entry, changes, kept = journal.rollback_plan(force)
         if not dry_run:
             journal.rollback(entry, changes)
-    notes = list(recovered)
+    notes = list(recovered) + journal.warnings()
     notes += [_KEPT[how].format(shown) for shown, how in kept]
     plan = Plan(None, changes, notes=notes)
     undone = entry.manifest.get("profile")
@@ -169,6 +185,29 @@ def rollback(force: bool, dry_run: bool, as_json: bool) -> None:
     title = f"{verb} the switch to {undone} ({report.when(entry.manifest['time'])})"
     click.echo(report.plan_text(plan, environ, dry_run=dry_run, colour=report.use_colour(environ), title=title))
     base.emit_notes(plan.notes)
+
+
+def _discard(journal: Journal, name: str, *, dry_run: bool, force: bool, as_json: bool) -> None:
+    """`rollback --discard ENTRY`: set one journal entry aside (Journal.discard); with --dry-run, only say so."""
+    from agentcfg import env, report
+    from agentcfg.apply import Unusable
+    from agentcfg.errors import AgentcfgError
+
+    if force:
+        raise AgentcfgError("--discard and --force do not go together", hint="`--discard ENTRY` writes no agent file.")
+    with journal.locked(recover=False):
+        moved, was = journal.discard(name, dry_run=dry_run)
+    problem = was.problem if isinstance(was, Unusable) else None
+    if as_json:
+        click.echo(report.dumps({"discarded": {"entry": was.id, "moved_to": moved and str(moved), "problem": problem}}))
+        return
+    shown = env.display(moved, journal.environ) if moved else None
+    what = f"journal entry {was.id}" + (f" ({problem})" if problem else "")
+    if dry_run:
+        click.echo(f"Would set aside {what}")
+        return
+    click.echo(f"Set aside {what}: moved to {shown}")
+    base.emit_notes(["the files it names were left as they are: `agentcfg status` shows what each agent points at"])
 
 
 def _rolled_back_by_recovery(recovered: list[str], environ: dict[str, str], as_json: bool) -> None:
@@ -191,7 +230,7 @@ def _rolled_back_by_recovery(recovered: list[str], environ: dict[str, str], as_j
 @base.json_option("Print the status as JSON.")
 def status(as_json: bool) -> None:
     """What each agent points at now, and whether its agentcfg-owned keys were edited since."""
-    from agentcfg import env, profiles, report
+    from agentcfg import cli, env, profiles, report
     from agentcfg.apply import Journal
     from agentcfg.switch import status as agent_status
 
@@ -199,18 +238,27 @@ def status(as_json: bool) -> None:
     journal = Journal(environ)
     statuses = agent_status(environ, profiles.load_all(environ), journal.entries())
     pending = journal.pending()
+    unusable = journal.unusable()
     if as_json:
-        data: dict[str, Any] = {"agents": report.status_dicts(statuses), "interrupted": bool(pending)}
+        data: dict[str, Any] = {
+            "agents": report.status_dicts(statuses),
+            "interrupted": bool(pending),
+            "journal_problems": [{"entry": u.id, "problem": u.problem, "fix": u.fix} for u in unusable],
+        }
         click.echo(report.dumps(data))
         return
     click.echo(report.status_text(statuses, report.use_colour(environ)))
-    notes = [
-        f"a {e.manifest['kind']} was interrupted ({e.manifest.get('label') or e.id}); the next `agentcfg switch` "
-        "or `rollback` puts back every file that still holds what it wrote"
-        if e.manifest["status"] == "pending"
-        else f"a rollback ({e.manifest.get('label') or e.id}) did not finish its clean-up; the next command does"
-        for e in pending
-    ]
+    notes = (
+        cli.location_notes()
+        + [u.note(environ) for u in unusable]
+        + [
+            f"a {e.manifest['kind']} was interrupted ({e.manifest.get('label') or e.id}); the next `agentcfg switch` "
+            "or `rollback` puts back every file that still holds what it wrote"
+            if e.manifest["status"] == "pending"
+            else f"a rollback ({e.manifest.get('label') or e.id}) did not finish its clean-up; the next command does"
+            for e in pending
+        ]
+    )
     saved = sorted(p.name for p in journal.recovered.glob("*"))  # empty when the directory does not exist
     if saved:
         notes.append(
@@ -235,7 +283,8 @@ def agents_command(as_json: bool) -> None:
 
     environ = base.environ()
     rows = []
-    for item in agent_status(environ, profiles.load_all(environ), Journal(environ).entries()):
+    journal = Journal(environ)
+    for item in agent_status(environ, profiles.load_all(environ), journal.entries()):
         binary = AGENTS[item.name].BINARY
         version = versions.installed(binary, environ, timeout=3.0)
         rows.append(
@@ -253,3 +302,5 @@ def agents_command(as_json: bool) -> None:
             }
         )
     click.echo(report.dumps(rows) if as_json else report.agents_text(rows, environ))
+    if not as_json:
+        base.emit_notes(journal.warnings())

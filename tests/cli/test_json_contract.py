@@ -131,6 +131,10 @@ def _switched(w: World) -> None:
     assert w.run("switch", "b").returncode == 0
 
 
+def _unusable_entry(w: World) -> None:
+    w.home.write(".config/agentcfg/state/journal/000001/manifest.json", "{not json")
+
+
 def _broken_profile(w: World) -> None:
     w.profile("broken", "base_url = [\n")
 
@@ -202,6 +206,9 @@ CASES = [
     fails("switch", "gw", exit=Exit.NO_KEY),
     ok("rollback", setup=[_switched]),
     fails("rollback", exit=Exit.NOTHING),
+    ok("rollback", "--discard", "000001", setup=[_unusable_entry], id="rollback --discard:ok"),
+    fails("rollback", "--discard", "000001", id="rollback --discard:refused"),  # no such entry
+    ok("status", setup=[_unusable_entry], id="status (an entry it cannot use):ok"),
     ok("doctor", "--offline"),
     fails("doctor", "--timeout", "5", exit=Exit.FAILED, setup=[_doctor_fails]),
     fails("doctor", "--offline", "nope"),
