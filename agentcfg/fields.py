@@ -263,7 +263,7 @@ def check(data: dict[str, Any], where: str, *, name: str | None = None) -> None:
     schema's to report: non-string values are skipped here. `name` (the profile's) goes in hints.
     """
     for field, value in data.items():
-        if field in INT_RANGES and isinstance(value, int) and not isinstance(value, bool):
+        if field in INT_RANGES and isinstance(value, int | float) and not isinstance(value, bool):
             _number(field, value, where)
         if not isinstance(value, str):
             continue
@@ -320,17 +320,30 @@ def _whole(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _number(field: str, value: int, where: str) -> None:
+def _number(field: str, value: float, where: str) -> None:
+    """A whole number in its range. Not a float, even `32768.0`: JSON Schema's "integer" takes it, and the agents'
+    files would get it as written (Codex reads model_context_window as an i64 and refuses the whole file)."""
     least, most = INT_RANGES[field]
-    if least <= value <= most:
+    if isinstance(value, int) and least <= value <= most:
         return
-    digits = len(str(abs(value)))
-    shown = f"{value:,}" if digits <= 15 else f"a {digits}-digit number"
+    digits = len(str(abs(value))) if isinstance(value, int) else 0
+    shown = (
+        f"{value!r}, not a whole number"
+        if isinstance(value, float)
+        else f"{value:,}"
+        if digits <= 15
+        else f"a {digits}-digit number"
+    )
     what = "the model's context window" if field == "context_window" else "the bound on each reply"
+    hint = (
+        "Give a number in that range: the server's max_model_len (--detect reads it from a vLLM server)."
+        if field == "context_window"
+        else "Give a number in that range, or leave it out: agentcfg then bounds each agent's output to fit."
+    )
+    if isinstance(value, float) and value.is_integer() and least <= value <= most:
+        hint = f"Write it without the decimal point: {field} = {int(value)}."
     raise AgentcfgError(
         f"field {field!r} is {shown}; {what} is a whole number of tokens from {least:,} to {most:,}",
         where=where,
-        hint="Give a number in that range: the server's max_model_len (--detect reads it from a vLLM server)."
-        if field == "context_window"
-        else "Give a number in that range, or leave it out: agentcfg then bounds each agent's output to fit.",
+        hint=hint,
     )

@@ -8,6 +8,7 @@ framing, `max_model_len` in /v1/models). Faults:
     html             every path answers 200 with an HTML page (a reverse proxy's error page)
     no-choices       chat answers 200 JSON without `choices`, streams answer plain JSON
     broken-sse       streams send `data:` lines that are not JSON and never finish
+    long-answer      streams answer at length: LONG_ANSWER bytes of text deltas, more than doctor reads
     no-responses     /v1/responses does not exist (404 {"detail": "Not Found"})
     oauth-expired    /v1/messages answers Anthropic's 401 "OAuth token has expired"
     no-v1            the API lives at / instead of /v1 (so a base URL with /v1 gets 404s)
@@ -24,24 +25,25 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 MODEL = "DeepSeek-V4-Flash"
+LONG_ANSWER = 1_500_000  # bytes of a long answer's stream: over 1 MB, more than doctor reads of any answer
 
 
-def chat_chunks(model: str, text: str) -> list[dict[str, Any]]:
-    """A complete chat stream as vLLM sends it: role, content, finish_reason, then usage."""
+def chat_chunks(model: str, text: str, repeat: int = 1) -> list[dict[str, Any]]:
+    """A complete chat stream as vLLM sends it: role, content (`repeat` chunks of it), finish_reason, then usage."""
     base = {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1796001113, "model": model}
     return [
         {**base, "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}]},
-        {**base, "choices": [{"index": 0, "delta": {"content": text}, "finish_reason": None}]},
+        *[{**base, "choices": [{"index": 0, "delta": {"content": text}, "finish_reason": None}]}] * repeat,
         {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]},
         {**base, "choices": [], "usage": {"prompt_tokens": 12, "completion_tokens": 1, "total_tokens": 13}},
     ]
 
 
-def responses_events(model: str, text: str) -> list[dict[str, Any]]:
-    """A complete Responses stream (the event types vLLM 0.32 sends, in its order)."""
+def responses_events(model: str, text: str, repeat: int = 1) -> list[dict[str, Any]]:
+    """A complete Responses stream (the event types vLLM 0.32 sends, in its order); `repeat` text deltas."""
     item = {"id": "msg_1", "type": "message", "role": "assistant", "status": "in_progress", "content": []}
     part = {"type": "output_text", "text": "", "annotations": []}
-    done_item = {**item, "status": "completed", "content": [{**part, "text": text}]}
+    done_item = {**item, "status": "completed", "content": [{**part, "text": text * repeat}]}
     response = {"id": "resp_1", "object": "response", "model": model, "status": "in_progress", "output": []}
     usage = {
         "input_tokens": 12,
@@ -56,9 +58,9 @@ def responses_events(model: str, text: str) -> list[dict[str, Any]]:
         {"type": "response.in_progress", "response": response},
         {"type": "response.output_item.added", "output_index": 0, "item": item},
         {"type": "response.content_part.added", **where, "part": part},
-        {"type": "response.output_text.delta", **where, "delta": text, "logprobs": []},
-        {"type": "response.output_text.done", **where, "text": text, "logprobs": []},
-        {"type": "response.content_part.done", **where, "part": {**part, "text": text}},
+        *[{"type": "response.output_text.delta", **where, "delta": text, "logprobs": []}] * repeat,
+        {"type": "response.output_text.done", **where, "text": text * repeat, "logprobs": []},
+        {"type": "response.content_part.done", **where, "part": {**part, "text": text * repeat}},
         {"type": "response.output_item.done", "output_index": 0, "item": done_item},
         {
             "type": "response.completed",
@@ -68,8 +70,8 @@ def responses_events(model: str, text: str) -> list[dict[str, Any]]:
     return [{**event, "sequence_number": n} for n, event in enumerate(events)]
 
 
-def messages_events(model: str, text: str) -> list[dict[str, Any]]:
-    """A complete Anthropic Messages stream."""
+def messages_events(model: str, text: str, repeat: int = 1) -> list[dict[str, Any]]:
+    """A complete Anthropic Messages stream; `repeat` text deltas."""
     usage = {"input_tokens": 12, "output_tokens": 0, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
     message = {
         "id": "msg_1",
@@ -84,7 +86,7 @@ def messages_events(model: str, text: str) -> list[dict[str, Any]]:
     return [
         {"type": "message_start", "message": message},
         {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
-        {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": text}},
+        *[{"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": text}}] * repeat,
         {"type": "content_block_stop", "index": 0},
         {
             "type": "message_delta",
@@ -102,6 +104,10 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, *args: Any) -> None:
         pass
 
+    def handle(self) -> None:
+        with contextlib.suppress(ConnectionResetError, BrokenPipeError):  # a client that stopped reading and left
+            super().handle()
+
     # -- helpers --------------------------------------------------------------------------------------
 
     def _send(self, status: int, body: Any, content_type: str = "application/json") -> None:
@@ -118,7 +124,13 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("content-type", "text/event-stream")
         self.send_header("content-length", str(len(data)))
         self.end_headers()
-        self.wfile.write(data)
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):  # a client that read what it wanted
+            self.wfile.write(data)
+
+    @property
+    def _repeat(self) -> int:
+        """How many text deltas a stream sends: one, or (long-answer) more than LONG_ANSWER bytes of them."""
+        return LONG_ANSWER // 100 + 1 if self.server.fault == "long-answer" else 1  # each is over 100 bytes
 
     def _error(self, status: int, message: str, kind: str = "BadRequestError") -> None:
         self._send(status, {"error": {"message": message, "type": kind, "param": None, "code": status}})
@@ -216,7 +228,10 @@ class _Handler(BaseHTTPRequestHandler):
         if fault == "broken-sse":
             self._stream(["data: {not json\n\n", 'data: {"choices": [\n\n'])
             return
-        self._stream([f"data: {json.dumps(c)}\n\n" for c in chat_chunks(body["model"], "ready")] + ["data: [DONE]\n\n"])
+        self._stream(
+            [f"data: {json.dumps(c)}\n\n" for c in chat_chunks(body["model"], "ready", self._repeat)]
+            + ["data: [DONE]\n\n"]
+        )
 
     def _responses(self, body: dict[str, Any]) -> None:
         fault = self.server.fault
@@ -230,7 +245,10 @@ class _Handler(BaseHTTPRequestHandler):
             self._stream(["event: response.created\n", "data: nonsense\n\n"])
             return
         self._stream(
-            [f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in responses_events(body["model"], "ready")]
+            [
+                f"event: {e['type']}\ndata: {json.dumps(e)}\n\n"
+                for e in responses_events(body["model"], "ready", self._repeat)
+            ]
         )
 
     def _messages(self, body: dict[str, Any]) -> None:
@@ -257,7 +275,10 @@ class _Handler(BaseHTTPRequestHandler):
             self._stream(["event: message_start\n", "data: {oops\n\n"])
             return
         self._stream(
-            [f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in messages_events(body["model"], "ready")]
+            [
+                f"event: {e['type']}\ndata: {json.dumps(e)}\n\n"
+                for e in messages_events(body["model"], "ready", self._repeat)
+            ]
         )
 
 

@@ -282,6 +282,9 @@ def test_a_keyed_profile_without_a_key_is_bad_input(home, server, tmp_path):
         (["t", "-n", "0"], "Invalid value for '--requests'"),
         (["t", "-c", "0"], "Invalid value for '--concurrency'"),
         (["t", "--max-tokens", "1"], "Invalid value for '--max-tokens'"),
+        (["t", "-n", "99999999999999999999999"], "Invalid value for '--requests'"),  # issue 27: built them all
+        (["t", "--timeout", "nan"], "Invalid value for '--timeout'"),
+        (["t", "-n", "64", "-c", "64", "--prompt-tokens", "1048576"], "prompt tokens in memory at once"),
         (["t", "--csv", "/nonexistent/dir/x.csv"], "cannot write --csv /nonexistent/dir/x.csv"),
     ],
 )

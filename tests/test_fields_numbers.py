@@ -26,3 +26,15 @@ def test_a_large_real_window_still_passes(home: Home) -> None:
     home.write(".codex/config.toml", CODEX)
     home.run("switch", "big", "--agent", "codex")
     assert "model_context_window = 10000000" in home.read(".codex/config.toml")
+
+
+@pytest.mark.parametrize("value", ["32768.0", "nan", "inf", "-inf"])
+def test_a_window_that_is_no_whole_number_is_refused(home: Home, value: str) -> None:
+    """Issue 27 item 8: TOML's `32768.0` passed (JSON Schema's "integer" takes a float without a fraction) and
+    `switch` wrote `model_context_window = 32768.0`, a float Codex's i64 cannot read. Every number a profile has
+    is a whole number, finite."""
+    home.write(".config/agentcfg/profiles/f.toml", PROFILE + f"context_window = {value}\n")
+    home.write(".codex/config.toml", CODEX)
+    result = home.run("switch", "f", "--agent", "codex", check=2)
+    assert "context_window" in result.stderr and "whole number" in result.stderr and "Traceback" not in result.stderr
+    assert home.read(".codex/config.toml") == CODEX

@@ -1,5 +1,5 @@
 """Red team, a server's answers: JSON nested deeper than Python's recursion limit (`[[[[...`, 40 KB, well
-under doctor's 64 KiB body limit) makes json.loads raise RecursionError, which is not a ValueError: doctor
+under doctor's body limit) makes json.loads raise RecursionError, which is not a ValueError: doctor
 and bench stopped with an internal error instead of naming the broken answer."""
 
 from __future__ import annotations

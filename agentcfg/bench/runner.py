@@ -229,23 +229,25 @@ async def _server_view(client: Any, target: Target, before: metrics.Samples, ans
 async def _phase(
     client: Any, target: Target, phase: Phase, settings: Settings, ignore_eos: bool, progress: Progress | None
 ) -> None:
-    gate = asyncio.Semaphore(settings.concurrency)
+    """`concurrency` workers, each sending the next request when its last one is done: a request is made when it
+    is sent, never all of them up front (-n is up to 10,000, and was once unbounded)."""
+    indices = iter(range(phase.planned))  # shared: each worker takes the next index
 
     def report() -> None:
         if progress:
             failed = sum(not r.ok for r in phase.records)
             progress(target.name, phase.mode, len(phase.records), phase.planned, failed)
 
-    async def one(index: int) -> None:
-        async with gate:
+    async def worker() -> None:
+        for index in indices:
             record = await request(client, target, phase.mode, index, settings, ignore_eos, settings.max_tokens)
-        phase.records.append(record)
-        report()
+            phase.records.append(record)
+            report()
 
     report()
     started = time.perf_counter()
     try:
-        await asyncio.gather(*(one(i) for i in range(phase.planned)))
+        await asyncio.gather(*(worker() for _ in range(min(settings.concurrency, phase.planned))))
     finally:
         phase.wall = time.perf_counter() - started
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import sys
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -106,6 +107,47 @@ def complete_optional_field(ctx: click.Context, param: click.Parameter, incomple
     given = {n.replace("-", "_") for n in (ctx.params.get(param.name or "") or ())}
     optional = (f for f in profiles.FIELDS if f not in profiles.REQUIRED and f not in given)
     return _matching(optional, incomplete)
+
+
+# -- numbers: every numeric option is an Int or a Float (tests/cli/test_numbers.py walks the command tree) ------
+
+
+def _figure(value: float) -> str:
+    """A bound as people write it: 10,000 and 0.1, not 10000 and 600.0."""
+    return f"{int(value):,}" if float(value).is_integer() else f"{value:,}"
+
+
+class _Between:
+    """Both bounds required, and stated as "from 1 to 10,000" (in the usage error and in --help)."""
+
+    min: float
+    max: float
+
+    def _describe_range(self) -> str:
+        return f"{_figure(self.min)} to {_figure(self.max)}"
+
+
+class Int(_Between, click.IntRange):
+    """A whole number from `least` to `most`: `bench -n 99999999999999999999999` (no upper bound) set out to build
+    that many requests. Out of range is click's usage error: exit 2, under --json the error document."""
+
+    def __init__(self, least: int, most: int) -> None:
+        super().__init__(least, most)
+
+
+class Float(_Between, click.FloatRange):
+    """A finite number from `least` to `most`. click's FloatRange lets NaN through (it compares false with both
+    bounds): `doctor --timeout nan` said nothing listens, and `bench --timeout nan --json` printed NaN, which is
+    not JSON. `inf` (and 1e999) is out of range."""
+
+    def __init__(self, least: float, most: float) -> None:
+        super().__init__(least, most)
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        number = super().convert(value, param, ctx)
+        if math.isnan(number):
+            self.fail(f"{value} is not in the range {self._describe_range()}.", param, ctx)
+        return number
 
 
 def _note_json(ctx: click.Context, param: click.Parameter, value: bool) -> bool:

@@ -11,6 +11,21 @@ from agentcfg.errors import AgentcfgError
 
 # -- bench -----------------------------------------------------------------------------------------
 
+TOKENS_MOST = 1_048_576  # tokens one request asks for or sends: about the largest window served today
+# Prompt tokens in flight at once (--concurrency x --prompt-tokens): each request holds its prompt as text and as
+# JSON, ~10 bytes a token, so at most ~350 MB.
+IN_FLIGHT_MOST = 2**25
+
+
+def _check_in_flight(concurrency: int, prompt_tokens: int) -> None:
+    if concurrency * prompt_tokens > IN_FLIGHT_MOST:
+        raise AgentcfgError(
+            f"--concurrency {concurrency:,} with --prompt-tokens {prompt_tokens:,} holds "
+            f"{concurrency * prompt_tokens:,} prompt tokens in memory at once; at most {IN_FLIGHT_MOST:,}",
+            hint=f"Run fewer at once (`agentcfg bench ... -c {max(1, IN_FLIGHT_MOST // prompt_tokens)}`) or send "
+            "shorter prompts.",
+        )
+
 
 def _with_legs(chosen: list, legs: bool, environ: dict[str, str]) -> tuple[list, list[str]]:
     """With --legs, each route followed by its legs (each profile once); the notes that go with it."""
@@ -58,15 +73,13 @@ class _ProgressLine:
 
 @click.command()
 @click.argument("names", nargs=-1, metavar="[PROFILE]...", shell_complete=base.complete_profile)
-@click.option("--requests", "-n", type=click.IntRange(min=1), default=10, show_default=True, help="Requests per mode.")
+@click.option("--requests", "-n", type=base.Int(1, 10_000), default=10, show_default=True, help="Requests per mode.")
+@click.option("--concurrency", "-c", type=base.Int(1, 1024), default=1, show_default=True, help="In flight at once.")
 @click.option(
-    "--concurrency", "-c", type=click.IntRange(min=1, max=1024), default=1, show_default=True, help="In flight at once."
+    "--max-tokens", type=base.Int(2, TOKENS_MOST), default=256, show_default=True, help="Output tokens per request."
 )
 @click.option(
-    "--max-tokens", type=click.IntRange(min=2), default=256, show_default=True, help="Output tokens per request."
-)
-@click.option(
-    "--prompt-tokens", type=click.IntRange(min=1), default=512, show_default=True, help="Prompt size, roughly."
+    "--prompt-tokens", type=base.Int(1, TOKENS_MOST), default=512, show_default=True, help="Prompt size, roughly."
 )
 @click.option("--stream", "mode", flag_value="stream", default=True, help="Streamed requests (the default).")
 @click.option("--no-stream", "mode", flag_value="non_stream", help="Non-streamed requests only.")
@@ -74,10 +87,10 @@ class _ProgressLine:
 @base.json_option("Print the figures as JSON.")
 @click.option("--csv", "csv_file", metavar="FILE", help="Also write one row per request to FILE.")
 @click.option(
-    "--timeout", type=click.FloatRange(min=0.1), default=120.0, show_default=True, help="Per request, in seconds."
+    "--timeout", type=base.Float(0.1, 86_400), default=120.0, show_default=True, help="Per request, in seconds."
 )
 @click.option(
-    "--deadline", type=click.FloatRange(min=1), default=900.0, show_default=True, help="For the whole run, in seconds."
+    "--deadline", type=base.Float(1, 604_800), default=900.0, show_default=True, help="For the whole run, in seconds."
 )
 @click.option("--legs", is_flag=True, help="A route's legs too, each after its route: what the router adds.")
 def bench(
@@ -109,6 +122,7 @@ def bench(
     from agentcfg.bench import render, runner, summary
     from agentcfg.bench.measure import MODES
 
+    _check_in_flight(min(concurrency, requests), prompt_tokens)  # before any profile or key is read
     environ = base.environ()
     chosen = [profiles.get(n, environ) for n in dict.fromkeys(names or [runner.default_profile(environ)])]
     notes = [] if names else [f"benchmarking {chosen[0].name} (name profiles to choose: agentcfg bench PROFILE...)"]

@@ -19,7 +19,7 @@ from agentcfg.errors import Exit
 @base.json_option("Print the findings as JSON.")
 @click.option(
     "--timeout",
-    type=click.FloatRange(min=0.1, max=600),
+    type=base.Float(0.1, 600),
     default=6.0,
     show_default=True,
     help="One deadline for all requests, in seconds.",

@@ -52,10 +52,6 @@ def profile_show(name: str, as_json: bool) -> None:
     click.echo(report.dumps(report.profile_dict(found, environ)) if as_json else report.profile_text(found, environ))
 
 
-_WINDOW_LEAST, _WINDOW_MOST = INT_RANGES["context_window"]
-_OUTPUT_LEAST, _OUTPUT_MOST = INT_RANGES["max_output_tokens"]
-
-
 @profile.command("add")
 @click.argument("name")
 @click.option("--base-url", help="OpenAI-protocol base URL, e.g. http://localhost:8000/v1.")
@@ -68,13 +64,13 @@ _OUTPUT_LEAST, _OUTPUT_MOST = INT_RANGES["max_output_tokens"]
 @click.option("--no-key", is_flag=True, help="The server needs no key.")
 @click.option(
     "--context-window",
-    type=int,
-    help=f"The model's window in tokens: {_WINDOW_LEAST:,} to {_WINDOW_MOST:,}.",
+    type=base.Int(*INT_RANGES["context_window"]),  # --help shows the range
+    help="The model's window in tokens.",
 )
 @click.option(
     "--max-output-tokens",
-    type=int,
-    help=f"Bound on any agent's output tokens: {_OUTPUT_LEAST:,} to {_OUTPUT_MOST:,}, at most the window.",
+    type=base.Int(*INT_RANGES["max_output_tokens"]),
+    help="Bound on any agent's output tokens, at most the window.",
 )
 @click.option(
     "--detect",

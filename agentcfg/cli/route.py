@@ -46,16 +46,14 @@ def route() -> None:
 @click.option(
     "--fallback", "fallbacks", multiple=True, required=True, metavar="PROFILE", help="Tried next; repeat for more."
 )
-@click.option("--port", type=click.IntRange(1, 65535), help="The router's port. Default: the first free from 4000.")
+@click.option("--port", type=base.Int(1, 65535), help="The router's port. Default: the first free from 4000.")
+@click.option("--max-parallel", type=base.Int(1, 10_000), help="At most N requests at once to the primary; more go on.")
 @click.option(
-    "--max-parallel", type=click.IntRange(1, 10_000), help="At most N requests at once to the primary; more go on."
-)
-@click.option(
-    "--cooldown", type=click.IntRange(1, 86_400), default=30, show_default=True, help="Seconds a failing leg rests."
+    "--cooldown", type=base.Int(1, 86_400), default=30, show_default=True, help="Seconds a failing leg rests."
 )
 @click.option(
     "--timeout",
-    type=click.IntRange(1, 3600),
+    type=base.Int(1, 3600),
     default=120,
     show_default=True,
     help="Seconds a leg may take to start answering; then the next is tried.",
@@ -118,7 +116,7 @@ def _display(path: str) -> str:
 )
 @click.option(
     "--timeout",
-    type=click.FloatRange(min=1, max=3600),
+    type=base.Float(1, 3600),
     default=180,
     show_default=True,
     help="Seconds to wait for the router to answer.",

@@ -16,7 +16,11 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
 
-BODY_LIMIT = 64 * 1024  # enough to classify any error page or the first events of a stream
+# How much of an answer doctor reads, at most: any error page or model list whole, and thousands of events of a
+# stream. A model may answer the probe at length (a reasoning model thinks for thousands of tokens, a stream
+# with no output bound runs to the window): what is past the limit is never read, and the stream is judged on
+# the complete events before it (Result.truncated). Memory stays bounded: one such buffer per probe.
+BODY_LIMIT = 1024 * 1024
 TOOL = {
     "type": "function",
     "function": {
@@ -56,6 +60,9 @@ class Result:
     detail: str = ""
     elapsed: float = 0.0
     extra: dict[str, Any] = field(default_factory=dict)
+    # Doctor stopped reading before the body ended: at BODY_LIMIT, or at the deadline while a stream's events were
+    # still coming (replies.still_sending). The body is a prefix; its cut tail is evidence of nothing.
+    truncated: bool = False
 
 
 # -- the request shapes --------------------------------------------------------------------------------

@@ -44,16 +44,19 @@ def error_message(body: Any) -> str | None:
 _LINE_END = re.compile(r"\r\n|\r|\n")
 
 
-def sse_events(text: str) -> list[Any]:
+def sse_events(text: str, *, whole: bool = True) -> list[Any]:
     """The JSON payload of each event (`[DONE]` as the string itself; a payload that is not JSON as None).
 
     As the agents' SSE readers take it (WHATWG): `data:` with one optional space, several `data:` lines
     of one event joined by "\n", `:` comments and other fields ignored, an event ending at a blank line
-    (the last one also at the end of the text), an event without data not dispatched.
+    (the last one also at the end of the text), an event without data not dispatched. Of a text that is not
+    `whole` (doctor stopped reading), only the events a blank line ended: the rest may have more to come.
     """
     events: list[Any] = []
     data: list[str] = []
-    for line in [*_LINE_END.split(text), ""]:
+    lines = _LINE_END.split(text)
+    # Whole, the end of the text ends the last event; cut, the last line may itself be cut: left out.
+    for line in [*lines, ""] if whole else lines[:-1]:
         if not line:
             payload = "\n".join(data)
             if payload:
@@ -64,6 +67,27 @@ def sse_events(text: str) -> list[Any]:
         if name == "data":
             data.append(value[1:] if value.startswith(" ") else value)
     return events
+
+
+def is_event_stream(result: Result) -> bool:
+    return "text/event-stream" in result.content_type.lower()
+
+
+def still_sending(result: Result) -> bool:
+    """Whether the deadline cut a stream while its events were still coming, so that doctor stopped reading and
+    not the server sending: a 2xx event stream with a complete event, and a byte in the last quarter of the wait
+    (at least the last second). A stream that went quiet, or sent only comments, did not answer in time."""
+    last_byte = result.extra.get("last_byte")
+    return (
+        result.truncated
+        and result.probe.stream
+        and result.status is not None
+        and 200 <= result.status < 300
+        and is_event_stream(result)
+        and isinstance(last_byte, float)
+        and result.elapsed - last_byte <= max(1.0, result.elapsed / 4)
+        and any(isinstance(event, dict) for event in sse_events(result.body, whole=False))
+    )
 
 
 def looks_html(result: Result) -> bool:

@@ -11,7 +11,15 @@ from dataclasses import dataclass, replace
 from agentcfg import fixes
 from agentcfg.doctor.model import BLOCKING, EXPLAINS, FAIL, PASS, REFUSALS, WARN, Finding, Target
 from agentcfg.doctor.probes import Result
-from agentcfg.doctor.replies import error_message, looks_html, max_model_len, model_ids, parse_json, sse_events
+from agentcfg.doctor.replies import (
+    error_message,
+    is_event_stream,
+    looks_html,
+    max_model_len,
+    model_ids,
+    parse_json,
+    sse_events,
+)
 
 
 @dataclass(frozen=True)
@@ -100,8 +108,11 @@ def _from_error(status: int, message: str, where: str) -> Verdict:
 
 
 def _check_shape(result: Result) -> Verdict:
-    """A 2xx answer: is it what this probe's client can parse?"""
+    """A 2xx answer: is it what this probe's client can parse? Of an answer doctor stopped reading (truncated),
+    what was read: the cut tail is evidence of nothing, and whether the stream ended well is not known."""
     kind, text = result.probe.kind, result.body
+    if result.truncated and not result.probe.stream and text.lstrip().startswith("{"):
+        return Verdict(True)  # JSON longer than doctor reads (a big gateway's model list): cut, it parses as nothing
     if kind.startswith("models"):
         data = parse_json(text)
         if isinstance(data, dict) and isinstance(data.get("data"), list):
@@ -117,7 +128,7 @@ def _check_shape(result: Result) -> Verdict:
         if wanted not in data:
             return Verdict(False, "response-not-openai", f"JSON without `{wanted}`: {_snippet(result, 100)}")
         return Verdict(True)
-    if "text/event-stream" not in result.content_type.lower():
+    if not is_event_stream(result):
         data = parse_json(text)
         if kind == "messages-stream" and isinstance(data, dict) and isinstance(data.get("content"), list):
             # Claude Code 2.1 reads a whole message where it asked for a stream (seen against LiteLLM's
@@ -129,9 +140,14 @@ def _check_shape(result: Result) -> Verdict:
             "stream-broken",
             f"asked for a stream, got {what} ({result.content_type or 'no type'}): {_snippet(result, 100)}",
         )
-    events = sse_events(text)
+    ended = not result.truncated  # the stream's end was read: the checks of how it ends apply
+    events = sse_events(text, whole=ended)
     payloads = [e for e in events if isinstance(e, dict)]
     if not events or not payloads:
+        if not ended:
+            return Verdict(
+                False, "stream-broken", f"no complete `data:` event with JSON in its first {len(text):,} characters"
+            )
         return Verdict(False, "stream-broken", f"no `data:` events with JSON: {_snippet(result, 100)}")
     if any(e is None for e in events):
         return Verdict(False, "stream-broken", "a `data:` line that is not JSON")
@@ -145,10 +161,10 @@ def _check_shape(result: Result) -> Verdict:
     if kind == "chat-stream":
         if not any("choices" in e for e in payloads):
             return Verdict(False, "response-not-openai", "stream events without `choices`")
-        if events[-1] != "[DONE]":
+        if ended and events[-1] != "[DONE]":
             return Verdict(False, "stream-broken", "the stream ended without `data: [DONE]`")
         choices = [c for e in payloads for c in e.get("choices") or [] if isinstance(c, dict)]
-        if not any(c.get("finish_reason") for c in choices):
+        if ended and not any(c.get("finish_reason") for c in choices):
             return Verdict(
                 False,
                 "stream-broken",
@@ -156,7 +172,7 @@ def _check_shape(result: Result) -> Verdict:
             )
     elif kind == "responses-stream":
         types = [e.get("type") for e in payloads]
-        if "response.completed" not in types and "response.incomplete" not in types:
+        if ended and "response.completed" not in types and "response.incomplete" not in types:
             return Verdict(False, "stream-broken", "the Responses stream ended without `response.completed`")
         if "response.output_text.delta" in types and "response.output_item.added" not in types:
             return Verdict(
@@ -166,7 +182,7 @@ def _check_shape(result: Result) -> Verdict:
             )
     elif kind == "messages-stream":
         types = [e.get("type") for e in payloads]
-        if "message_stop" not in types:
+        if ended and "message_stop" not in types:
             return Verdict(False, "stream-broken", "the Messages stream ended without `message_stop`")
         start = next((e.get("message") for e in payloads if e.get("type") == "message_start"), None)
         if (

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from agentcfg.doctor.probes import BODY_LIMIT, REDIRECTS, Probe, Result, error_kind, import_httpx, verify
+from agentcfg.doctor.replies import still_sending
 
 httpx = import_httpx()
 
@@ -65,6 +66,7 @@ async def _send(client: Any, probe: Probe, result: Result) -> None:
         elif event.endswith(".send_request_body.complete"):
             result.extra["sent"] = True
 
+    chunks: list[bytes] = []
     try:
         request = client.build_request(
             probe.method, probe.url, headers=dict(probe.headers), json=probe.body, extensions={"trace": trace}
@@ -80,22 +82,32 @@ async def _send(client: Any, probe: Probe, result: Result) -> None:
             if response.history:  # followed as the agents follow them (see REDIRECTS)
                 result.extra["redirects"] = [(r.status_code, r.headers.get("location", "")) for r in response.history]
                 result.extra["final_url"] = str(response.url)
-            chunks, size = [], 0
-            async for chunk in response.aiter_bytes():
-                if not result.extra.get("first_byte"):
-                    result.extra["first_byte"] = time.monotonic() - started
-                chunks.append(chunk)
-                size += len(chunk)
-                if size >= BODY_LIMIT:
-                    break
-            result.body = b"".join(chunks)[:BODY_LIMIT].decode("utf-8", "replace")
+            result.truncated = await _read(response, chunks, result.extra, started)
+        except asyncio.CancelledError:  # the deadline, while the body came: what came is kept, _run judges it
+            result.truncated = bool(chunks)
+            raise
         finally:
+            result.body = b"".join(chunks)[:BODY_LIMIT].decode("utf-8", "replace")
             await response.aclose()
     except Exception as exc:
         result.error = error_kind(exc)
         result.detail = f"{type(exc).__name__}: {exc}"[:500]
     finally:
         result.elapsed = time.monotonic() - started
+
+
+async def _read(response: httpx.Response, chunks: list[bytes], extra: dict[str, Any], started: float) -> bool:
+    """Read the body into `chunks`, up to BODY_LIMIT; whether doctor stopped before its end. When the first and
+    the last byte came (seconds after the request started) go into `extra`."""
+    size = 0
+    async for chunk in response.aiter_bytes():
+        extra.setdefault("first_byte", time.monotonic() - started)
+        extra["last_byte"] = time.monotonic() - started
+        chunks.append(chunk)
+        size += len(chunk)
+        if size > BODY_LIMIT:  # more than doctor reads (a body of exactly BODY_LIMIT is read whole)
+            return True
+    return False
 
 
 async def _run(probes: list[Probe], deadline: float, progress: Callable[[int, int], None] | None) -> list[Result]:
@@ -125,8 +137,9 @@ async def _run(probes: list[Probe], deadline: float, progress: Callable[[int, in
         await asyncio.gather(*pending, return_exceptions=True)
     for result, task in zip(results, tasks, strict=True):
         if task.cancelled() and result.error is None:
-            result.error, result.detail = "timeout", f"no complete answer within the {deadline:g} s deadline"
             result.elapsed = deadline
+            if not still_sending(result):  # else doctor stopped reading, not the server sending: judged as read
+                result.error, result.detail = "timeout", f"no complete answer within the {deadline:g} s deadline"
     for client in clients.values():
         await client.aclose()
     return results

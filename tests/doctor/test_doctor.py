@@ -858,6 +858,59 @@ def test_sse_that_is_not_json_is_stream_broken(standard):
         assert "data:" in finding["evidence"]
 
 
+def test_an_answer_longer_than_doctor_reads_is_judged_on_its_complete_events(standard):
+    """Issue 27 item 2: every stream is over 1 MB of text deltas (a model that answers at length). Doctor reads
+    up to its limit and judges the complete events: the cut last event is no `data:` line that is not JSON, and
+    no missing `[DONE]`, `response.completed` or `message_stop`."""
+    set_fault(standard.server, "long-answer")
+    report = doctor(standard.home, check=0)
+    assert report["ok"] is True, problems(report)
+    assert len([body for _, _, body in posts(standard.server) if body.get("stream")]) >= 3
+    for agent in AGENTS:
+        one(report, agent, "stream-broken", "pass")
+
+
+class TrickleHandler(fault_server._Handler):
+    """Streams as a slow model answers at length: the first events at once, then a text delta every 50 ms for
+    10 s, longer than doctor's deadline. A request that asks for no stream is answered as usual."""
+
+    def _route(self, method: str, body: Any) -> None:
+        path = self.path.split("?")[0]
+        if method != "POST" or not body.get("stream") or path.endswith("/models"):
+            super()._route(method, body)
+            return
+        self.server.requests.append((method, self.path, dict(self.headers), body))
+        if path.endswith("/chat/completions"):
+            events = [f"data: {json.dumps(c)}\n\n" for c in fault_server.chat_chunks(body["model"], "ready", 2)]
+        else:
+            build = fault_server.responses_events if path.endswith("/responses") else fault_server.messages_events
+            events = [f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in build(body["model"], "ready", 2)]
+        delta = next(i for i, e in enumerate(events) if '"ready"' in e)  # the first text delta
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream")
+        self.end_headers()
+        self.close_connection = True
+        with suppress(OSError):
+            self.wfile.write("".join(events[: delta + 1]).encode())
+            self.wfile.flush()
+            for _ in range(200):
+                time.sleep(0.05)
+                self.wfile.write(events[delta].encode())
+                self.wfile.flush()
+
+
+def test_a_stream_still_coming_at_the_deadline_is_judged_on_what_came(standard):
+    """The deadline cut a stream whose events were still coming: doctor stopped reading, the server did not stop
+    sending. What came is judged (streaming works), not called slow (tests/doctor/test_rules_silent.py: a
+    stream that went quiet still is)."""
+    set_fault(standard.server, handler=TrickleHandler)
+    report = doctor(standard.home, "--timeout", "2", check=0)
+    assert report["ok"] is True, problems(report)
+    for agent in AGENTS:
+        assert not found(report, agent, "server-slow"), problems(report)
+        one(report, agent, "stream-broken", "pass")
+
+
 def test_server_without_a_tool_parser_fails_every_agent(standard):
     set_fault(standard.server, "no-tool-parser")
     report = doctor(standard.home, check=1)

@@ -9,7 +9,10 @@ vLLM stream with that character in its JSON strings, though none of them can ask
 Chat completions: the separator and the end-of-turn token both +100, `min_tokens` 3, so exactly three
 separators, then a normal stop. /responses has no `min_tokens`: the separator alone, with the output
 capped (else it would run to the window). Other paths (/v1/models, /metrics, Anthropic's
-/v1/messages, whose request vLLM would reject with extra fields) pass through untouched."""
+/v1/messages, whose request vLLM would reject with extra fields) pass through untouched.
+
+LongAnswerProxy forbids the special tokens on /responses instead: the model answers at length, as a reasoning
+model does, in a real vLLM stream far longer than doctor reads."""
 
 from __future__ import annotations
 
@@ -42,16 +45,27 @@ def biased(path: str, body: dict[str, Any], token: int, eos: int) -> dict[str, A
     return body
 
 
+def special_tokens(model_dir: Path) -> list[int]:
+    """The token ids of the tiny model's special tokens: end of text and of turn, and hermes' tool-call tags."""
+    tokenizer = json.loads((model_dir / "tokenizer.json").read_text())
+    return [token["id"] for token in tokenizer["added_tokens"]]
+
+
 class SeparatorProxy:
     def __init__(self, upstream: str, token: int, eos: int, char: str = "\u2028") -> None:
         self.upstream = urlsplit(upstream)
         self.token, self.eos, self.char = token, eos, char.encode()
         self.separators_seen = 0  # raw separators in upstream answers (vLLM writes them unescaped)
         self.paths: list[str] = []
+        self.relayed: dict[str, int] = {}  # bytes of each path's answers passed on, counted as they go
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._server.daemon_threads = True
         self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
+
+    def rewrite(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
+        """The request as the proxy sends it on."""
+        return biased(path, body, self.token, self.eos)
 
     def __enter__(self) -> SeparatorProxy:
         threading.Thread(target=self._server.serve_forever, daemon=True).start()
@@ -74,7 +88,7 @@ class SeparatorProxy:
                     except ValueError:
                         body = None
                     if isinstance(body, dict):
-                        data = json.dumps(biased(self.path, body, proxy.token, proxy.eos)).encode()
+                        data = json.dumps(proxy.rewrite(self.path, body)).encode()
                 headers = {k: v for k, v in self.headers.items() if k.lower() not in HOP_BY_HOP}
                 upstream = http.client.HTTPConnection(proxy.upstream.hostname, proxy.upstream.port, timeout=300)
                 try:
@@ -87,6 +101,8 @@ class SeparatorProxy:
                     self.end_headers()
                     seen, tail = 0, b""
                     while chunk := answer.read1(65536):
+                        with proxy._lock:
+                            proxy.relayed[self.path] = proxy.relayed.get(self.path, 0) + len(chunk)
                         self.wfile.write(chunk)
                         self.wfile.flush()
                         seen += (tail + chunk).count(proxy.char)
@@ -103,3 +119,22 @@ class SeparatorProxy:
                 pass
 
         return Handler
+
+
+class LongAnswerProxy(SeparatorProxy):
+    """/responses with every special token forbidden: the real vLLM answers text until `max_output_tokens`, in
+    text deltas of its own, more than doctor reads (~1.6 MB at 8,192 tokens, ~200 bytes each; 10 to 75 KB/s on two
+    busy cores). `<tool_call>` too: after it, vLLM's hermes parser holds the text back and the stream goes quiet.
+    Doctor closes the connection when it stops reading, and vLLM drops the request with it."""
+
+    OUTPUT = 8192
+
+    def __init__(self, upstream: str, forbidden: list[int]) -> None:
+        super().__init__(upstream, forbidden[0], forbidden[0])
+        self.forbidden = forbidden
+
+    def rewrite(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
+        if path.split("?")[0].endswith("/responses"):
+            bias = {str(token): -100 for token in self.forbidden}
+            return {**body, "logit_bias": bias, "max_output_tokens": self.OUTPUT}
+        return body

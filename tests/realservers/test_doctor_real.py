@@ -8,7 +8,7 @@ import pytest
 import agentcfg
 from tests.conftest import Home
 from tests.e2e.agents import AGENTS
-from tests.realservers.bias_proxy import SeparatorProxy, separator_tokens
+from tests.realservers.bias_proxy import LongAnswerProxy, SeparatorProxy, separator_tokens, special_tokens
 from tests.realservers.helpers import add_profile, doctor, failing
 from tests.realservers.peers import GATEWAY_KEY, GATEWAY_MOCK, GATEWAY_RETIRED, MODEL, VLLM_KEY, WINDOW
 
@@ -183,3 +183,20 @@ def test_vllm_stream_with_line_separators_is_not_broken(home: Home, peers, keyri
     assert proxy.separators_seen > 0, proxy.paths  # the probes' streams really carried it
     assert not [f for f in findings if f["id"] == "stream-broken" and f["status"] != "pass"], findings
     assert failing(findings) == set() and code == 0, findings
+
+
+def test_vllm_answering_at_length_is_not_a_broken_stream_for_codex(home: Home, peers, keyring_file, compat):
+    """Issue 27 item 2: Codex's probe (a streamed /responses without an output bound) answered at length, as a
+    reasoning model answers, by the real vLLM: far more than doctor reads before its deadline or its limit.
+    Doctor judged the cut last event as a whole one ("a `data:` line that is not JSON") where the issue saw the
+    real `codex exec` complete its turn. Doctor judges the complete events only: streaming works."""
+    record(compat, vllm(peers), "a long Responses stream (special tokens forbidden): not stream-broken for Codex")
+    with LongAnswerProxy(peers.vllm, special_tokens(peers.model_dir)) as proxy:
+        add_profile(home, "long", proxy.url, key=VLLM_KEY)
+        home.run("switch", "long", "--agent", "codex")
+        code, findings = doctor(home, "--agent", "codex", "--timeout", "20")
+    streamed = sum(size for path, size in proxy.relayed.items() if path.startswith("/v1/responses"))
+    assert streamed > 64 * 1024, proxy.relayed  # longer than doctor read before (its old limit): the case of the issue
+    assert failing(findings) == set() and code == 0, findings
+    codex = {(f["id"], f["status"]) for f in findings if f["agent"] == "codex"}
+    assert ("stream-broken", "pass") in codex and ("server-slow", "warn") not in codex, codex
