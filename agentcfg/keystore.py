@@ -21,7 +21,7 @@ from typing import Any
 from agentcfg import env, redact
 from agentcfg.errors import AgentcfgError
 from agentcfg.patterns import lazy
-from agentcfg.profiles import Profile
+from agentcfg.profiles import PROJECT, Profile
 
 SERVICE = "agentcfg"
 ORIGINS_SERVICE = "agentcfg-origins"
@@ -546,28 +546,69 @@ def resolve(profile: Profile, environ: env.Environ, store: KeyStore | None = Non
     """A keyed profile's key: the keyring's entry, else a value already exported in its key_env.
 
     The keyring comes first, so a stale exported value never wins over a rotated key. A keyring key is
-    handed out only for the origins it was stored for (check_binding); which profiles may read an
-    exported variable is decided when profiles are loaded (a project's must be trusted and use its own).
+    handed out only for the origins it was stored for (check_binding). An exported variable is read only
+    for a profile that may read it (reads_environment): a project's must be trusted, use a variable of its
+    own (both decided when profiles are loaded) and have that variable approved for its hosts.
     """
     if not profile.key_env:
         return None
-    exported = environ.get(profile.key_env) or None
-    redact.register(exported)
+    value_exported = exported(profile, environ)
     store = store or KeyStore(environ, profile)
     try:
         value = store.get(profile.name)
         if value:
             check_binding(profile, store, environ)
     except KeyringProblem as problem:
-        if exported and problem.kind in ("no-backend", "locked"):
+        if value_exported and problem.kind in ("no-backend", "locked"):
             note = f"using {profile.key_env} from your environment ({problem.message})"
-            return _exported(profile, exported, note)
-        raise
+            return _exported(profile, value_exported, note)
+        raise _unapproved(profile, environ, problem) from None
     if value:
         return ResolvedKey(value, "keyring")
-    if exported:
-        return _exported(profile, exported)
-    raise missing(profile, store.label)
+    if value_exported:
+        return _exported(profile, value_exported)
+    raise _unapproved(profile, environ, missing(profile, store.label))
+
+
+def reads_environment(profile: Profile, environ: env.Environ) -> bool:
+    """Whether a keyed profile's key may be read from its key_env in the environment (by agentcfg, or by an agent
+    it configures): a built-in's or yours always; a project's only once you approved that variable for the
+    profile's hosts at `agentcfg trust` (its name is the project's choice: STRIPE_SECRET_KEY, OPENAI_API_KEY)."""
+    if not profile.key_env:
+        return False
+    if not profile.source.startswith(PROJECT):
+        return True
+    from agentcfg import trust
+
+    return trust.approved(profile, environ)
+
+
+def exported(profile: Profile, environ: env.Environ) -> str | None:
+    """The key exported in the profile's key_env, when the profile may read it (reads_environment)."""
+    value = environ.get(profile.key_env) if profile.key_env else None
+    redact.register(value)  # masked in agentcfg's output either way
+    return value if value and reads_environment(profile, environ) else None
+
+
+def _unapproved(profile: Profile, environ: env.Environ, problem: KeyringProblem) -> KeyringProblem:
+    """`problem` (no key found), saying that the project profile's variable was not read and how to approve it."""
+    if problem.kind == "wrong-origin" or reads_environment(profile, environ) or not profile.key_env:
+        return problem
+    from agentcfg import trust
+
+    where = "is set in your environment but " if environ.get(profile.key_env) else ""
+    own = (
+        f"store the profile's own key with `agentcfg key set {profile.name}`"
+        if problem.kind != "no-backend"
+        else f"get a keyring to store its own key in (`agentcfg key set {profile.name}` lists the ways)"
+    )
+    return KeyringProblem(
+        problem.kind,
+        f"{problem.message}; {profile.key_env} {where}was not read: it is this project's choice of variable, and "
+        "you have not approved it for this profile",
+        hint=f"If {profile.key_env} holds the key for {trust.sent_to(profile)}, approve it: "
+        f"`{trust.approve_command(profile)}`; or {own}.",
+    )
 
 
 def _exported(profile: Profile, value: str, note: str | None = None) -> ResolvedKey:

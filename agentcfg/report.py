@@ -197,7 +197,9 @@ def keys_text(backend: str, rows: list[dict[str, Any]]) -> str:
 def profile_dict(profile: Profile, environ: env.Environ) -> dict[str, Any]:
     data = {"name": profile.name, **profile.fields(), "source": profile.source}
     if profile.key_env:
-        data["key_in_environment"] = bool(environ.get(profile.key_env))
+        from agentcfg import keystore
+
+        data["key_in_environment"] = keystore.exported(profile, environ) is not None  # one it may read
     return data
 
 

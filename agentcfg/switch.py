@@ -152,6 +152,9 @@ def key_source(
     agents = [a for a in agents if a.unsupported(profile) is None]
     helpers = frozenset(a.NAME for a in agents if runs_helper(a, environ))
     keys = KeySource(helper=(*self_command(), "key", "get", profile.name), runs_helper=helpers)
+    readers = [a.NAME for a in agents if a.NAME not in helpers]
+    if readers and not keystore.reads_environment(profile, environ):
+        raise _unapproved_readers(profile, readers, [a.NAME for a in agents if a.NAME in helpers])
     if helpers:
         names = [a.NAME for a in agents if a.NAME in helpers]
         notes.append(
@@ -176,6 +179,23 @@ def key_source(
     return keys, notes
 
 
+def _unapproved_readers(profile: Profile, readers: list[str], fetchers: list[str]) -> AgentcfgError:
+    """A project profile's variable you have not approved: an agent that reads the key from a variable would take
+    it from the shell that starts it, so no agent file names that variable (nothing is written)."""
+    from agentcfg import trust
+
+    only = f"switch only the agents that fetch it themselves (`{fixes.switch(profile.name, agents=fetchers)}`), or "
+    return AgentcfgError(
+        f"not switching {', '.join(readers)} to {profile.name}: {_they(readers, 'reads', 'read')} the key from "
+        f"{profile.key_env} in the shell that starts {'it' if len(readers) == 1 else 'them'}, a variable of the "
+        f"project's choice that you have not approved for {profile.name} (its key would go to "
+        f"{trust.sent_to(profile)})",
+        hint=f"If {profile.key_env} holds that key, approve it: `{trust.approve_command(profile)}`. Otherwise store "
+        f"the key (`{fixes.key_set(profile.name)}`) and {only if fetchers else ''}start "
+        f"{readers[0]} with `{fixes.exec_agent(profile.name, AGENTS[readers[0]].BINARY)}`.",
+    )
+
+
 @dataclass(frozen=True)
 class MissingKey:
     """A keyed profile whose key an agent will not find: neither stored on this machine nor exported."""
@@ -184,9 +204,16 @@ class MissingKey:
     key_env: str
     fix: str  # the complete command that stores it
     no_keyring: bool = False  # this machine has no usable keyring: `key set` cannot store it either
+    approve: str | None = None  # a project profile's variable, not approved: the command that approves it
 
     @property
     def note(self) -> str:
+        if self.approve:
+            return (
+                f"agentcfg has stored no key for {self.profile} on this machine, and {self.key_env} is not read for "
+                f"it (you have not approved that variable of the project's): the agents fail until you run "
+                f"`{self.fix}` (or approve it: `{self.approve}`)"
+            )
         if self.no_keyring:
             return (
                 f"agentcfg has stored no key for {self.profile} on this machine and {self.key_env} is not exported, "
@@ -209,20 +236,25 @@ def missing_key(profile: Profile, environ: env.Environ) -> MissingKey | None:
     (~200 ms). Only a key missing from that record is looked up in the keyring itself: one stored there
     another way is then recorded, and exit status 4 never says "missing" of a key the keyring holds.
     """
-    if not profile.key_env or environ.get(profile.key_env):
-        return None
     from agentcfg import keystore
 
+    if not profile.key_env or keystore.exported(profile, environ):
+        return None
     if profile.name in keystore.remembered(environ):
         return None
     fix = fixes.key_set(profile.name)
+    approve = None
+    if not keystore.reads_environment(profile, environ):
+        from agentcfg import trust
+
+        approve = trust.approve_command(profile)
     try:
         found = keystore.KeyStore(environ, profile).get(profile.name)
     except keystore.KeyringProblem as problem:
         if problem.kind != "no-backend":
             return None  # locked or refused: the key may well be there, and the agent asks the keyring itself
-        return MissingKey(profile.name, profile.key_env, fix, no_keyring=True)
-    return None if found else MissingKey(profile.name, profile.key_env, fix)
+        return MissingKey(profile.name, profile.key_env, fix, no_keyring=True, approve=approve)
+    return None if found else MissingKey(profile.name, profile.key_env, fix, approve=approve)
 
 
 def outcome(plan: Plan, missing: MissingKey | None) -> Exit:
@@ -319,7 +351,7 @@ def codex_profile_edits(
     switched to, and one for each of `others` (default: the profiles that already have one), so that
     `codex --profile agentcfg-NAME` runs on NAME whatever config.toml points at. Another profile's file
     names its own `agentcfg key get NAME`; a key itself is written only into the switched profile's."""
-    from agentcfg import versions
+    from agentcfg import keystore, versions
     from agentcfg.agents import codex
 
     version = versions.installed(codex.BINARY, environ)
@@ -335,7 +367,8 @@ def codex_profile_edits(
     # or --store-key-in-files switch runs no helper, and would turn every other file's `key get` into an env_key.
     fetches = frozenset({codex.NAME}) if runs_helper(codex, environ) else frozenset()
     for other in others:
-        if other.name != profile.name:
+        # A project profile whose variable you have not approved gets no file that would read it from the shell.
+        if other.name != profile.name and (fetches or not other.key_env or keystore.reads_environment(other, environ)):
             own = KeySource(helper=(*self_command(), "key", "get", other.name), runs_helper=fetches)
             edits.append(codex.profile_edits(other, codex.profile_file(other.name, environ), own))
     return edits

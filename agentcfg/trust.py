@@ -5,9 +5,16 @@ A cloned repository is untrusted input: a profile in it decides where requests (
 profiles of a project are used only while its files are byte for byte the set you trusted: a file added,
 removed or changed makes the whole set untrusted again until you look and run `agentcfg trust` once more.
 
+Trusting a project's files does not let its profiles read your environment: a profile's `key_env` is a name the
+project chose (`STRIPE_SECRET_KEY`, `OPENAI_API_KEY`, another profile's variable), and its key would go to the
+project's host. So a project profile reads its variable only once you approved it at `agentcfg trust` (a prompt on
+a terminal, `--allow-key-env PROFILE=VAR` in scripts), for the hosts shown then; otherwise its key comes from the
+keyring (`agentcfg key set PROFILE`, bound to its hosts) or not at all.
+
 The store is one private JSON file in agentcfg's state dir:
-    {"version": 1, "projects": {"/real/path/of/repo": {"files": {"team.toml": "<sha256>"}, "trusted_at": "..."}}}
-Everything here but `load_store`, `save_store` and `read_set` is pure.
+    {"version": 1, "projects": {"/real/path/of/repo": {"files": {"team.toml": "<sha256>"}, "trusted_at": "...",
+        "key_env": {"team": {"variable": "TEAM_KEY", "origins": ["https://llm.example.com:443"]}}}}}
+Everything here but `load_store`, `save_store`, `read_set` and `approved` is pure.
 """
 
 from __future__ import annotations
@@ -16,12 +23,13 @@ import hashlib
 import json
 import re
 import shlex
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from agentcfg import env
 from agentcfg.errors import AgentcfgError
+from agentcfg.profiles import PROJECT, Profile
 
 STORE = "trusted-projects.json"
 VERSION = 1
@@ -40,11 +48,22 @@ _GENERAL_PREFIXES = ("AWS_", "AZURE_", "GOOGLE_", "GCP_", "GCLOUD_", "ARM_", "GI
 
 
 @dataclass(frozen=True)
+class KeyApproval:
+    """A key variable you approved for one project profile, and the origins its key may go to (as
+    keystore.profile_origins gives them): it stands only while the profile names that variable and those origins."""
+
+    variable: str
+    origins: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class Record:
-    """One trusted project: its profile files by name, each with the sha256 of its bytes."""
+    """One trusted project: its profile files by name, each with the sha256 of its bytes, and the key variables
+    you approved (profile name -> approval), which trusting it again keeps while they still hold (`decide`)."""
 
     files: dict[str, str]
     trusted_at: str
+    key_env: dict[str, KeyApproval] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -146,6 +165,17 @@ def store_path(environ: env.Environ) -> Path:
     return env.state_dir(environ) / STORE
 
 
+def _approvals(data: object) -> dict[str, KeyApproval]:
+    """The approvals of a record; one of the wrong shape is dropped (so it approves nothing)."""
+    found: dict[str, KeyApproval] = {}
+    for name, entry in data.items() if isinstance(data, dict) else ():
+        variable = entry.get("variable") if isinstance(entry, dict) else None
+        origins = entry.get("origins") if isinstance(entry, dict) else None
+        if isinstance(variable, str) and isinstance(origins, list) and all(isinstance(o, str) for o in origins):
+            found[name] = KeyApproval(variable, tuple(origins))
+    return found
+
+
 def parse_store(text: str) -> dict[str, Record]:
     """The store's records; entries of the wrong shape are dropped (so they trust nothing)."""
     try:
@@ -157,13 +187,19 @@ def parse_store(text: str) -> dict[str, Record]:
     for root, entry in (projects or {}).items() if isinstance(projects, dict) else ():
         files = entry.get("files") if isinstance(entry, dict) else None
         if isinstance(files, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in files.items()):
-            records[root] = Record(files=dict(files), trusted_at=str(entry.get("trusted_at", "")))
+            approvals = _approvals(entry.get("key_env"))
+            records[root] = Record(dict(files), str(entry.get("trusted_at", "")), approvals)
     return records
 
 
 def dump_store(records: Mapping[str, Record]) -> str:
     projects = {
-        root: {"files": dict(sorted(r.files.items())), "trusted_at": r.trusted_at} for root, r in records.items()
+        root: {
+            "files": dict(sorted(r.files.items())),
+            "trusted_at": r.trusted_at,
+            "key_env": {n: {"variable": a.variable, "origins": list(a.origins)} for n, a in sorted(r.key_env.items())},
+        }
+        for root, r in records.items()
     }
     return json.dumps({"version": VERSION, "projects": dict(sorted(projects.items()))}, indent=2) + "\n"
 
@@ -261,10 +297,21 @@ def _host(url: str | None) -> str:
         return ""
 
 
-def review(profiles_dir: Path, environ: env.Environ) -> tuple[list[dict[str, str | None]], list[str], dict[str, str]]:
-    """Validate every file of a project before it is trusted: its profiles (name, base_url, host, model,
-    key_env), the warnings to show, and the digests to record. A file that cannot be read or does not
-    validate raises, naming it: nothing is recorded then."""
+@dataclass(frozen=True)
+class Review:
+    """A project's files, validated before they are trusted."""
+
+    rows: list[dict[str, object]]  # each profile as shown (and in --json): name, file, base_url, host, model, ...
+    warnings: list[str]
+    files: dict[str, str]  # the digests to record
+    keyed: dict[str, Profile]  # the profiles that will be used and read a key variable: whose variable to approve
+    skipped: dict[str, str]  # the profiles that will not be used, and why
+
+
+def review(profiles_dir: Path, environ: env.Environ) -> Review:
+    """Validate every file of a project before it is trusted: its profiles, the warnings to show, the digests to
+    record and the profiles whose key variable can be approved. A file that cannot be read or does not validate
+    raises, naming it: nothing is recorded then."""
     from agentcfg import profiles
 
     read, unreadable = read_set(profiles_dir)
@@ -278,8 +325,10 @@ def review(profiles_dir: Path, environ: env.Environ) -> tuple[list[dict[str, str
         raise AgentcfgError(f"no profile files (*.toml) in {profiles_dir}: nothing to trust")
     known = profiles.load_own(environ)
     variables = {p.key_env: p.name for p in known.values() if p.key_env}
-    rows: list[dict[str, str | None]] = []
+    rows: list[dict[str, object]] = []
     warnings: list[str] = []
+    keyed: dict[str, Profile] = {}
+    skipped: dict[str, str] = {}
     for filename, data in sorted(read.items()):
         name, where = filename.removesuffix(".toml"), str(profiles_dir / filename)
         try:
@@ -294,23 +343,181 @@ def review(profiles_dir: Path, environ: env.Environ) -> tuple[list[dict[str, str
         )  # fmt: skip
         if name in known:
             kind = "built-in" if known[name].source == profiles.BUILT_IN else "user"
+            skipped[name] = f"it has the name of a {kind} profile"
             warnings.append(f"{filename}: has the name of a {kind} profile: it will be skipped (yours stays)")
         elif profile.key_env and profile.key_env in variables:
+            skipped[name] = f"it reads the key variable {profile.key_env} of profile {variables[profile.key_env]!r}"
             warnings.append(
                 f"{filename}: reads the key variable {profile.key_env} of profile {variables[profile.key_env]!r}: "
                 "it will be skipped (a project profile must use a key variable of its own)"
             )
-        elif profile.key_env and general_secret(profile.key_env):
-            exported = " (set in this shell)" if environ.get(profile.key_env) else ""
-            warnings.append(
-                f"{name} reads {profile.key_env}{exported}, which looks like a general secret rather than a key "
-                f"for this team's endpoint: it would be sent to {host or profile.base_url}"
-            )
+        elif profile.key_env:
+            keyed[name] = profile
+            if general_secret(profile.key_env):
+                warnings.append(
+                    f"{name} reads {profile.key_env}{_exported(profile, environ)}, which looks like a general secret "
+                    f"rather than a key for this team's endpoint: approving it would send it to {sent_to(profile)}"
+                )
         for url in (profile.base_url, profile.anthropic_base_url):
             if url and not profiles.is_loopback(_host(url)):
                 sent = f" and the key in {profile.key_env}" if profile.key_env else ""
                 warnings.append(f"{name} sends your prompts{sent} to {_host(url) or url}, off this machine")
-    return rows, warnings, {n: digest(d) for n, d in read.items()}
+    warnings += _shared_variables(keyed)
+    return Review(rows, warnings, {n: digest(d) for n, d in read.items()}, keyed, skipped)
+
+
+def _exported(profile: Profile, environ: env.Environ) -> str:
+    return " (set in this shell)" if profile.key_env and environ.get(profile.key_env) else ""
+
+
+def _shared_variables(keyed: Mapping[str, Profile]) -> list[str]:
+    """One variable read by project profiles with different hosts: its key would reach each of them."""
+    by_variable: dict[str, list[Profile]] = {}
+    for profile in keyed.values():
+        by_variable.setdefault(str(profile.key_env), []).append(profile)
+    return [
+        f"{', '.join(p.name for p in found)} {'both' if len(found) == 2 else 'all'} read {variable}, for "
+        f"different hosts ({'; '.join(f'{p.name}: {sent_to(p)}' for p in found)}): you can approve it for one "
+        "set of hosts only"
+        for variable, found in sorted(by_variable.items())
+        if len({approval_for(p).origins for p in found}) > 1
+    ]
+
+
+def sent_to(profile: Profile) -> str:
+    """The origins a profile's key goes to, as its URLs name them (`https://llm.example.com`)."""
+    from urllib.parse import urlsplit
+
+    found = []
+    for url in (profile.base_url, profile.anthropic_base_url):
+        if url:
+            parts = urlsplit(url)
+            found.append(f"{parts.scheme}://{parts.netloc}")
+    return " and ".join(dict.fromkeys(found))
+
+
+# -- approving a project profile's key variable -----------------------------------------------------------
+
+
+def approval_for(profile: Profile) -> KeyApproval:
+    """What approving a profile's variable records: the variable, and the origins its key goes to now."""
+    from agentcfg import keystore
+
+    return KeyApproval(str(profile.key_env), tuple(keystore.profile_origins(profile)))
+
+
+def project_of(profile: Profile) -> Path:
+    """The project a project profile comes from (its source is `project:` and the file's path)."""
+    return project_root(Path(profile.source.removeprefix(PROJECT)).parent)
+
+
+def approve_command(profile: Profile) -> str:
+    """`agentcfg trust ROOT --allow-key-env NAME=VARIABLE` for a project profile."""
+    from agentcfg import fixes
+
+    root = str(project_of(profile))
+    return fixes.command("agentcfg", "trust", root, "--allow-key-env", f"{profile.name}={profile.key_env}")
+
+
+def approved(profile: Profile, environ: env.Environ) -> bool:
+    """Whether you approved the variable a project profile names, for the hosts it has now, when you trusted its
+    project (the record is read each time: it is what `trust` last decided)."""
+    if not profile.key_env or not profile.source.startswith(PROJECT):
+        return False
+    record = record_for(project_of(profile), environ)
+    return record is not None and record.key_env.get(profile.name) == approval_for(profile)
+
+
+def parse_allowed(given: Sequence[str]) -> dict[str, str]:
+    """`--allow-key-env PROFILE=VARIABLE` options -> {PROFILE: VARIABLE}."""
+    found: dict[str, str] = {}
+    for option in given:
+        name, sep, variable = option.partition("=")
+        if not sep or not name or not variable:
+            raise AgentcfgError(
+                f"--allow-key-env {option!r} is not PROFILE=VARIABLE",
+                hint="Name the profile and the variable it reads, e.g. --allow-key-env team=TEAM_API_KEY "
+                "(`agentcfg trust` lists them).",
+            )
+        if found.get(name, variable) != variable:
+            raise AgentcfgError(f"--allow-key-env names profile {name!r} twice, with two variables")
+        found[name] = variable
+    return found
+
+
+def approvals(reviewed: Review, allowed: Mapping[str, str], root: Path) -> dict[str, KeyApproval]:
+    """The approvals `--allow-key-env` (or the prompt) gives, checked against the project's files: each names a
+    profile of the project that will be used, and exactly the variable it reads; and one variable goes to one set
+    of origins (two profiles reading it for different hosts cannot both have it)."""
+    names = {str(row["name"]) for row in reviewed.rows}
+    found: dict[str, KeyApproval] = {}
+    for name, variable in sorted(allowed.items()):
+        option = f"--allow-key-env {name}={variable}"
+        profile = reviewed.keyed.get(name)
+        if profile is None:
+            if name not in names:
+                why = f"{root} has no profile {name!r} (its profiles: {', '.join(sorted(names))})"
+            elif name in reviewed.skipped:
+                why = f"profile {name!r} will not be used ({reviewed.skipped[name]}), so it reads no key"
+            else:
+                why = f"profile {name!r} reads no key (it has no key_env)"
+            raise AgentcfgError(f"{option}: {why}", hint="`agentcfg trust` lists the project's profiles.")
+        if variable != profile.key_env:
+            raise AgentcfgError(
+                f"{option}: profile {name!r} reads its key from {profile.key_env}, not {variable}",
+                hint=f"Approve the variable it names: `{approve_command(profile)}`.",
+            )
+        found[name] = approval_for(profile)
+    for variable in {a.variable for a in found.values()}:
+        sharing = {n: a for n, a in found.items() if a.variable == variable}
+        if len({a.origins for a in sharing.values()}) > 1:
+            raise AgentcfgError(
+                f"{variable} would go to different hosts: "
+                + "; ".join(f"{n}: {sent_to(reviewed.keyed[n])}" for n in sorted(sharing)),
+                hint="Approve it for one of these profiles; store the others' keys: "
+                + ", ".join(f"`agentcfg key set {n}`" for n in sorted(sharing))
+                + ".",
+            )
+    return found
+
+
+def decide(reviewed: Review, given: Mapping[str, str], previous: Record | None, root: Path) -> dict[str, KeyApproval]:
+    """The approvals a trust records: those `--allow-key-env` gives (checked by `approvals`), and those of the last
+    trust that still hold (the same profile reads the same variable for the same origins) unless one given now
+    sends that variable elsewhere. A profile whose variable or hosts changed is not approved until you say so."""
+    found = approvals(reviewed, given, root)
+    kept = previous.key_env if previous else {}
+    for name, approval in sorted(kept.items()):
+        profile = reviewed.keyed.get(name)
+        elsewhere = any(a.variable == approval.variable and a.origins != approval.origins for a in found.values())
+        if profile is not None and name not in found and approval_for(profile) == approval and not elsewhere:
+            found[name] = approval
+    return found
+
+
+def key_rows(reviewed: Review, approved_now: Mapping[str, KeyApproval]) -> list[dict[str, object]]:
+    """The rows of `review` with what each profile's key variable may do: key_sent_to (the origins its key goes
+    to), key_env_approved (None: it reads no key) and approve (the command that approves it, while it is not)."""
+    rows = []
+    for row in reviewed.rows:
+        profile = reviewed.keyed.get(str(row["name"]))
+        rows.append(
+            {
+                **row,
+                "key_sent_to": list(approval_for(profile).origins) if profile else [],
+                "key_env_approved": (row["name"] in approved_now) if profile else None,
+                "approve": approve_command(profile) if profile and row["name"] not in approved_now else None,
+            }
+        )
+    return rows
+
+
+def question(profile: Profile, environ: env.Environ) -> str:
+    """The prompt that approves a profile's variable on a terminal."""
+    return (
+        f"Let {profile.name} read its key from {profile.key_env}{_exported(profile, environ)} and send it to "
+        f"{sent_to(profile)}?"
+    )
 
 
 def now() -> str:
@@ -320,12 +527,14 @@ def now() -> str:
 
 
 def states(environ: env.Environ) -> list[dict[str, object]]:
-    """Each trusted project: its path, files, when trusted, and trusted / changed / missing now."""
+    """Each trusted project: its path, files, when trusted, the key variables approved (profile -> variable), and
+    trusted / changed / missing now."""
     rows: list[dict[str, object]] = []
     for root, record in sorted(load_store(environ).items()):
         directory = Path(root) / ".agentcfg" / "profiles"
         row: dict[str, object] = {"project": root, "state": MISSING, "files": sorted(record.files)}
         row["trusted_at"] = record.trusted_at
+        row["key_env"] = {name: approval.variable for name, approval in sorted(record.key_env.items())}
         if directory.is_dir():
             comparison = compare(record, digests(*read_set(directory)))
             row["state"] = comparison.state

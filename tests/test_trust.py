@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from agentcfg import profiles, trust
+from agentcfg import keystore, profiles, trust
 from tests.conftest import AGENTCFG, Home
 from tests.fault_server import FaultServer
 
@@ -127,7 +127,7 @@ def test_a_broken_file_in_a_trusted_set_skips_only_itself(home: Home, tmp_path: 
     broken = 'base_url = "http://127.0.0.1:9/v1"\nmodel = "m"\nwindow = 5\n'
     repo = _repo(tmp_path, {"team.toml": good, "old.toml": broken})
     # Trusted when it still validated (an older agentcfg, or rules since tightened): the record holds its hash.
-    record_trust(home, repo)
+    record_trust(home, repo, {"team": trust.KeyApproval("TEAM_KEY", (keystore.origin_text("http://127.0.0.1:9"),))})
     listed = _in(home, repo, "profile", "list", "--json")
     names = {row["name"] for row in json.loads(listed.stdout)}
     assert "team" in names and "old" not in names and "local" in names
@@ -137,13 +137,13 @@ def test_a_broken_file_in_a_trusted_set_skips_only_itself(home: Home, tmp_path: 
     )  # switched; TEAM_KEY not stored
 
 
-def record_trust(home: Home, repo: Path) -> None:
+def record_trust(home: Home, repo: Path, approvals: dict[str, trust.KeyApproval] | None = None) -> None:
     """Write the trust record for repo's current files directly (bypassing `trust`'s validation)."""
     environ = home.env
     directory = repo / ".agentcfg" / "profiles"
     files = {p.name: trust.digest(p.read_bytes()) for p in directory.glob("*.toml")}
     store = trust.load_store(environ)
-    store[str(repo.resolve())] = trust.Record(files=files, trusted_at="2026-01-01T00:00:00Z")
+    store[str(repo.resolve())] = trust.Record(files, "2026-01-01T00:00:00Z", approvals or {})
     trust.save_store(environ, store)
 
 
@@ -195,6 +195,7 @@ def test_trust_shows_what_it_trusts_and_warns_about_general_secrets(home: Home, 
             "state": "trusted",
             "files": ["local2.toml", "team.toml"],
             "trusted_at": listed[0]["trusted_at"],
+            "key_env": {},  # GITHUB_TOKEN not approved
         }
     ]
     (repo / ".agentcfg" / "profiles" / "team.toml").write_text('base_url = "http://127.0.0.1:9/v1"\nmodel = "m"\n')

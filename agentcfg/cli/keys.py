@@ -198,7 +198,7 @@ def key_list(as_json: bool) -> None:
                 "key_env": found.key_env,
                 "stored": None if unavailable or not found.key_env else bool(value),
                 "tail": redact.tail(value) if value else None,
-                "in_environment": bool(found.key_env and environ.get(found.key_env)),
+                "in_environment": keystore.exported(found, environ) is not None,
                 "bound_to": origins.get(name),  # None also for a key stored before binding
             }
         )
@@ -217,6 +217,20 @@ def key_list(as_json: bool) -> None:
         way_out = f"`{fixes.key_set(keyed)}` lists the ways to get one" if keyed else "see `agentcfg key --help`"
         heading = f"unavailable ({unavailable}); exported variables still work, {way_out}"
     click.echo(report.keys_text(heading if unavailable else str(label), rows))
+    base.emit_notes(_unapproved_notes([found for _name, found in known], environ))
+
+
+def _unapproved_notes(known: list[Any], environ: dict[str, str]) -> list[str]:
+    """A project profile's variable that is set but not read (you have not approved it), and how to approve it."""
+    from agentcfg import keystore, trust
+
+    return [
+        f"{found.key_env} is set in this shell but not read for {found.name}: it is the project's choice of "
+        f"variable, and you have not approved it; if it holds {found.name}'s key, approve it with "
+        f"`{trust.approve_command(found)}`"
+        for found in known
+        if found.key_env and environ.get(found.key_env) and not keystore.reads_environment(found, environ)
+    ]
 
 
 # -- exec / env --------------------------------------------------------------------------------------

@@ -444,75 +444,147 @@ def profile_rm(name: str, keep_key: bool, as_json: bool) -> None:
 @click.argument("directory", required=False, metavar="[DIR]")
 @click.option("--list", "listing", is_flag=True, help="List the trusted projects: trusted, changed or missing.")
 @click.option("--revoke", is_flag=True, help="Stop using the profiles of DIR (default: the project here).")
+@click.option(
+    "--allow-key-env",
+    "allowed",
+    multiple=True,
+    metavar="PROFILE=VARIABLE",
+    help="Let PROFILE read its key from VARIABLE (the one it names) and send it to its hosts (repeatable). "
+    "On a terminal, trust asks for each profile not named here.",
+)
 @base.json_option("Print the result as JSON.")
-def trust_command(directory: str | None, listing: bool, revoke: bool, as_json: bool) -> None:
+def trust_command(directory: str | None, listing: bool, revoke: bool, allowed: tuple[str, ...], as_json: bool) -> None:
     """Use the profiles in a project's .agentcfg/profiles/ (a cloned repository's are ignored until then).
 
     \b
     agentcfg trust               the project here (the nearest .agentcfg/profiles/ from here up)
     agentcfg trust ~/src/team    that project (its directory, or its .agentcfg/profiles)
+    agentcfg trust --allow-key-env team=TEAM_API_KEY   and let profile team read TEAM_API_KEY
     agentcfg trust --list        trusted projects, and whether their files changed since
     agentcfg trust --revoke      stop using this project's profiles
 
     A project profile decides where your prompts and a key go, so check what is shown. Trust covers
     exactly these files, by content: once one is added, removed or changed, the project's profiles are
     ignored again until you trust them again. Even trusted, a project profile never replaces one of
-    yours, nor reads another profile's key variable.
+    yours, nor reads another profile's key variable, nor reads its own from your environment unless you
+    approve that variable for the hosts shown (asked on a terminal; --allow-key-env in scripts). Without
+    the approval its key comes from the keyring only (`agentcfg key set PROFILE`). An approval stays
+    while the profile reads that variable for those hosts; --revoke forgets it with the project.
     """
+    import sys
+
     from agentcfg import report, trust
 
     environ = base.environ()
-    if listing:
-        if directory or revoke:
-            raise AgentcfgError("--list takes no DIR and no --revoke", hint="Run `agentcfg trust --list` alone.")
-        rows = trust.states(environ)
-        if as_json:
-            click.echo(report.dumps(rows))
-        elif not rows:
-            click.echo("No trusted projects. `agentcfg trust DIR` trusts one.")
-        for row in rows if not as_json else []:
-            files = ", ".join(row["files"])  # type: ignore[arg-type]
-            extra = f" ({row['differences']})" if row.get("differences") else ""
-            click.echo(f"{row['project']}  {row['state']}{extra}  since {row['trusted_at']}  files: {files}")
-        return
-    if revoke:
-        try:
-            root = trust.project_root(trust.locate(directory, environ))
-        except AgentcfgError:
-            if directory is None:
-                raise
-            from pathlib import Path
-
-            root = Path(directory).expanduser().resolve()  # a project since removed can still be revoked
-
-        def forget(records: dict[str, trust.Record]) -> None:
-            if str(root) not in records:
-                raise AgentcfgError(f"{root} is not trusted", hint="`agentcfg trust --list` shows trusted projects.")
-            del records[str(root)]
-
-        trust.update_store(environ, forget)
-        if as_json:
-            click.echo(report.dumps({"project": str(root), "revoked": True}))
+    if listing or revoke:
+        if allowed:
+            raise AgentcfgError("--allow-key-env is for trusting a project", hint="Run `agentcfg trust DIR` with it.")
+        if listing:
+            _list_trusted(directory, revoke, environ, as_json)
         else:
-            click.echo(f"Revoked trust in {root}: its profiles are ignored from now on.")
+            _revoke_trust(directory, environ, as_json)
         return
     directory_found = trust.locate(directory, environ)
     root = trust.project_root(directory_found)
-    rows, warnings, files = trust.review(directory_found, environ)
+    reviewed = trust.review(directory_found, environ)
+    approvals = trust.decide(reviewed, trust.parse_allowed(allowed), trust.record_for(root, environ), root)
     if not as_json:
         click.echo(f"Trusting {root} ({directory_found}):")
-        width = max(len(str(r["name"])) for r in rows)
-        for r in rows:
+        width = max(len(str(r["name"])) for r in reviewed.rows)
+        for r in reviewed.rows:
             key = f"key {r['key_env']}" if r["key_env"] else "no key"
             click.echo(f"  {r['name']!s:<{width}}  {r['base_url']} ({r['host']})  model {r['model']}  {key}")
-        for warning in warnings:
+        for warning in reviewed.warnings:
             click.echo(f"warning: {warning}", err=True)
-    trust.update_store(environ, lambda records: records.update({str(root): trust.Record(files, trust.now())}))
+        if sys.stdin.isatty():
+            approvals = _ask_approvals(reviewed, approvals, root, environ)
+    record = trust.Record(reviewed.files, trust.now(), approvals)
+    trust.update_store(environ, lambda records: records.update({str(root): record}))
+    rows = trust.key_rows(reviewed, approvals)
     if as_json:
         document = {"project": str(root), "profiles_dir": str(directory_found), "profiles": rows}
-        click.echo(report.dumps({**document, "warnings": warnings, "trusted": True}))
+        click.echo(report.dumps({**document, "warnings": reviewed.warnings, "trusted": True}))
         return
+    _say_keys(reviewed, rows)
     click.echo(
-        f"Trusted {len(files)} profile files of {root}. If one changes they are ignored again; "
+        f"Trusted {len(reviewed.files)} profile files of {root}. If one changes they are ignored again; "
         f"`agentcfg trust --revoke {root}` stops using them."
     )
+
+
+def _ask_approvals(reviewed: Any, approvals: dict[str, Any], root: Any, environ: dict[str, str]) -> dict[str, Any]:
+    """On a terminal: ask for each profile's variable that --allow-key-env did not approve (default no)."""
+    from agentcfg import trust
+
+    found = dict(approvals)
+    for name, profile in sorted(reviewed.keyed.items()):
+        if name in found:
+            continue
+        try:  # a variable approved for other hosts already is not offered (trust.approvals says why)
+            wanted = trust.approvals(
+                reviewed, {**{n: a.variable for n, a in found.items()}, name: profile.key_env}, root
+            )
+        except AgentcfgError:
+            continue
+        if click.confirm(trust.question(profile, environ), default=False, err=True):
+            found = wanted
+    return found
+
+
+def _say_keys(reviewed: Any, rows: list[dict[str, Any]]) -> None:
+    """Each key variable, the hosts its key goes to, and whether it was approved (how to, if not)."""
+    from agentcfg import trust
+
+    for row in rows:
+        if row["key_env_approved"] is None:
+            continue
+        profile = reviewed.keyed[row["name"]]
+        line = f"  {row['name']}: key from {row['key_env']} goes to {trust.sent_to(profile)}: "
+        if row["key_env_approved"]:
+            click.echo(line + "approved")
+        else:
+            click.echo(
+                line + f"not approved, so it is not read; approve it with `{row['approve']}`, "
+                f"or store the key with `agentcfg key set {row['name']}`"
+            )
+
+
+def _list_trusted(directory: str | None, revoke: bool, environ: dict[str, str], as_json: bool) -> None:
+    from agentcfg import report, trust
+
+    if directory or revoke:
+        raise AgentcfgError("--list takes no DIR and no --revoke", hint="Run `agentcfg trust --list` alone.")
+    rows = trust.states(environ)
+    if as_json:
+        click.echo(report.dumps(rows))
+    elif not rows:
+        click.echo("No trusted projects. `agentcfg trust DIR` trusts one.")
+    for row in rows if not as_json else []:
+        files = ", ".join(row["files"])  # type: ignore[arg-type]
+        extra = f" ({row['differences']})" if row.get("differences") else ""
+        keys = "".join(f"; {name} reads {variable}" for name, variable in row["key_env"].items())  # type: ignore[attr-defined]
+        click.echo(f"{row['project']}  {row['state']}{extra}  since {row['trusted_at']}  files: {files}{keys}")
+
+
+def _revoke_trust(directory: str | None, environ: dict[str, str], as_json: bool) -> None:
+    from pathlib import Path
+
+    from agentcfg import report, trust
+
+    try:
+        root = trust.project_root(trust.locate(directory, environ))
+    except AgentcfgError:
+        if directory is None:
+            raise
+        root = Path(directory).expanduser().resolve()  # a project since removed can still be revoked
+
+    def forget(records: dict[str, trust.Record]) -> None:
+        if str(root) not in records:
+            raise AgentcfgError(f"{root} is not trusted", hint="`agentcfg trust --list` shows trusted projects.")
+        del records[str(root)]
+
+    trust.update_store(environ, forget)
+    if as_json:
+        click.echo(report.dumps({"project": str(root), "revoked": True}))
+    else:
+        click.echo(f"Revoked trust in {root}: its profiles are ignored from now on.")

@@ -63,9 +63,30 @@ def _wrong_origin(agent: str, problem: AgentcfgError, profile: Profile | None) -
     return Finding("key-wrong-host", FAIL, agent, problem.message, "key from the keyring", fix, problem.hint or "")
 
 
-def _owners(variable: str | None, profiles: dict[str, Profile]) -> tuple[str, ...]:
-    """The profiles whose key a variable holds: every loaded profile that names it as its key_env."""
-    return tuple(p.name for p in profiles.values() if variable and p.key_env == variable)
+def _no_profile_key(agent: str, profile: Profile, environ: env.Environ) -> Finding:
+    """Neither the keyring nor the variable (one that the profile may read) has the profile's key."""
+    from agentcfg import keystore
+
+    if keystore.reads_environment(profile, environ):
+        message, hint = f"no key stored for {profile.name} and {profile.key_env} is not set", ""
+    else:
+        from agentcfg import trust
+
+        message = (
+            f"no key stored for {profile.name}, and {profile.key_env} is not read for it: the project chose that "
+            "variable, and you have not approved it"
+        )
+        hint = f"if {profile.key_env} holds {profile.name}'s key, approve it: {trust.approve_command(profile)}"
+    return Finding("key-missing", FAIL, agent, message, "", fixes.key_set(profile.name), hint)
+
+
+def _owners(variable: str | None, profiles: dict[str, Profile], environ: env.Environ) -> tuple[str, ...]:
+    """The profiles whose key a variable of this shell holds: every loaded profile that names it as its key_env
+    and may read it there (a project's only once you approved it: keystore.reads_environment)."""
+    from agentcfg.keystore import reads_environment
+
+    named = [p for p in profiles.values() if variable and p.key_env == variable]
+    return tuple(p.name for p in named if reads_environment(p, environ))
 
 
 def _own_variable(name: str) -> str:
@@ -165,7 +186,8 @@ def _guard(target: Target, profiles: dict[str, Profile]) -> None:
     A key that belongs to profiles (its keyring entry or helper; a variable they name as key_env)
     goes only to those profiles' hosts. A key no profile owns (plaintext in a file, a variable no
     profile names) goes only to an endpoint from your own files or shell, never to one a project's
-    file in the working directory set; a key that came from that project's file is its own.
+    file in the working directory set; a key that came from that project's file is its own. A variable of
+    this shell that no profile may read goes to no host that only a project's profiles have.
     A withheld key becomes a FAIL, and the probes go without it.
     """
     from agentcfg import redact
@@ -208,10 +230,40 @@ def _guard(target: Target, profiles: dict[str, Profile]) -> None:
             "(agentcfg key set) and switch to it",
         )
     else:
-        return
+        found = _unapproved_variable(target, profiles) if target.key_variable else None
+        if found is None:
+            return
+        finding = found
     redact.register(target.key)  # never shown, though it is not sent
     target.static.append(finding)
     target.key, target.key_withheld = None, True
+
+
+def _unapproved_variable(target: Target, profiles: dict[str, Profile]) -> Finding | None:
+    """A variable of this shell that no profile may read going to a project profile's host (and none of yours):
+    the project chose that host, and you have not approved the variable for it at `agentcfg trust`."""
+    from agentcfg import trust
+    from agentcfg.keystore import key_allowed
+
+    hosts = [p for p in profiles.values() if target.base_url and key_allowed(p, target.base_url)]
+    if not hosts or not all(p.source.startswith(PROJECT) for p in hosts):
+        return None
+    variable, project = str(target.key_variable), hosts[0]
+    own = project.key_env == variable  # the profile's own variable: approving it is the fix
+    return Finding(
+        "key-wrong-host",
+        FAIL,
+        target.agent,
+        f"{target.agent} would send {variable} from this shell to {_host(str(target.base_url))}, the host of "
+        f"project profile {project.name}, which may not read that variable (you have not approved it): "
+        "doctor withheld it",
+        f"key from {target.key_source}; endpoint {target.base_url}",
+        trust.approve_command(project) if own else "",
+        f"if {variable} holds {project.name}'s key, approve it with that command; otherwise store the key "
+        f"({fixes.key_set(project.name)}) and switch again"
+        if own
+        else f"start {target.agent} without {variable} in its environment (it is not {project.name}'s key variable)",
+    )
 
 
 def _exec_advice(target: Target, profile: Profile | None, stored: bool) -> tuple[str, str]:
@@ -286,13 +338,15 @@ def _resolve_key(
         target.key_env = binding.key_env
         target.key_source = f"env {binding.key_env}"
         value = environ.get(binding.key_env) or None
-        target.key_owners = _owners(binding.key_env, profiles) if value else ()
+        target.key_owners = _owners(binding.key_env, profiles, environ) if value else ()
+        target.key_variable = binding.key_env if value else None
         if value is None and binding.key_env == "OPENAI_API_KEY" and binding.key_value is not None:
             value = binding.key_value
             target.key_source = "placeholder" if value == PLACEHOLDER_KEY else "plaintext in .env"
         if value is None and agent == "qwen" and environ.get("OPENAI_API_KEY"):
             value, target.key_source = environ["OPENAI_API_KEY"], "env OPENAI_API_KEY (qwen's fallback)"
-            target.key_owners = _owners("OPENAI_API_KEY", profiles)
+            target.key_owners = _owners("OPENAI_API_KEY", profiles, environ)
+            target.key_variable = "OPENAI_API_KEY"
             fix, hint = _exec_advice(target, profile, _stored(profile, environ))
             target.static.append(
                 Finding(
@@ -595,7 +649,8 @@ def _claude_auth(
         if target.key and (layer := came_from.get(variable)):
             target.key_source += f" in {layer.shown}"
             target.key_from_project = layer.project
-            target.key_owners = _owners(variable, profiles) if layer.shown == SHELL else ()
+            target.key_owners = _owners(variable, profiles, environ) if layer.shown == SHELL else ()
+            target.key_variable = variable if layer.shown == SHELL else None
         target.key_header = "both" if token and api_key else "bearer" if token else "x-api-key"
         if target.key == PLACEHOLDER_KEY:
             target.key_source = "placeholder"
@@ -891,16 +946,7 @@ def targets_from_profile(profile: Profile, agents: list[ModuleType], environ: en
                 continue
             target.key_source = f"{source} (as `agentcfg {'key get' if claude else 'exec'}` gives it)"
             if target.key is None:
-                target.static.append(
-                    Finding(
-                        "key-missing",
-                        FAIL,
-                        agent.NAME,
-                        f"no key stored for {profile.name} and {profile.key_env} is not set",
-                        "",
-                        fixes.key_set(profile.name),
-                    )
-                )
+                target.static.append(_no_profile_key(agent.NAME, profile, environ))
             target.static += _key_checks(target, target.key, profile)
         elif agent.NAME in ("qwen", "claude"):  # what `switch` writes: these two refuse to run without a key
             target.key, target.key_source = PLACEHOLDER_KEY, "placeholder"

@@ -66,5 +66,6 @@ class Target:
     endpoint_project: bool = False  # base_url came from a project's file in the working directory
     key_owners: tuple[str, ...] = ()  # the profiles the key belongs to (its keyring entry, or naming its variable)
     key_from_project: bool = False  # the key itself came from the project's file: the project's, not yours
+    key_variable: str | None = None  # the variable of this shell the key was read from (None: not from the shell)
     key_withheld: bool = False  # the guard kept the key back: the probes go without it
     leg: str | None = None  # `doctor ROUTE`: the leg (its profile) these probes go to directly; None: the router

@@ -255,8 +255,9 @@ def test_a_trusted_project_profile_on_claude_reads_its_key_from_its_variable_not
     agents,
     project: Path,
 ) -> None:
-    """`key get` never reads a project's profile: its helper is `printenv TEAM_KEY`, the key in that process only."""
-    _in(home, project, "trust")
+    """`key get` never reads a project's profile: its helper is `printenv TEAM_KEY`, the key in that process only
+    (once TEAM_KEY is approved for it: a project profile reads no variable you have not approved)."""
+    _in(home, project, "trust", "--allow-key-env", "team=TEAM_KEY")
     team_key = "team-secret-0123456789"
     _in(home, project, "exec", "team", "--", "claude", TEAM_KEY=team_key)
     out = ran(agents["claude"])

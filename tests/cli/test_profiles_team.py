@@ -81,7 +81,7 @@ def test_project_profiles_are_found_inside_the_project_and_shown_as_such(home: H
     )
     untrusted = _in(home, project / "src" / "deep", "profile", "list")
     assert "team" not in untrusted.stdout and f"agentcfg trust {project}" in untrusted.stderr
-    _in(home, project / "src", "trust")
+    _in(home, project / "src", "trust", "--allow-key-env", "team=TEAM_KEY")  # codex (not installed) reads TEAM_KEY
     listed = _in(home, project / "src" / "deep", "profile", "list").stdout
     assert "team" in listed and "project " in listed and "team.toml" in listed
     assert "team" not in home.run("profile", "list").stdout  # outside the project: not there

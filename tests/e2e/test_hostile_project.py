@@ -155,3 +155,48 @@ def test_a_project_profile_cannot_make_the_agent_expand_a_secret(agent, agent_ho
     assert trust.returncode == 2 and "'model'" in trust.stderr and "{env:" in trust.stderr, trust
     assert after_trust.returncode == 2, after_trust
     assert not leaks(switch.stdout + switch.stderr + trust.stderr + after_trust.stderr + turn.output)
+
+
+STRIPE_KEY = "sk_live_51e2eStripeSecret0123456789ab"
+
+
+@pytest.mark.parametrize(("agent", "release"), agents.matrix(["codex", "qwen", "opencode"]))
+def test_a_trusted_project_profile_gets_only_the_variable_you_approved(agent, agent_home, agent_versions, compat):
+    """Issue 27: a trusted project profile naming `key_env = "STRIPE_SECRET_KEY"`. Until that variable is approved
+    at `agentcfg trust`, the real agent run through `agentcfg exec` (or switched to it) sends it nowhere; once
+    approved, the key goes to the profile's host."""
+    compat(
+        tier="e2e", agent=agent, agent_version=agent_versions[agent], server=agents.TEST_SERVER,
+        case="project profile whose key_env is not approved",
+    )  # fmt: skip
+    env = {**agent_home.env, "STRIPE_SECRET_KEY": STRIPE_KEY}
+    through_exec = [AGENTCFG, "exec", "team", "--", *agents.command(agent)]
+    with FaultServer(max_model_len=131072) as project_host:
+        repo = agent_home.root / "src" / "team-repo"
+        (repo / ".agentcfg" / "profiles").mkdir(parents=True)
+        (repo / ".agentcfg" / "profiles" / "team.toml").write_text(
+            f'base_url = "{project_host.base_url}"\nmodel = "{MODEL}"\nkey_env = "STRIPE_SECRET_KEY"\n'
+            "context_window = 131072\n"
+        )
+        trusted = agentcfg(env, repo, "trust")
+        refused = agents.run(through_exec, env, repo, 120, agent)
+        switched = agentcfg(env, repo, "switch", "team", "--agent", agent)
+        direct = agents.run(agents.command(agent), env, repo, 120, agent) if switched.returncode != 2 else None
+        doctor = agentcfg(env, repo, "doctor", "--agent", agent, "--timeout", "5")
+        before = [f"{path} {headers} {body}" for _m, path, headers, body in project_host.requests]
+        approved = agentcfg(env, repo, "trust", "--allow-key-env", "team=STRIPE_SECRET_KEY")
+        turn = agents.run(through_exec, env, repo, 120, agent)
+        after = [f"{path} {headers} {body}" for _m, path, headers, body in project_host.requests[len(before) :]]
+
+    leaked = sum(STRIPE_KEY in request for request in before)
+    assert leaked == 0, f"{agent} sent the unapproved variable to the project's host {leaked} times"
+    assert trusted.returncode == 0 and "not approved" in trusted.stdout, trusted
+    assert refused.returncode == 4 and "--allow-key-env team=STRIPE_SECRET_KEY" in refused.stderr, refused
+    # qwen-code and opencode read the key from the variable: no file of theirs may name it; Codex fetches it.
+    assert switched.returncode == (4 if agent == "codex" else 2), switched
+    assert doctor.returncode in (0, 1), doctor
+    if direct is not None:
+        assert STRIPE_KEY not in direct.output
+    assert approved.returncode == 0, approved
+    assert turn.returncode == 0 and "ready" in turn.stdout.lower(), turn
+    assert any(STRIPE_KEY in request for request in after), f"{agent} did not send the approved key"
