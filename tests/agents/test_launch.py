@@ -58,7 +58,7 @@ def carries(launch: Launch, secret: str) -> bool:
 def test_codex_gets_a_provider_of_its_own_by_overrides_before_the_users_args():
     launch = codex.launch(GATEWAY_ANTHROPIC, ("exec", "say hi"), context(codex))
     given, rest = overrides(launch)
-    ident = "agentcfg-exec-gw"
+    ident = "agentcfg_exec-gw"
     assert given == {
         "model": "glm-4.6",
         "model_provider": ident,
@@ -84,17 +84,23 @@ def test_codex_exec_id_is_not_the_one_a_switch_writes_nor_reserved():
 
 
 def test_codex_exec_id_is_none_config_toml_has():
-    """Profile `exec-gw` is switched to as agentcfg-exec-gw: exec on `gw` must not merge into that table (its
-    `auth` next to exec's env_key is a hard error in Codex, its headers would go along)."""
+    """A table of exec's id in config.toml (written by hand: no switch writes one) would merge with exec's (its
+    `auth` next to exec's env_key is a hard error in Codex, its headers would go along): the next free one."""
     config = (
-        '[model_providers.agentcfg-exec-gw]\nname = "agentcfg: exec-gw"\n'
-        '[model_providers.agentcfg-exec-gw.auth]\ncommand = "agentcfg"\n'
-        '[model_providers.agentcfg-exec-gw-2]\nname = "mine"\n'
+        '[model_providers.agentcfg_exec-gw]\nname = "mine"\n'
+        '[model_providers.agentcfg_exec-gw.auth]\ncommand = "agentcfg"\n'
+        '[model_providers.agentcfg_exec2-gw]\nname = "mine too"\n'
     )
     given, _ = overrides(codex.launch(GATEWAY_ANTHROPIC, (), context(codex, {"config.toml": config})))
-    ident = given["model_provider"]
-    assert ident.startswith("agentcfg-exec-gw") and ident not in ("agentcfg-exec-gw", "agentcfg-exec-gw-2")
-    assert given[f"model_providers.{ident}"]["env_key"] == "GW_API_KEY"
+    assert given["model_provider"] == "agentcfg_exec3-gw"
+    assert given["model_providers.agentcfg_exec3-gw"]["env_key"] == "GW_API_KEY"
+
+
+def test_codex_exec_on_x_never_takes_the_table_of_a_switched_exec_x():
+    """Profile `exec-gw` is switched to as agentcfg-exec-gw (earlier versions' exec id for `gw`)."""
+    config = '[model_providers.agentcfg-exec-gw]\nname = "agentcfg: exec-gw"\n[model_providers.agentcfg-exec-gw.auth]\n'
+    given, _ = overrides(codex.launch(GATEWAY_ANTHROPIC, (), context(codex, {"config.toml": config})))
+    assert given["model_provider"] == "agentcfg_exec-gw"
 
 
 def test_codex_appends_the_key_variable_to_the_users_excludes():
@@ -112,7 +118,7 @@ def test_codex_odd_shell_policies_give_just_the_key_variable(config):
 
 def test_codex_keyless_profile_names_no_key_variable():
     given, _ = overrides(codex.launch(LOCAL, (), context(codex)))
-    assert "env_key" not in given["model_providers.agentcfg-exec-local"]
+    assert "env_key" not in given["model_providers.agentcfg_exec-local"]
     assert "shell_environment_policy.exclude" not in given
     assert "model_context_window" not in given  # neither the profile nor config.toml has one
 
@@ -215,10 +221,10 @@ def test_opencode_content_sets_the_model_small_model_and_provider():
     assert launch.args == ("run", "hi") and launch.files == {} and launch.key_in_env
     assert _content(launch) == {
         "$schema": "https://opencode.ai/config.json",
-        "model": "agentcfg-gw/glm-4.6",
-        "small_model": "agentcfg-gw/glm-4.6",  # or a global small_model sends the title request elsewhere
+        "model": "agentcfg_exec-gw/glm-4.6",
+        "small_model": "agentcfg_exec-gw/glm-4.6",  # or a global small_model sends the title request elsewhere
         "provider": {
-            "agentcfg-gw": {
+            "agentcfg_exec-gw": {
                 "npm": "@ai-sdk/openai-compatible",
                 "name": "agentcfg: gw",
                 "options": {"baseURL": "https://gw.example/v1", "apiKey": "{env:GW_API_KEY}"},
@@ -238,14 +244,25 @@ def test_opencode_content_sets_the_model_small_model_and_provider():
 
 
 def test_opencode_keyless_profile_sets_a_placeholder_key():
-    """opencode deep-merges: without a key of its own a global entry's key of the same id would go along."""
+    """opencode deep-merges: without a key of its own a project's entry of the same id would lend its key."""
     content = _content(opencode.launch(LOCAL, (), context(opencode)))
-    assert content["provider"]["agentcfg-local"]["options"]["apiKey"] == PLACEHOLDER_KEY
+    assert content["provider"]["agentcfg_exec-local"]["options"]["apiKey"] == PLACEHOLDER_KEY
+
+
+def test_opencode_exec_provider_is_none_the_file_has():
+    """The switch's `agentcfg-gw` stays in the file (with the user's headers on it): opencode would merge it into
+    exec's provider of the same id, its headers going to whatever host the profile has now. A provider of
+    exec's own id in the file (only a hand writes one) is passed over too."""
+    mine = {"options": {"headers": {"X-Team-Token": "t"}, "baseURL": "https://old.example/v1"}}
+    text = json.dumps({"provider": {"agentcfg-gw": mine, "agentcfg_exec-gw": mine}})
+    content = _content(opencode.launch(GATEWAY_ANTHROPIC, (), context(opencode, {"opencode.json": text})))
+    assert list(content["provider"]) == ["agentcfg_exec2-gw"]
+    assert content["model"] == content["small_model"] == "agentcfg_exec2-gw/glm-4.6"
 
 
 def test_opencode_content_in_the_shell_is_replaced_with_a_note():
     launch = opencode.launch(LOCAL, (), context(opencode, environ={"OPENCODE_CONFIG_CONTENT": '{"model": "x/y"}'}))
-    assert _content(launch)["model"] == "agentcfg-local/qwen3-coder"
+    assert _content(launch)["model"] == "agentcfg_exec-local/qwen3-coder"
     assert launch.notes and "OPENCODE_CONFIG_CONTENT" in launch.notes[0]
 
 

@@ -122,7 +122,7 @@ def test_codex_gets_c_overrides_and_the_key_in_its_variable(switched: Home, agen
     assert flags[0::2] == ["-c"] * (len(flags) // 2)
     overrides = dict(o.split("=", 1) for o in flags[1::2])
     parsed = {k: tomllib.loads(f"v = {v}")["v"] for k, v in overrides.items()}
-    ident = "agentcfg-exec-gw"
+    ident = "agentcfg_exec-gw"
     assert parsed["model"] == "m" and parsed["model_provider"] == ident
     assert parsed[f"model_providers.{ident}"] == {
         "name": "agentcfg: gw",
@@ -246,7 +246,7 @@ def test_an_agent_by_its_full_path_is_recognised(switched: Home, agents) -> None
     program = Path(switched.env["PATH"].split(os.pathsep)[0]) / "codex"
     run(switched, "exec", "gw", "--", str(program), "exec", "hi")
     argv = ran(agents["codex"])["argv"]
-    assert argv[0] == "-c" and 'model_provider="agentcfg-exec-gw"' in argv
+    assert argv[0] == "-c" and 'model_provider="agentcfg_exec-gw"' in argv
 
 
 @pytest.mark.parametrize("given", [("--settings", "x.json"), ("--settings=x.json",)])

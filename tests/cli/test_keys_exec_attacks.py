@@ -132,7 +132,7 @@ def _codex(out: dict, data: dict) -> None:
     assert argv[-2:] == ["-p", "hi"] and argv[:-2][0::2] == ["-c"] * (len(argv[:-2]) // 2)
     overrides = [o.split("=", 1) for o in argv[:-2][1::2]]
     parsed = {key: tomllib.loads(f"v = {value}")["v"] for key, value in overrides}  # strict TOML, as Codex reads it
-    ident = "agentcfg-exec-gw"
+    ident = "agentcfg_exec-gw"
     assert parsed == {
         "model": data["model"],
         "model_provider": ident,
@@ -162,9 +162,9 @@ def _opencode(out: dict, data: dict) -> None:
     text = out["env"]["OPENCODE_CONFIG_CONTENT"]
     content = json.loads(text)
     assert set(content) == {"$schema", "model", "small_model", "provider"}
-    assert content["model"] == content["small_model"] == f"agentcfg-gw/{data['model']}"
+    assert content["model"] == content["small_model"] == f"agentcfg_exec-gw/{data['model']}"
     (provider,) = content["provider"].values()
-    assert set(content["provider"]) == {"agentcfg-gw"}
+    assert set(content["provider"]) == {"agentcfg_exec-gw"}
     assert provider["name"] == f"agentcfg: {data.get('description', 'gw')}"
     assert provider["options"] == {"baseURL": data["base_url"], "apiKey": "{env:GW_API_KEY}"}
     assert list(provider["models"]) == [data["model"]]
