@@ -126,10 +126,28 @@ def launch(profile: Profile, args: tuple[str, ...], context: LaunchContext) -> L
         content["enabled_providers"] = [*(p for p in enabled if p != ours), ours]
     if isinstance(disabled := user.get("disabled_providers"), list):
         content["disabled_providers"] = [p for p in disabled if p != ours]
+    files = {}
+    if profile.key_env:  # opencode's own process reads it ({env:VAR}); the plugin keeps it from the commands it runs
+        plugin = KEY_OUT_PLUGIN.replace("NAMES", json.dumps([profile.key_env]))
+        name = base.runtime_name(f"opencode-{profile.name}", plugin, ".plugin.js")
+        files[name] = plugin
+        content["plugin"] = [(context.runtime / name).as_uri()]  # added to the files' plugins, not instead
     notes = ()
     if context.environ.get("OPENCODE_CONFIG_CONTENT"):
         notes = ("OPENCODE_CONFIG_CONTENT in this shell is replaced by the profile's for this run",)
-    return Launch(args, {"OPENCODE_CONFIG_CONTENT": json.dumps(content)}, notes=notes)
+    return Launch(args, {"OPENCODE_CONFIG_CONTENT": json.dumps(content)}, files=files, notes=notes)
+
+
+# opencode passes its environment on to the bash tool, `!command` and the terminal, over what the `shell.env`
+# plugin hook returns (anomalyco/opencode#12012, opencode 1.1 on): a variable it returns unset is left out.
+KEY_OUT_PLUGIN = """\
+// agentcfg exec: the profile's key variable, kept out of the commands opencode runs (its own process keeps it).
+export const AgentcfgKeyOut = async () => ({
+  "shell.env": async (_input, output) => {
+    for (const name of NAMES) output.env[name] = undefined
+  },
+})
+"""
 
 
 def read(current: Texts) -> Binding:

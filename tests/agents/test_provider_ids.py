@@ -6,6 +6,7 @@ table has two key methods); opencode deep-merges providers of one id across its 
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import tomllib
 from hypothesis import given
@@ -36,7 +37,7 @@ def _profile(name: str) -> Profile:
 def _exec_id(agent, name: str) -> str:
     """The provider id `agentcfg exec NAME -- AGENT` gives the process (no file of the agent's there)."""
     (file,) = agent.files(ENVIRON)
-    launch = agent.launch(_profile(name), (), LaunchContext({file: None}, ENVIRON, None, ENVIRON["HOME"]))
+    launch = agent.launch(_profile(name), (), LaunchContext({file: None}, ENVIRON, None, Path("/run/user/1000")))
     if agent is codex:
         return next(a.split("=", 1)[1].strip('"') for a in launch.args if a.startswith("model_provider="))
     import json
