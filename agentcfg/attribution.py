@@ -20,13 +20,25 @@ which is gone is reported (Attribution.removed).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import re
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from agentcfg.fields import NAME_PATTERN
 from agentcfg.profiles import Profile
 
-ID_PREFIX = "agentcfg-"  # Codex's model_provider and opencode's provider key: `agentcfg-NAME`
+# agentcfg's provider ids (Codex's model_provider and model_providers.ID, opencode's provider key), one family
+# per use. Codex merges tables of one id across config.toml, a profile file and `-c` overrides (and refuses to
+# start when the merged table has two key methods); opencode deep-merges providers of one id across its
+# layers. So no id of one family may equal one of another, for any two profiles. A profile name is
+# `[a-z0-9][a-z0-9_-]*`: a switch's `agentcfg-NAME` has `-` after `agentcfg`, the others `_` (a TOML bare key
+# character no switch's id has there), then a tag that ends at the first `-`, which no tag contains. Each id
+# is a TOML bare key, so `-c model_providers.ID=...` needs no quoting.
+ID_PREFIX = "agentcfg-"  # a switch's, in config.toml or opencode's file: `agentcfg-NAME` (every version's)
+PROFILE_FILE_PREFIX = "agentcfg_profile-"  # a Codex profile file's (earlier versions: `agentcfg-profile-NAME`)
+EXEC_PREFIX = "agentcfg_exec"  # `agentcfg exec`'s: `agentcfg_exec-NAME`, else `agentcfg_execN-NAME` (N >= 2)
+_TAGGED = re.compile(rf"agentcfg_(?:profile|exec(?:[2-9]\d*|[1-9]\d+)?)-({NAME_PATTERN})")
 LABEL_PREFIX = "agentcfg: "  # the name agentcfg gives its provider entry: `agentcfg: LABEL`
 
 
@@ -39,11 +51,36 @@ class Attribution:
     by: str = ""  # "id", "journal", "label" or "url+model": what decided it
 
 
+def switch_id(name: str) -> str:
+    """The id a switch to profile `name` writes."""
+    return f"{ID_PREFIX}{name}"
+
+
+def profile_file_id(name: str) -> str:
+    """The id in the Codex profile file of profile `name` (never a switch's: config.toml keeps those)."""
+    return f"{PROFILE_FILE_PREFIX}{name}"
+
+
+def exec_id(name: str, n: int = 1) -> str:
+    """`agentcfg exec`'s id for profile `name`, its `n`th choice (see free_exec_id)."""
+    return f"{EXEC_PREFIX}-{name}" if n == 1 else f"{EXEC_PREFIX}{n}-{name}"
+
+
+def free_exec_id(name: str, taken: Collection[object]) -> str:
+    """exec's first id for `name` that is not in `taken` (the agent's file's own ids: a table of the same id
+    there, which only a hand could have written, would merge with exec's)."""
+    return next(ident for n in range(1, len(taken) + 2) if (ident := exec_id(name, n)) not in taken)
+
+
 def profile_from_id(value: object) -> str | None:
-    """The profile named by an `agentcfg-NAME` id, or None."""
-    if isinstance(value, str) and value.startswith(ID_PREFIX) and len(value) > len(ID_PREFIX):
-        return value[len(ID_PREFIX) :]
-    return None
+    """The profile an id of agentcfg's names (any family), or None. An earlier version's `agentcfg-profile-x`
+    or `agentcfg-exec-x` in config.toml is a switch's id, of profile `profile-x` or `exec-x`."""
+    if not isinstance(value, str):
+        return None
+    if value.startswith(ID_PREFIX):
+        return value[len(ID_PREFIX) :] or None
+    tagged = _TAGGED.fullmatch(value)
+    return tagged.group(1) if tagged else None
 
 
 def label_from_name(value: object) -> str | None:

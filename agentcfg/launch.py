@@ -1,13 +1,16 @@
 """`agentcfg exec PROFILE -- AGENT ARGS`: one agent process on a profile, no global file touched.
 
 Each agent module's `launch` says how (flags, variables, a settings file of its own); this module finds
-the agent a command runs, gives it agentcfg's private runtime directory and writes the files there.
+the agent a command runs, gives it agentcfg's private runtime directory and writes the files there. A file
+that holds the key (Launch.key_files) is this run's alone and goes when the agent's process has ended.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import stat
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePath
 from types import ModuleType
@@ -33,11 +36,17 @@ class Prepared:
     agent: str
     launch: Launch
     argv: list[str]
+    key_files: tuple[Path, ...] = ()  # written for this run: remove_when_ended() once it has started
 
 
-def prepare(profile: Profile, agent: ModuleType, command: tuple[str, ...], environ: env.Environ) -> Prepared:
-    """The agent's argv and what its process gets, with the files it reads written to the runtime dir."""
-    from agentcfg import fsutil, versions
+def prepare(
+    profile: Profile, agent: ModuleType, command: tuple[str, ...], environ: env.Environ, key: str | None = None
+) -> Prepared:
+    """The agent's argv and what its process gets, with the files it reads written to the runtime dir.
+    `key`: the profile's key, for an agent that takes it otherwise than in its variable (LaunchContext.key)."""
+    import secrets
+
+    from agentcfg import versions
     from agentcfg.switch import read_current, self_command
 
     if reason := agent.unsupported(profile):
@@ -50,19 +59,102 @@ def prepare(profile: Profile, agent: ModuleType, command: tuple[str, ...], envir
     runtime = runtime_dir(environ)
     # `key get` reads user and built-in profiles only; a project's key stays in the variable exec sets.
     helper = () if profile.source.startswith(PROJECT) else (*self_command(), "key", "get", profile.name)
-    context = LaunchContext(read_current(agent, environ), environ, version, runtime, helper)
+    remove_ended_runs(runtime)
+    run = f"{os.getpid()}-{secrets.token_hex(4)}"  # the pid: the agent's after exec (remove_ended_runs)
+    context = LaunchContext(read_current(agent, environ), environ, version, runtime, helper, key, run)
     launch = agent.launch(profile, tuple(command[1:]), context)
     for name, text in launch.files.items():  # the same text for every run of a profile: written when it changes
         if _private_text(runtime / name) != text:
-            try:
-                fsutil.write_private(runtime / name, text)
-            except OSError as error:  # a directory in its place
-                raise AgentcfgError(
-                    f"cannot write {runtime / name}: {error.strerror}",
-                    where=str(runtime / name),
-                    hint=f"Remove it (`rm -r {runtime / name}`) and run again.",
-                ) from None
-    return Prepared(agent.NAME, launch, [command[0], *launch.args])
+            _write(runtime / name, text)
+    for name, text in launch.key_files.items():
+        _write(runtime / name, text)
+    key_files = tuple(runtime / name for name in launch.key_files)
+    return Prepared(agent.NAME, launch, [command[0], *launch.args], key_files)
+
+
+def _write(path: Path, text: str) -> None:
+    from agentcfg import fsutil
+
+    try:
+        fsutil.write_private(path, text)
+    except OSError as error:  # a directory in its place
+        raise AgentcfgError(
+            f"cannot write {path}: {error.strerror}", where=str(path), hint=f"Remove it (`rm -r {path}`) and run again."
+        ) from None
+
+
+def remove_when_ended(paths: Sequence[Path]) -> None:
+    """Remove `paths` once this process has ended: exec is about to make it the agent, which reads them as long as
+    it runs (qwen-code reads its settings again and again). A child of ours waits for that, in a session of its
+    own (the terminal's Ctrl-C and hang-up are the agent's, not its), holding none of our files open; on Linux
+    it is woken by a pidfd, elsewhere it looks whether it has been given another parent. Not on Windows, where
+    exec runs the agent as a child and removes them itself when it returns."""
+    if not paths or os.name != "posix":
+        return
+    agent = os.getpid()
+    if os.fork():
+        return
+    try:
+        os.setsid()
+        null = os.open(os.devnull, os.O_RDWR)
+        for fd in (0, 1, 2):
+            os.dup2(null, fd)
+        os.closerange(3, 1 << 16)
+        _wait_for_end(agent)
+        remove(paths)
+    finally:
+        os._exit(0)
+
+
+def _wait_for_end(pid: int) -> None:
+    """Until process `pid`, this one's parent, has ended."""
+    import select
+    import time
+
+    try:
+        watch = os.pidfd_open(pid)  # Linux 5.3+
+    except (AttributeError, OSError):  # no pidfd here, or `pid` has already ended
+        watch = None
+    if watch is None or os.getppid() != pid:  # (given another parent: `pid` may be someone else's by now)
+        while os.getppid() == pid:
+            time.sleep(0.2)
+        return
+    select.select([watch], [], [])
+
+
+def remove(paths: Sequence[Path]) -> None:
+    import contextlib
+
+    for path in paths:
+        with contextlib.suppress(OSError):  # already gone
+            path.unlink()
+
+
+_RUN_FILE = re.compile(r"-run(\d+)-[0-9a-f]{8}\.[a-z.]+\Z")  # base.run_name's, with LaunchContext.run
+
+
+def remove_ended_runs(runtime: Path) -> None:
+    """Key files of runs whose process has ended, left by a watcher that was killed (or by a reboot, where the
+    runtime dir is not in memory): the pid in the name is the agent's (POSIX; Windows removes its own)."""
+    if os.name != "posix":
+        return
+    try:
+        names = [entry.name for entry in os.scandir(runtime)]
+    except OSError:
+        return
+    for name in names:
+        if (found := _RUN_FILE.search(name)) and not _running(int(found.group(1))):
+            remove([runtime / name])
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # EPERM: someone else's process has that pid now
+        return True
+    return True
 
 
 def _private_text(path: Path) -> str | None:

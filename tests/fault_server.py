@@ -12,6 +12,9 @@ framing, `max_model_len` in /v1/models). Faults:
     no-responses     /v1/responses does not exist (404 {"detail": "Not Found"})
     oauth-expired    /v1/messages answers Anthropic's 401 "OAuth token has expired"
     no-v1            the API lives at / instead of /v1 (so a base URL with /v1 gets 404s)
+    shell            the first turn calls the agent's shell tool (found by name among the request's tools)
+                     with `command`; the turn after the tool's result answers "ready": what the model's
+                     command printed then comes back in that request (FaultServer.tool_outputs)
 """
 
 from __future__ import annotations
@@ -95,6 +98,112 @@ def messages_events(model: str, text: str, repeat: int = 1) -> list[dict[str, An
         },
         {"type": "message_stop"},
     ]
+
+
+# The shell tool of each agent as it names it, with the arguments it takes (seen in their requests: Codex 0.171
+# `exec_command`, qwen-code `run_shell_command` (with --yolo), opencode `bash`, Claude Code `Bash`).
+SHELL_TOOLS: dict[str, Callable[[str], dict[str, Any]]] = {
+    "exec_command": lambda command: {"cmd": command},
+    "shell_command": lambda command: {"command": command},
+    "shell": lambda command: {"command": ["bash", "-lc", command]},
+    "run_shell_command": lambda command: {"command": command, "is_background": False},
+    "bash": lambda command: {"command": command, "description": "Prints the environment"},
+    "Bash": lambda command: {"command": command, "description": "Prints the environment"},
+}
+
+
+def _tool_names(tools: object) -> list[str]:
+    names = []
+    for tool in tools if isinstance(tools, list) else []:
+        if isinstance(tool, dict):
+            function = tool.get("function")
+            names.append(str(tool.get("name") or (function.get("name") if isinstance(function, dict) else "")))
+    return names
+
+
+def shell_call(tools: object, command: str) -> tuple[str, str] | None:
+    """(tool name, JSON arguments) of the call that runs `command` with the shell tool among `tools`."""
+    name = next((n for n in _tool_names(tools) if n in SHELL_TOOLS), None)
+    return (name, json.dumps(SHELL_TOOLS[name](command))) if name else None
+
+
+def chat_tool_chunks(model: str, name: str, arguments: str) -> list[dict[str, Any]]:
+    base = {"id": "chatcmpl-2", "object": "chat.completion.chunk", "created": 1796001113, "model": model}
+    call = {"index": 0, "id": "call_1", "type": "function", "function": {"name": name, "arguments": ""}}
+    return [
+        {**base, "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}]},
+        {**base, "choices": [{"index": 0, "delta": {"tool_calls": [call]}, "finish_reason": None}]},
+        {
+            **base,
+            "choices": [
+                {
+                    "index": 0,
+                    "delta": {"tool_calls": [{"index": 0, "function": {"arguments": arguments}}]},
+                    "finish_reason": None,
+                }
+            ],
+        },
+        {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]},
+        {**base, "choices": [], "usage": {"prompt_tokens": 12, "completion_tokens": 1, "total_tokens": 13}},
+    ]
+
+
+def responses_tool_events(model: str, name: str, arguments: str) -> list[dict[str, Any]]:
+    item = {"id": "fc_1", "type": "function_call", "status": "in_progress", "call_id": "call_1", "name": name,
+            "arguments": ""}  # fmt: skip
+    done = {**item, "status": "completed", "arguments": arguments}
+    response = {"id": "resp_2", "object": "response", "model": model, "status": "in_progress", "output": []}
+    usage = {"input_tokens": 12, "output_tokens": 1, "total_tokens": 13, "input_tokens_details": {"cached_tokens": 0},
+             "output_tokens_details": {"reasoning_tokens": 0}}  # fmt: skip
+    where = {"output_index": 0, "item_id": "fc_1"}
+    events = [
+        {"type": "response.created", "response": response},
+        {"type": "response.in_progress", "response": response},
+        {"type": "response.output_item.added", "output_index": 0, "item": item},
+        {"type": "response.function_call_arguments.delta", **where, "delta": arguments},
+        {"type": "response.function_call_arguments.done", **where, "arguments": arguments},
+        {"type": "response.output_item.done", "output_index": 0, "item": done},
+        {
+            "type": "response.completed",
+            "response": {**response, "status": "completed", "output": [done], "usage": usage},
+        },
+    ]
+    return [{**event, "sequence_number": n} for n, event in enumerate(events)]
+
+
+def messages_tool_events(model: str, name: str, arguments: str) -> list[dict[str, Any]]:
+    first = messages_events(model, "")[0]
+    block = {"type": "tool_use", "id": "toolu_1", "name": name, "input": {}}
+    return [
+        first,
+        {"type": "content_block_start", "index": 0, "content_block": block},
+        {"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta", "partial_json": arguments}},
+        {"type": "content_block_stop", "index": 0},
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": "tool_use", "stop_sequence": None},
+            "usage": {"output_tokens": 1},
+        },
+        {"type": "message_stop"},
+    ]
+
+
+def tool_outputs(body: object) -> list[str]:
+    """What tool results a request carries back (chat `tool` messages, Responses `function_call_output`
+    items, Messages `tool_result` blocks), as text."""
+    if not isinstance(body, dict):
+        return []
+    found: list[str] = []
+    for item in [*body.get("messages", []), *(body.get("input") if isinstance(body.get("input"), list) else [])]:
+        if not isinstance(item, dict):
+            continue
+        if item.get("role") == "tool" or item.get("type") == "function_call_output":
+            found.append(json.dumps(item.get("content", item.get("output"))))
+        content = item.get("content")
+        for block in content if isinstance(content, list) else []:
+            if isinstance(block, dict) and block.get("type") == "tool_result":
+                found.append(json.dumps(block.get("content")))
+    return found
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -228,10 +337,10 @@ class _Handler(BaseHTTPRequestHandler):
         if fault == "broken-sse":
             self._stream(["data: {not json\n\n", 'data: {"choices": [\n\n'])
             return
-        self._stream(
-            [f"data: {json.dumps(c)}\n\n" for c in chat_chunks(body["model"], "ready", self._repeat)]
-            + ["data: [DONE]\n\n"]
-        )
+        chunks = chat_chunks(body["model"], "ready", self._repeat)
+        if call := self._shell_call(body):
+            chunks = chat_tool_chunks(body["model"], *call)
+        self._stream([f"data: {json.dumps(c)}\n\n" for c in chunks] + ["data: [DONE]\n\n"])
 
     def _responses(self, body: dict[str, Any]) -> None:
         fault = self.server.fault
@@ -244,12 +353,10 @@ class _Handler(BaseHTTPRequestHandler):
         if fault == "broken-sse":
             self._stream(["event: response.created\n", "data: nonsense\n\n"])
             return
-        self._stream(
-            [
-                f"event: {e['type']}\ndata: {json.dumps(e)}\n\n"
-                for e in responses_events(body["model"], "ready", self._repeat)
-            ]
-        )
+        events = responses_events(body["model"], "ready", self._repeat)
+        if call := self._shell_call(body):
+            events = responses_tool_events(body["model"], *call)
+        self._stream([f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events])
 
     def _messages(self, body: dict[str, Any]) -> None:
         fault = self.server.fault
@@ -274,21 +381,26 @@ class _Handler(BaseHTTPRequestHandler):
         if fault == "broken-sse":
             self._stream(["event: message_start\n", "data: {oops\n\n"])
             return
-        self._stream(
-            [
-                f"event: {e['type']}\ndata: {json.dumps(e)}\n\n"
-                for e in messages_events(body["model"], "ready", self._repeat)
-            ]
-        )
+        events = messages_events(body["model"], "ready", self._repeat)
+        if call := self._shell_call(body):
+            events = messages_tool_events(body["model"], *call)
+        self._stream([f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events])
+
+    def _shell_call(self, body: dict[str, Any]) -> tuple[str, str] | None:
+        """The shell tool call the `shell` fault answers a turn with (none once a tool's result came back)."""
+        if self.server.fault != "shell" or tool_outputs(body):
+            return None
+        return shell_call(body.get("tools"), self.server.command)
 
 
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     request_queue_size = 128  # socketserver's default of 5 drops concurrent connects: 1 s SYN retries
 
-    def __init__(self, fault: str, key: str | None, model: str, max_model_len: int) -> None:
+    def __init__(self, fault: str, key: str | None, model: str, max_model_len: int, command: str) -> None:
         super().__init__(("127.0.0.1", 0), _Handler)
         self.fault, self.key, self.model, self.max_model_len = fault, key, model, max_model_len
+        self.command = command
         self.requests: list[tuple[str, str, dict[str, str], Any]] = []
 
 
@@ -296,9 +408,15 @@ class FaultServer:
     """`with FaultServer("no-tool-parser") as server: server.base_url` (http://127.0.0.1:PORT/v1)."""
 
     def __init__(
-        self, fault: str = "healthy", *, key: str | None = None, model: str = MODEL, max_model_len: int = 1_048_576
+        self,
+        fault: str = "healthy",
+        *,
+        key: str | None = None,
+        model: str = MODEL,
+        max_model_len: int = 1_048_576,
+        command: str = "env",
     ) -> None:
-        self._server = _Server(fault, key, model, max_model_len)
+        self._server = _Server(fault, key, model, max_model_len, command)
         self.port = self._server.server_address[1]
         self.root = f"http://127.0.0.1:{self.port}"
         self.base_url = self.root + ("" if fault == "no-v1" else "/v1")
@@ -307,6 +425,11 @@ class FaultServer:
     @property
     def requests(self) -> list[tuple[str, str, dict[str, str], Any]]:
         return self._server.requests
+
+    @property
+    def tool_outputs(self) -> list[str]:
+        """What the model's commands printed, as the agent sent it back (the `shell` fault)."""
+        return [out for _, _, _, body in self.requests for out in tool_outputs(body)]
 
     def __enter__(self) -> FaultServer:
         self._thread.start()

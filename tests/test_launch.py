@@ -246,10 +246,98 @@ def test_prepare_with_something_odd_at_the_path_is_a_clear_refusal_or_a_replacem
     assert not (tmp_path / "nowhere.json").exists()
 
 
-def test_prepare_puts_no_key_in_any_file(environ) -> None:
-    key = "sk-never-in-a-file-0123456789"
+def test_prepare_puts_the_key_in_no_file_but_this_runs_key_files(environ) -> None:
+    """The key exec found is in a file only where an agent takes it so (qwen's settings, a project profile's
+    for Claude Code): files of this run alone, owner-only, and `remove` leaves none behind."""
+    key = "sk-never-in-a-shared-file-0123456789"
     environ = {**environ, "GW_API_KEY": key}
-    for agent in AGENTS:
-        _prepare(GW, environ, agent)
-    for path in Path(environ["XDG_RUNTIME_DIR"]).rglob("*"):
-        assert not path.is_file() or key not in path.read_text()
+    project = Profile(**{**GW.__dict__, "source": "project:/src/app"})
+    runs = [launch.prepare(p, AGENTS[a], (a, "hi"), environ, key) for a in AGENTS for p in (GW, project)]
+    runtime = Path(environ["XDG_RUNTIME_DIR"]) / "agentcfg"
+    holding = {path for path in runtime.iterdir() if key in path.read_text()}
+    key_files = {path for prepared in runs for path in prepared.key_files}
+    assert holding <= key_files and {p.name.split("-run")[0] for p in holding} == {"qwen-gw", "claude-gw"}
+    assert all(_mode(path) == 0o600 for path in key_files)
+    for prepared in runs:
+        launch.remove(prepared.key_files)
+    assert not [path for path in runtime.iterdir() if key in path.read_text()]
+
+
+# -- key files: gone when the agent's process has ended --------------------------------------------------------
+
+WATCHED = """\
+import os, sys
+from pathlib import Path
+from agentcfg import launch
+launch.remove_when_ended([Path(sys.argv[1])])
+os.execvp(sys.argv[2], sys.argv[2:])
+"""
+
+
+def _wait_for(done, seconds: float = 10.0) -> bool:
+    import time
+
+    deadline = time.monotonic() + seconds
+    while not done():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True
+
+
+@pytest.mark.skipif(os.name != "posix", reason="exec on POSIX only; Windows removes them after its child")
+def test_a_key_file_stays_while_the_agent_runs_and_goes_when_it_has_ended(tmp_path: Path) -> None:
+    """remove_when_ended, then exec (as `agentcfg exec` does): the file is there all the while the program
+    that took agentcfg's place runs, gone right after, and the watcher holds none of its output open."""
+    import subprocess
+    import sys
+
+    key_file = tmp_path / "qwen-gw-run1-0a1b2c3d.settings.json"
+    key_file.write_text("{}")
+    program = f"sleep 1; test -f {key_file} && echo there"
+    done = subprocess.run(
+        [sys.executable, "-c", WATCHED, str(key_file), "sh", "-c", program], capture_output=True, text=True, timeout=30
+    )
+    assert done.stdout == "there\n", done  # returned at the program's end: no pipe held open
+    assert _wait_for(lambda: not key_file.exists())
+
+
+@pytest.mark.skipif(os.name != "posix", reason="exec on POSIX only")
+def test_ctrl_c_on_the_agents_terminal_group_ends_the_agent_not_the_watcher(tmp_path: Path) -> None:
+    """The terminal's Ctrl-C goes to its whole foreground group: the agent ends, and its key file still goes."""
+    import signal
+    import subprocess
+    import sys
+
+    key_file, started = tmp_path / "claude-gw-run1-0a1b2c3d.key", tmp_path / "started"
+    key_file.write_text("sk-x")
+    program = f"trap 'exit 130' INT; touch {started}; while :; do sleep 0.05; done"
+    proc = subprocess.Popen(
+        [sys.executable, "-c", WATCHED, str(key_file), "sh", "-c", program], start_new_session=True,
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert _wait_for(started.exists)  # exec'd: the watcher is waiting by now
+    os.killpg(proc.pid, signal.SIGINT)
+    assert proc.wait(timeout=10) == 130
+    assert _wait_for(lambda: not key_file.exists())
+
+
+@pytest.mark.skipif(os.name != "posix", reason="the pid in the name is the agent's on POSIX only")
+def test_key_files_of_runs_that_have_ended_go_at_the_next_run(tmp_path: Path) -> None:
+    """A watcher that was killed leaves its file: the next exec removes the key files whose process has ended,
+    never a running one's, nor anything else of the runtime dir."""
+    import subprocess
+
+    dead = subprocess.Popen(["true"])  # a pid that is surely gone by now
+    dead.wait()
+    names = {
+        "ended": f"qwen-gw-run{dead.pid}-0a1b2c3d.settings.json",
+        "ended-key": f"claude-gw-run{dead.pid}-0a1b2c3d.key",
+        "running": f"qwen-gw-run{os.getpid()}-0a1b2c3d.settings.json",
+        "shared": "qwen-gw-0123456789abcdef.settings.json",
+        "other": f"notes-run{dead.pid}.txt",
+    }
+    for name in names.values():
+        (tmp_path / name).write_text("x")
+    launch.remove_ended_runs(tmp_path)
+    assert {p.name for p in tmp_path.iterdir()} == {names["running"], names["shared"], names["other"]}

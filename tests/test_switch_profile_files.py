@@ -70,12 +70,12 @@ def test_a_switch_writes_the_profile_file_of_the_profile_switched_to(codex_home)
     codex_home.run("switch", "b", "--agent", "codex")
     assert sorted(codex_files(codex_home)) == ["agentcfg-b.config.toml", "config.toml"]
     data = toml(profile_file(codex_home, "b"))
-    assert data["model"] == "model-b" and data["model_provider"] == "agentcfg-profile-b"  # not config.toml's id
+    assert data["model"] == "model-b" and data["model_provider"] == "agentcfg_profile-b"  # not config.toml's id
     assert provider(data)["base_url"] == "http://127.0.0.1:9002/v1"
     # the same keys as config.toml's switch, under the file's own id, and a window always: --profile agentcfg-b
     # overrides whatever config.toml says
     config = toml(codex_home.path(".codex/config.toml"))
-    assert config["model_providers"]["agentcfg-b"] == data["model_providers"]["agentcfg-profile-b"]
+    assert config["model_providers"]["agentcfg-b"] == data["model_providers"]["agentcfg_profile-b"]
     assert data["model_context_window"] == config.get("model_context_window", 131072)
     assert stat.S_IMODE(profile_file(codex_home, "b").stat().st_mode) == 0o600
 
@@ -196,6 +196,25 @@ def test_a_second_identical_switch_writes_zero_bytes(codex_home):
     assert {p.name: p.stat().st_mtime_ns for p in codex_home.path(".codex").glob("*.toml")} == mtimes
     journal = codex_home.path(".config/agentcfg/state/journal")
     assert len([p for p in journal.iterdir() if p.name.isdigit()]) == 3
+
+
+def test_an_earlier_versions_profile_file_moves_to_the_new_id_once(codex_home):
+    """`agentcfg-profile-b` was the file's id: the id config.toml gives a switched profile `profile-b`. With that
+    profile switched to (its key in config.toml) Codex would merge the two and refuse to start. The switch
+    moves the file's table to its own id and leaves no table of the old one; the same switch again: no byte."""
+    add_profile(codex_home, "profile-b", 'base_url = "http://127.0.0.1:9004/v1"\nmodel = "model-pb"\n')
+    codex_home.run("switch", "b", "--agent", "codex")
+    earlier = profile_file(codex_home, "b").read_text().replace("agentcfg_profile-b", "agentcfg-profile-b")
+    profile_file(codex_home, "b").write_text(earlier)  # as an earlier version wrote it
+    codex_home.run("switch", "profile-b", "--agent", "codex")
+    config, moved = toml(codex_home.path(".codex/config.toml")), toml(profile_file(codex_home, "b"))
+    assert config["model_provider"] == "agentcfg-profile-b"
+    assert list(moved["model_providers"]) == ["agentcfg_profile-b"] and moved["model_provider"] == "agentcfg_profile-b"
+    assert provider(moved)["base_url"] == "http://127.0.0.1:9002/v1"
+    assert not set(config["model_providers"]) & set(moved["model_providers"])  # nothing for Codex to merge
+    before = codex_files(codex_home)
+    assert "nothing to change" in codex_home.run("switch", "profile-b", "--agent", "codex").stdout
+    assert codex_files(codex_home) == before
 
 
 def test_the_provider_ids_written_are_never_reserved(codex_home):

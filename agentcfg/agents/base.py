@@ -194,6 +194,10 @@ class LaunchContext:
     )  # the installed version (asked only of an agent with LAUNCH_BY_VERSION); None: unknown
     runtime: Path  # agentcfg's private runtime directory, where Launch.files are written
     helper: tuple[str, ...] = ()  # the argv that prints the profile's key (`agentcfg key get NAME`), if it can
+    # The profile's key as exec found it (keyring first, else its variable; None: keyless), for an agent that can
+    # take it otherwise than in a variable that every command it runs inherits (Launch.key_files).
+    key: str | None = None
+    run: str = "0"  # this run's own part of a key file's name (run_name)
 
 
 @dataclass(frozen=True)
@@ -203,20 +207,28 @@ class Launch:
 
     args: tuple[str, ...]  # the agent's arguments, agentcfg's inserted where the agent reads them
     env: dict[str, str] = field(default_factory=dict)  # variables to set in the process (never the key)
-    # name -> text of files the agent reads at start (Claude Code's --settings), written owner-only in
-    # LaunchContext.runtime (never a key: the key reaches the process in its environment only)
+    # name -> text of files the agent reads (Claude Code's --settings), written owner-only in LaunchContext.runtime
+    # and kept for the next run of the same text (never a key)
     files: dict[str, str] = field(default_factory=dict)
-    key_also: tuple[str, ...] = ()  # variables that get the profile's key too (besides its key_env)
-    key_in_env: bool = True  # False: the agent fetches the key itself (context.helper), the variable is not set
+    # name (run_name) -> text of files that hold the key (qwen-code's settings): written owner-only for this run
+    # alone, and removed once its process has ended (agentcfg.launch)
+    key_files: dict[str, str] = field(default_factory=dict)
+    # False: the key's variable is not set: the agent fetches the key itself (context.helper) or reads key_files
+    key_in_env: bool = True
     notes: tuple[str, ...] = ()
 
 
-def runtime_name(stem: str, text: str) -> str:
+def run_name(stem: str, run: str, suffix: str = ".settings.json") -> str:
+    """A key file's name: this run's alone (agentcfg.launch removes it when the run's process has ended)."""
+    return f"{stem}-run{run}{suffix}"
+
+
+def runtime_name(stem: str, text: str, suffix: str = ".settings.json") -> str:
     """A runtime file's name: its text's digest in it, so a run never reads a file another run (another
     project's profile of the same name, the profile before an edit) has just replaced under it."""
     import hashlib
 
-    return f"{stem}-{hashlib.sha256(text.encode()).hexdigest()[:16]}.settings.json"
+    return f"{stem}-{hashlib.sha256(text.encode()).hexdigest()[:16]}{suffix}"
 
 
 def flatten(data: dict, prefix: tuple[str, ...] = ()) -> list[Assignment]:

@@ -153,9 +153,10 @@ def launch(profile: Profile, args: tuple[str, ...], context: LaunchContext) -> L
     file sets every variable a lower layer could hold for another profile or provider: the token and the
     API key to "" (read as unset), every model slot, the bounds, the user's custom headers (they may carry
     another host's key) and the switches to Bedrock, Vertex and Foundry to "". The key comes from an
-    apiKeyHelper (sent as both headers): `agentcfg key get`, or the variable exec set for a project
-    profile's key; a keyless profile's prints the placeholder. No approval prompt: Claude Code asks that
-    of ANTHROPIC_API_KEY only."""
+    apiKeyHelper (sent as both headers): `agentcfg key get`; for a trusted project's profile (which `key get`
+    does not read) it prints a key file of this run (Launch.key_files), so the key is in no variable the
+    model's commands inherit either way; a keyless profile's prints the placeholder. No approval prompt:
+    Claude Code asks that of ANTHROPIC_API_KEY only."""
     base_url = (profile.anthropic_base_url or "").rstrip("/")
     variables = {
         "ANTHROPIC_BASE_URL": base_url,
@@ -172,10 +173,14 @@ def launch(profile: Profile, args: tuple[str, ...], context: LaunchContext) -> L
             "reads only the last",
             hint="Put those settings in ~/.claude/settings.json or the project's .claude/settings.json, and run again.",
         )
-    fetches = bool(profile.needs_key and context.helper)
-    if fetches:  # from the keyring, as a switch has it: the key is then in no variable the model's commands see
+    key_files = {}
+    if profile.needs_key and context.helper:  # from the keyring, as a switch has it
         helper = helper_command(context.helper)
-    elif profile.needs_key and profile.key_env:
+    elif profile.needs_key and context.key is not None:  # Claude Code runs it again every 5 minutes and on a 401
+        key_name = base.run_name(f"claude-{profile.name}", context.run, ".key")
+        key_files[key_name] = context.key
+        helper = helper_command(("cat", str(context.runtime / key_name)))
+    elif profile.needs_key and profile.key_env:  # no key given: the variable the caller sets
         helper = helper_command(("printenv", profile.key_env))
     else:
         helper = helper_command(("echo", PLACEHOLDER_KEY))
@@ -183,6 +188,10 @@ def launch(profile: Profile, args: tuple[str, ...], context: LaunchContext) -> L
     import json
 
     text = json.dumps(settings, indent=2) + "\n"
+    if key_files:  # its settings name this run's key file: they go with it
+        name = base.run_name(f"claude-{profile.name}", context.run)
+        key_files[name] = text
+        return Launch(("--settings", str(context.runtime / name), *args), key_files=key_files, key_in_env=False)
     name = base.runtime_name(f"claude-{profile.name}", text)
-    files = {name: text}
-    return Launch(("--settings", str(context.runtime / name), *args), files=files, key_in_env=not fetches)
+    fetches = bool(profile.needs_key and context.helper)
+    return Launch(("--settings", str(context.runtime / name), *args), files={name: text}, key_in_env=not fetches)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agentcfg import budget, edit, env
+from agentcfg import attribution, budget, edit, env
 from agentcfg.agents import base
 from agentcfg.agents.base import (
     AgentFile,
@@ -45,8 +45,8 @@ PROFILE_FILE_PREFIX = "agentcfg-"
 
 
 def provider_id(profile: Profile) -> str:
-    """Our table name: the `agentcfg-` prefix cannot collide with Codex's reserved ids."""
-    return f"agentcfg-{profile.name}"
+    """config.toml's table of a switch (agentcfg.attribution: ids of agentcfg's, none of them Codex's reserved)."""
+    return attribution.switch_id(profile.name)
 
 
 class HomeMissing(AgentcfgError):
@@ -128,16 +128,19 @@ def profile_file_names(environ: env.Environ) -> list[str]:
 
 
 def profile_file_id(profile: Profile) -> str:
-    """The provider id of a profile file: not config.toml's `agentcfg-NAME`, whose table a switch leaves there and
-    Codex would merge with this one (a token or env_key kept there next to this file's auth is a hard error)."""
-    return f"agentcfg-profile-{profile.name}"
+    """The provider id of a profile file: never one of config.toml's switches, whose tables a switch leaves there
+    and Codex would merge with this one (a token or env_key there next to this file's auth is a hard error)."""
+    return attribution.profile_file_id(profile.name)
 
 
 def profile_edits(profile: Profile, file: AgentFile, keys: KeySource) -> FileEdit:
     """A Codex profile file for `profile`: the keys of config.toml's switch, so whatever config.toml points at,
     `codex --profile agentcfg-NAME` runs on this profile. The window is always set (the profile's, else
-    agentcfg's assumed one): a profile file without one takes config.toml's, another profile's."""
-    return FileEdit(file, _assignments(profile, keys, profile_file_id(profile), budget.window(profile)))
+    agentcfg's assumed one): a profile file without one takes config.toml's, another profile's. The table of
+    earlier versions' id goes (`agentcfg-profile-NAME`, a switched `profile-NAME`'s in config.toml)."""
+    earlier = ("model_providers", f"{attribution.ID_PREFIX}profile-{profile.name}")
+    assignments = _assignments(profile, keys, profile_file_id(profile), budget.window(profile))
+    return FileEdit(file, [*assignments, (earlier, REMOVE)])
 
 
 def legacy_profile_notes(current: Texts) -> tuple[str, ...]:
@@ -176,12 +179,9 @@ def launch(profile: Profile, args: tuple[str, ...], context: LaunchContext) -> L
             hint=f"Remove that line (move [profiles.{legacy}] into {config_file.path.parent}/{legacy}.config.toml), "
             "then run again.",
         )
-    # An id of a table config.toml has (profile `exec-NAME` is switched to as agentcfg-exec-NAME) would merge
-    # with it: the next free `agentcfg-exec-NAME-N` then.
     from agentcfg.edit import toml
 
-    taken = base.table(data.get("model_providers"))
-    ident = next(i for n in range(1, len(taken) + 2) if (i := _exec_id(profile, n)) not in taken)
+    ident = attribution.free_exec_id(profile.name, base.table(data.get("model_providers")))
     table = {"name": f"agentcfg: {profile.label}", "base_url": profile.base_url, "wire_api": "responses"}
     if profile.key_env:
         table["env_key"] = profile.key_env
@@ -203,10 +203,6 @@ def launch(profile: Profile, args: tuple[str, ...], context: LaunchContext) -> L
         overrides.append(f"shell_environment_policy.exclude={toml.render([*excluded, profile.key_env])}")
     flags = tuple(word for override in overrides for word in ("-c", override))
     return Launch((*flags, *args))
-
-
-def _exec_id(profile: Profile, n: int) -> str:
-    return f"agentcfg-exec-{profile.name}" if n == 1 else f"agentcfg-exec-{profile.name}-{n}"
 
 
 def read(current: Texts) -> Binding:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from agentcfg import budget, edit, env
+from agentcfg import attribution, budget, edit, env
 from agentcfg.agents import base
 from agentcfg.agents.base import AgentFile, Binding, FileEdit, KeySource, Launch, LaunchContext, Texts, header_table
 from agentcfg.attribution import label_from_name, profile_from_id
@@ -29,7 +29,8 @@ SEED = '{\n  "$schema": "https://opencode.ai/config.json"\n}\n'
 
 
 def provider_id(profile: Profile) -> str:
-    return f"agentcfg-{profile.name}"
+    """The provider a switch writes (agentcfg.attribution)."""
+    return attribution.switch_id(profile.name)
 
 
 def files(environ: env.Environ) -> list[AgentFile]:
@@ -44,8 +45,9 @@ def unsupported(profile: Profile) -> str | None:
     return None
 
 
-def _config(profile: Profile, api_key: object) -> dict:
-    """What agentcfg sets in opencode's config for `profile` (a switch writes its leaves; exec passes it whole)."""
+def _config(profile: Profile, api_key: object, ident: str) -> dict:
+    """What agentcfg sets in opencode's config for `profile` as provider `ident` (a switch writes its leaves;
+    exec passes it whole)."""
     model = {
         "name": profile.model,
         "tool_call": True,
@@ -57,7 +59,7 @@ def _config(profile: Profile, api_key: object) -> dict:
         "options": {"baseURL": profile.base_url, "apiKey": api_key},
         "models": {profile.model: model},
     }
-    return {"model": f"{provider_id(profile)}/{profile.model}", "provider": {provider_id(profile): provider}}
+    return {"model": f"{ident}/{profile.model}", "provider": {ident: provider}}
 
 
 def edits(profile: Profile, current: Texts, keys: KeySource) -> list[FileEdit]:
@@ -65,7 +67,7 @@ def edits(profile: Profile, current: Texts, keys: KeySource) -> list[FileEdit]:
     api_key = REMOVE
     if profile.key_env:
         api_key = keys.literal or f"{{env:{profile.key_env}}}"
-    return [FileEdit(config, base.flatten(_config(profile, api_key)))]
+    return [FileEdit(config, base.flatten(_config(profile, api_key, provider_id(profile))))]
 
 
 # opencode 2 (`@opencode/cli`) reads a new config shape: `providers.ID` with `package` and `settings` instead of
@@ -99,33 +101,53 @@ LAUNCH_BY_VERSION = True  # exec refuses opencode 2 (anomalyco/opencode#36748: i
 
 def launch(profile: Profile, args: tuple[str, ...], context: LaunchContext) -> Launch:
     """opencode reads a whole config from OPENCODE_CONFIG_CONTENT, merged over every config file (global,
-    OPENCODE_CONFIG, project) and never written back; `{env:VAR}` works in it. opencode deep-merges, so
-    every leaf that matters is set: the key (a placeholder for a keyless profile, or a global entry's key of
-    the same id would go along), and `small_model`, or a global one sends the title request elsewhere."""
+    OPENCODE_CONFIG, project) and never written back; `{env:VAR}` works in it. opencode deep-merges, so the
+    provider's id is one no file has, and every other leaf that matters is set: the key (a placeholder for a
+    keyless profile), and `small_model`, or a global one sends the title request elsewhere."""
     if context.version is not None and context.version >= V2_SINCE:
         raise AgentcfgError(
             f"opencode {'.'.join(map(str, context.version))} (opencode 2) is not supported by `agentcfg exec` yet",
             hint="agentcfg is proven with opencode 1 (`npm install -g opencode-ai@1`).",
         )
-    config = _config(profile, f"{{env:{profile.key_env}}}" if profile.key_env else PLACEHOLDER_KEY)
+    # The provider gets an id no switch writes (agentcfg.attribution), nor the file has: a provider of the same id
+    # in a config file would be merged with it, its headers and options going along.
+    ((config_file, text),) = context.current.items()
+    user = base.table(edit.load("json", text or "", path=str(config_file.path)))
+    ours = attribution.free_exec_id(profile.name, base.table(user.get("provider")))
+    config = _config(profile, f"{{env:{profile.key_env}}}" if profile.key_env else PLACEHOLDER_KEY, ours)
     content = {"$schema": SCHEMA, **config, "small_model": config["model"]}
     # What the user's file could still say that takes a request elsewhere or drops the provider: an agent's
     # own model, and the provider lists (a list is replaced by the merge, not joined).
-    ((config_file, text),) = context.current.items()
-    user = base.table(edit.load("json", text or "", path=str(config_file.path)))
     agents = {name: {"model": config["model"]} for name, entry in base.table(user.get("agent")).items()
               if isinstance(entry, dict) and "model" in entry}  # fmt: skip
     if agents:
         content["agent"] = agents
-    ours = provider_id(profile)
     if isinstance(enabled := user.get("enabled_providers"), list):
         content["enabled_providers"] = [*(p for p in enabled if p != ours), ours]
     if isinstance(disabled := user.get("disabled_providers"), list):
         content["disabled_providers"] = [p for p in disabled if p != ours]
+    files = {}
+    if profile.key_env:  # opencode's own process reads it ({env:VAR}); the plugin keeps it from the commands it runs
+        plugin = KEY_OUT_PLUGIN.replace("NAMES", json.dumps([profile.key_env]))
+        name = base.runtime_name(f"opencode-{profile.name}", plugin, ".plugin.js")
+        files[name] = plugin
+        content["plugin"] = [(context.runtime / name).as_uri()]  # added to the files' plugins, not instead
     notes = ()
     if context.environ.get("OPENCODE_CONFIG_CONTENT"):
         notes = ("OPENCODE_CONFIG_CONTENT in this shell is replaced by the profile's for this run",)
-    return Launch(args, {"OPENCODE_CONFIG_CONTENT": json.dumps(content)}, notes=notes)
+    return Launch(args, {"OPENCODE_CONFIG_CONTENT": json.dumps(content)}, files=files, notes=notes)
+
+
+# opencode passes its environment on to the bash tool, `!command` and the terminal, over what the `shell.env`
+# plugin hook returns (anomalyco/opencode#12012, opencode 1.1 on): a variable it returns unset is left out.
+KEY_OUT_PLUGIN = """\
+// agentcfg exec: the profile's key variable, kept out of the commands opencode runs (its own process keeps it).
+export const AgentcfgKeyOut = async () => ({
+  "shell.env": async (_input, output) => {
+    for (const name of NAMES) output.env[name] = undefined
+  },
+})
+"""
 
 
 def read(current: Texts) -> Binding:

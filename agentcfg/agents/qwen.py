@@ -69,18 +69,14 @@ def _provider_entries(profile: Profile, settings: AgentFile, text: str, env_key:
     return [_entry(profile, env_key), *(e for e in entries if not _is_ours(e))]
 
 
-def _entry(profile: Profile, env_key: str) -> dict[str, object]:
-    """agentcfg's `modelProviders.openai` entry: the endpoint, the key's variable and the bounds."""
+def _entry(profile: Profile, env_key: str | None) -> dict[str, object]:
+    """agentcfg's `modelProviders.openai` entry: the endpoint, the key's variable (if it is read from one) and
+    the bounds."""
     generation: dict[str, object] = {"samplingParams": {"max_tokens": budget.output_tokens(profile, PROMPT_TOKENS)}}
     if profile.context_window:
         generation["contextWindowSize"] = profile.context_window
-    return {
-        "id": profile.model,
-        "name": f"agentcfg: {profile.label}",
-        "baseUrl": profile.base_url,
-        "envKey": env_key,
-        "generationConfig": generation,
-    }
+    entry = {"id": profile.model, "name": f"agentcfg: {profile.label}", "baseUrl": profile.base_url}
+    return {**entry, **({"envKey": env_key} if env_key else {}), "generationConfig": generation}
 
 
 def edits(profile: Profile, current: Texts, keys: KeySource) -> list[FileEdit]:
@@ -177,26 +173,31 @@ def foreign_format(current: Texts) -> tuple[AgentFile, str] | None:
 def launch(profile: Profile, args: tuple[str, ...], context: LaunchContext) -> Launch:
     """qwen-code reads a system settings file from QWEN_CODE_SYSTEM_SETTINGS_PATH, the layer above the user's
     and the project's, whose `modelProviders` replaces theirs whole (a user's entry of the same model id
-    would otherwise beat every flag and variable). The file names only the key's variable, never the key;
-    OPENAI_API_KEY is set to the same value, or qwen falls back to the one in ~/.qwen/.env."""
-    key_env = profile.key_env or KEY
+    would otherwise beat every flag and variable). qwen passes its whole environment on to the commands the
+    model runs (only its own tokens are taken out), so a profile's key goes in that file, `security.auth.apiKey`,
+    for this run only (a key file), and its entry names no variable. OPENAI_API_KEY is set empty: qwen prefers
+    that variable to the file's key, and would otherwise load it from ~/.qwen/.env (a placeholder or another
+    profile's key). A keyless profile's placeholder goes in that variable, as a switch writes it in .env."""
+    keyed = bool(profile.key_env)
+    auth: dict[str, object] = {"selectedType": "openai"}
+    if keyed and context.key is not None:
+        auth["apiKey"] = context.key
     ours = {
         "$version": SETTINGS_VERSION,  # or qwen stamps it into the file
-        "security": {"auth": {"selectedType": "openai"}},
+        "security": {"auth": auth},
         "model": {"name": profile.model, "baseUrl": profile.base_url},
-        "modelProviders": {"openai": [_entry(profile, key_env)]},
+        "modelProviders": {"openai": [_entry(profile, None if keyed else KEY)]},
     }
     # The system file this takes the place of (an administrator's, or one the user named) stays, under ours.
     settings = _over(_system_settings(context.environ), ours)
     text = json.dumps(settings, indent=2) + "\n"
-    name = base.runtime_name(f"qwen-{profile.name}", text)
+    stem = f"qwen-{profile.name}"
+    name = base.run_name(stem, context.run) if keyed else base.runtime_name(stem, text)
     variables = {"QWEN_CODE_SYSTEM_SETTINGS_PATH": str(context.runtime / name), "OPENAI_BASE_URL": profile.base_url,
-                 "OPENAI_MODEL": profile.model}  # fmt: skip
-    if not profile.key_env:
-        variables[KEY] = PLACEHOLDER_KEY
-    files = {name: text}
-    notes = ()
-    return Launch(args, variables, files=files, notes=notes, key_also=(KEY,) if profile.key_env else ())
+                 "OPENAI_MODEL": profile.model, KEY: "" if keyed else PLACEHOLDER_KEY}  # fmt: skip
+    if keyed:
+        return Launch(args, variables, key_files={name: text}, key_in_env=False)
+    return Launch(args, variables, files={name: text})
 
 
 def _over(lower: dict, upper: dict) -> dict:

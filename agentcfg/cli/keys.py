@@ -296,24 +296,28 @@ def exec_command(as_json: bool, name: str, command: tuple[str, ...]) -> None:
     environ = base.environ()
     found = profiles.get(name, environ)
     variables = _profile_variables(found, environ)[0]
+    key_files: tuple = ()
     if agent := launch.agent_for(command[0]):
-        prepared = launch.prepare(found, agent, command, environ)
         key = variables.get(found.key_env) if found.key_env else None
+        prepared = launch.prepare(found, agent, command, environ, key)
         if key is not None and not prepared.launch.key_in_env:
-            del variables[found.key_env]  # the agent fetches it itself; its commands never see the keyring's
+            del variables[found.key_env]  # the agent gets it otherwise; its commands never see the keyring's
         variables.update(prepared.launch.env)
-        variables.update(dict.fromkeys(prepared.launch.key_also, key) if key else {})
         base.emit_notes(list(prepared.launch.notes))
-        command = tuple(prepared.argv)
+        command, key_files = tuple(prepared.argv), prepared.key_files
     child = {**environ, **variables}
     sys.stdout.flush()
     sys.stderr.flush()
     try:
         if os.name == "posix":
+            launch.remove_when_ended(key_files)
             os.execvpe(command[0], list(command), child)
         import subprocess
 
-        sys.exit(subprocess.call(list(command), env=child))
+        try:
+            sys.exit(subprocess.call(list(command), env=child))
+        finally:
+            launch.remove(key_files)
     except FileNotFoundError:
         raise AgentcfgError(
             f"command not found: {command[0]}", hint="Check the name, or give its full path.", exit_code=Exit.NOT_FOUND

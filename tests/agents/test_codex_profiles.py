@@ -11,7 +11,7 @@ import tomllib
 from agentcfg import budget, edit
 from agentcfg.agents import codex
 from agentcfg.agents.base import AgentFile, KeySource
-from agentcfg.edit import toml
+from agentcfg.edit import REMOVE, toml
 from agentcfg.profiles import Profile
 from tests.agents.samples import ENVIRON, GATEWAY_ANTHROPIC, NO_KEYS
 
@@ -36,8 +36,8 @@ def test_the_profile_file_is_the_fixture_agentcfg_writes():
     text = _written(file, codex.profile_edits(GATEWAY_ANTHROPIC, file, FETCHES).assignments)
     assert text == (FORMATS / "codex-profile-file.toml").read_text(encoding="utf-8")
     data = tomllib.loads(text)
-    assert data["model_provider"] == "agentcfg-profile-gw" and data["model"] == "glm-4.6"
-    assert data["model_providers"]["agentcfg-profile-gw"]["auth"] == {"command": HELPER[0], "args": list(HELPER[1:])}
+    assert data["model_provider"] == "agentcfg_profile-gw" and data["model"] == "glm-4.6"
+    assert data["model_providers"]["agentcfg_profile-gw"]["auth"] == {"command": HELPER[0], "args": list(HELPER[1:])}
 
 
 @pytest.mark.parametrize(
@@ -58,7 +58,9 @@ def test_the_profile_file_sets_exactly_what_a_switch_sets_in_config_toml(profile
         value = ours if value == theirs else value
         return key, budget.window(profile) if key == ("model_context_window",) else value
 
-    assert file_edit.assignments == [same(k, v) for k, v in switch_edit.assignments]
+    *assignments, earlier = file_edit.assignments
+    assert assignments == [same(k, v) for k, v in switch_edit.assignments]
+    assert earlier == (("model_providers", f"agentcfg-profile-{profile.name}"), REMOVE)  # an earlier version's id
     assert ours != theirs  # config.toml keeps its table of `theirs` after a switch elsewhere: Codex would merge them
     assert file_edit.notes == ()
 
@@ -67,11 +69,26 @@ def test_refreshing_a_profile_file_sets_every_key_agentcfg_owns():
     """Codex deep-merges the profile file over config.toml: every key agentcfg owns is set in it, so none of
     config.toml's selects another provider, model or window (a profile without one gets agentcfg's assumed one)."""
     file = codex.profile_file("local", ENVIRON)
-    old = 'model = "gpt-5"\nmodel_context_window = 99999\n[model_providers.agentcfg-profile-local]\nenv_key = "OLD"\n'
+    old = 'model = "gpt-5"\nmodel_context_window = 99999\n[model_providers.agentcfg_profile-local]\nenv_key = "OLD"\n'
     data = tomllib.loads(_written(file, codex.profile_edits(LOCAL, file, NO_KEYS).assignments, old))
-    assert data["model"] == "qwen3-coder" and data["model_provider"] == "agentcfg-profile-local"
+    assert data["model"] == "qwen3-coder" and data["model_provider"] == "agentcfg_profile-local"
     assert data["model_context_window"] == budget.window(LOCAL)
-    assert "env_key" not in data["model_providers"]["agentcfg-profile-local"]
+    assert "env_key" not in data["model_providers"]["agentcfg_profile-local"]
+
+
+def test_a_profile_file_of_an_earlier_version_moves_to_the_new_id_and_keeps_nothing_of_the_old():
+    """Earlier versions named the file's table `agentcfg-profile-NAME`, the id config.toml gives a switched profile
+    `profile-NAME`: Codex would merge the two (and refuse a token there next to this file's `auth`). The refresh
+    moves it: the old table goes (with its `auth` subtable), the file then reads as a fresh one, and refreshing
+    it again changes no byte."""
+    file = codex.profile_file("gw", ENVIRON)
+    earlier = (FORMATS / "codex-profile-file-earlier-id.toml").read_text(encoding="utf-8")
+    assignments = codex.profile_edits(GATEWAY_ANTHROPIC, file, FETCHES).assignments
+    moved = _written(file, assignments, earlier)
+    fresh = (FORMATS / "codex-profile-file.toml").read_text(encoding="utf-8")
+    assert tomllib.loads(moved) == tomllib.loads(fresh)
+    assert "agentcfg-profile-gw" not in moved
+    assert _written(file, assignments, moved) == moved
 
 
 def test_profile_file_names_lists_agentcfgs_files_only(tmp_path):
@@ -134,7 +151,7 @@ def test_agentcfg_ids_are_never_reserved(name):
     """Codex refuses a `[model_providers.X]` with a reserved id (config_toml.rs RESERVED_MODEL_PROVIDER_IDS)."""
     profile = Profile(name=name, base_url="http://127.0.0.1:1/v1", model="m")
     assert codex.provider_id(profile) not in codex.RESERVED_IDS
-    assert f"agentcfg-exec-{name}" not in codex.RESERVED_IDS
+    assert codex.profile_file_id(profile) not in codex.RESERVED_IDS
 
 
 def test_reserved_ids_are_built_in_providers_for_reading():

@@ -22,6 +22,8 @@ from tests.agents.samples import ENVIRON, GATEWAY_ANTHROPIC
 RUNTIME = Path("/run/user/1000/agentcfg")
 HELPER = ("/usr/bin/agentcfg", "key", "get", "gw")
 SECRET = "sk-secret0123456789abcdef"  # what the user's files and shell hold: never in a Launch
+KEY = "sk-profile-key-0123456789abcdef"  # the profile's key as exec found it: only ever in Launch.key_files
+RUN = "4242-0a1b2c3d"
 LOCAL = Profile(
     name="local",
     base_url="http://127.0.0.1:8000/v1",
@@ -30,11 +32,13 @@ LOCAL = Profile(
 )
 
 
-def context(agent, texts: dict[str, str] | None = None, environ=None, version=None, helper=HELPER) -> LaunchContext:
-    """A LaunchContext on the agent's files, each `texts[file name]` or absent."""
+def context(
+    agent, texts: dict[str, str] | None = None, environ=None, version=None, helper=HELPER, key=None
+) -> LaunchContext:
+    """A LaunchContext on the agent's files, each `texts[file name]` or absent; `key`: the one exec found."""
     files = agent.files(ENVIRON)
     current = {f: (texts or {}).get(f.path.name) for f in files}
-    return LaunchContext(current, {**ENVIRON, **(environ or {})}, version, RUNTIME, helper)
+    return LaunchContext(current, {**ENVIRON, **(environ or {})}, version, RUNTIME, helper, key, RUN)
 
 
 def overrides(launch: Launch) -> tuple[dict[str, object], tuple[str, ...]]:
@@ -58,7 +62,7 @@ def carries(launch: Launch, secret: str) -> bool:
 def test_codex_gets_a_provider_of_its_own_by_overrides_before_the_users_args():
     launch = codex.launch(GATEWAY_ANTHROPIC, ("exec", "say hi"), context(codex))
     given, rest = overrides(launch)
-    ident = "agentcfg-exec-gw"
+    ident = "agentcfg_exec-gw"
     assert given == {
         "model": "glm-4.6",
         "model_provider": ident,
@@ -73,7 +77,7 @@ def test_codex_gets_a_provider_of_its_own_by_overrides_before_the_users_args():
         "shell_environment_policy.exclude": ["GW_API_KEY"],
     }
     assert rest == ("exec", "say hi")
-    assert (launch.env, launch.files, launch.key_also, launch.key_in_env) == ({}, {}, (), True)
+    assert (launch.env, launch.files, launch.key_files, launch.key_in_env) == ({}, {}, {}, True)
 
 
 def test_codex_exec_id_is_not_the_one_a_switch_writes_nor_reserved():
@@ -84,17 +88,23 @@ def test_codex_exec_id_is_not_the_one_a_switch_writes_nor_reserved():
 
 
 def test_codex_exec_id_is_none_config_toml_has():
-    """Profile `exec-gw` is switched to as agentcfg-exec-gw: exec on `gw` must not merge into that table (its
-    `auth` next to exec's env_key is a hard error in Codex, its headers would go along)."""
+    """A table of exec's id in config.toml (written by hand: no switch writes one) would merge with exec's (its
+    `auth` next to exec's env_key is a hard error in Codex, its headers would go along): the next free one."""
     config = (
-        '[model_providers.agentcfg-exec-gw]\nname = "agentcfg: exec-gw"\n'
-        '[model_providers.agentcfg-exec-gw.auth]\ncommand = "agentcfg"\n'
-        '[model_providers.agentcfg-exec-gw-2]\nname = "mine"\n'
+        '[model_providers.agentcfg_exec-gw]\nname = "mine"\n'
+        '[model_providers.agentcfg_exec-gw.auth]\ncommand = "agentcfg"\n'
+        '[model_providers.agentcfg_exec2-gw]\nname = "mine too"\n'
     )
     given, _ = overrides(codex.launch(GATEWAY_ANTHROPIC, (), context(codex, {"config.toml": config})))
-    ident = given["model_provider"]
-    assert ident.startswith("agentcfg-exec-gw") and ident not in ("agentcfg-exec-gw", "agentcfg-exec-gw-2")
-    assert given[f"model_providers.{ident}"]["env_key"] == "GW_API_KEY"
+    assert given["model_provider"] == "agentcfg_exec3-gw"
+    assert given["model_providers.agentcfg_exec3-gw"]["env_key"] == "GW_API_KEY"
+
+
+def test_codex_exec_on_x_never_takes_the_table_of_a_switched_exec_x():
+    """Profile `exec-gw` is switched to as agentcfg-exec-gw (earlier versions' exec id for `gw`)."""
+    config = '[model_providers.agentcfg-exec-gw]\nname = "agentcfg: exec-gw"\n[model_providers.agentcfg-exec-gw.auth]\n'
+    given, _ = overrides(codex.launch(GATEWAY_ANTHROPIC, (), context(codex, {"config.toml": config})))
+    assert given["model_provider"] == "agentcfg_exec-gw"
 
 
 def test_codex_appends_the_key_variable_to_the_users_excludes():
@@ -112,7 +122,7 @@ def test_codex_odd_shell_policies_give_just_the_key_variable(config):
 
 def test_codex_keyless_profile_names_no_key_variable():
     given, _ = overrides(codex.launch(LOCAL, (), context(codex)))
-    assert "env_key" not in given["model_providers.agentcfg-exec-local"]
+    assert "env_key" not in given["model_providers.agentcfg_exec-local"]
     assert "shell_environment_policy.exclude" not in given
     assert "model_context_window" not in given  # neither the profile nor config.toml has one
 
@@ -178,11 +188,23 @@ def test_claude_settings_file_sets_every_variable_a_lower_layer_could_hold():
     )
 
 
-def test_claude_project_profile_helper_prints_the_variable_exec_sets():
-    """`key get` reads no project profile: its key reaches the process in its own variable."""
-    launch = claude.launch(GATEWAY_ANTHROPIC, (), context(claude, helper=()))
-    assert _claude_settings(launch)["apiKeyHelper"] == "printenv GW_API_KEY"
-    assert launch.key_in_env is True
+def test_claude_project_profile_helper_prints_this_runs_key_file():
+    """`key get` reads no project profile: its helper prints a key file of this run (Claude Code runs it again
+    every 5 minutes), so the key is in no variable the model's commands inherit; the settings naming that
+    file are this run's too, and both go when the run has ended (agentcfg.launch)."""
+    launch = claude.launch(GATEWAY_ANTHROPIC, ("-p", "hi"), context(claude, helper=(), key=KEY))
+    key_file, settings_file = f"claude-gw-run{RUN}.key", f"claude-gw-run{RUN}.settings.json"
+    assert launch.key_files.keys() == {key_file, settings_file} and launch.files == {}
+    assert launch.key_files[key_file] == KEY and KEY not in launch.key_files[settings_file]
+    assert json.loads(launch.key_files[settings_file])["apiKeyHelper"] == shlex.join(["cat", str(RUNTIME / key_file)])
+    assert launch.args == ("--settings", str(RUNTIME / settings_file), "-p", "hi")
+    assert launch.key_in_env is False
+
+
+def test_claude_keyring_profile_fetches_its_key_and_writes_no_key_file():
+    launch = claude.launch(GATEWAY_ANTHROPIC, (), context(claude, key=KEY))
+    assert _claude_settings(launch)["apiKeyHelper"] == shlex.join(HELPER)
+    assert launch.key_files == {} and launch.key_in_env is False and not carries(launch, KEY)
 
 
 def test_claude_keyless_profile_helper_prints_the_placeholder():
@@ -212,13 +234,15 @@ def _content(launch: Launch) -> dict:
 
 def test_opencode_content_sets_the_model_small_model_and_provider():
     launch = opencode.launch(GATEWAY_ANTHROPIC, ("run", "hi"), context(opencode, version=(1, 18, 33)))
-    assert launch.args == ("run", "hi") and launch.files == {} and launch.key_in_env
+    assert launch.args == ("run", "hi") and launch.key_in_env  # opencode reads it: `{env:GW_API_KEY}`
+    (plugin,) = launch.files
     assert _content(launch) == {
         "$schema": "https://opencode.ai/config.json",
-        "model": "agentcfg-gw/glm-4.6",
-        "small_model": "agentcfg-gw/glm-4.6",  # or a global small_model sends the title request elsewhere
+        "plugin": [(RUNTIME / plugin).as_uri()],  # keeps GW_API_KEY from the commands it runs (below)
+        "model": "agentcfg_exec-gw/glm-4.6",
+        "small_model": "agentcfg_exec-gw/glm-4.6",  # or a global small_model sends the title request elsewhere
         "provider": {
-            "agentcfg-gw": {
+            "agentcfg_exec-gw": {
                 "npm": "@ai-sdk/openai-compatible",
                 "name": "agentcfg: gw",
                 "options": {"baseURL": "https://gw.example/v1", "apiKey": "{env:GW_API_KEY}"},
@@ -238,14 +262,59 @@ def test_opencode_content_sets_the_model_small_model_and_provider():
 
 
 def test_opencode_keyless_profile_sets_a_placeholder_key():
-    """opencode deep-merges: without a key of its own a global entry's key of the same id would go along."""
+    """opencode deep-merges: without a key of its own a project's entry of the same id would lend its key."""
     content = _content(opencode.launch(LOCAL, (), context(opencode)))
-    assert content["provider"]["agentcfg-local"]["options"]["apiKey"] == PLACEHOLDER_KEY
+    assert content["provider"]["agentcfg_exec-local"]["options"]["apiKey"] == PLACEHOLDER_KEY
+
+
+def test_opencode_exec_provider_is_none_the_file_has():
+    """The switch's `agentcfg-gw` stays in the file (with the user's headers on it): opencode would merge it into
+    exec's provider of the same id, its headers going to whatever host the profile has now. A provider of
+    exec's own id in the file (only a hand writes one) is passed over too."""
+    mine = {"options": {"headers": {"X-Team-Token": "t"}, "baseURL": "https://old.example/v1"}}
+    text = json.dumps({"provider": {"agentcfg-gw": mine, "agentcfg_exec-gw": mine}})
+    content = _content(opencode.launch(GATEWAY_ANTHROPIC, (), context(opencode, {"opencode.json": text})))
+    assert list(content["provider"]) == ["agentcfg_exec2-gw"]
+    assert content["model"] == content["small_model"] == "agentcfg_exec2-gw/glm-4.6"
+
+
+def test_opencode_keyed_profile_gets_a_plugin_keeping_its_variable_from_the_commands_opencode_runs():
+    """opencode gives the bash tool, `!command` and its terminal its environment over what the plugins' `shell.env`
+    hook returns: the plugin returns the key's variable unset. The file names the variable, never the key, and
+    is named by its text like every shared runtime file."""
+    launch = opencode.launch(GATEWAY_ANTHROPIC, (), context(opencode, key=KEY))
+    ((name, text),) = launch.files.items()
+    assert name == runtime_name("opencode-gw", text, ".plugin.js")
+    assert '"shell.env"' in text and '["GW_API_KEY"]' in text and "undefined" in text
+    assert launch.key_files == {} and not carries(launch, KEY)
+    assert opencode.launch(LOCAL, (), context(opencode)).files == {}  # no key, nothing to keep out
+
+
+def test_opencode_plugin_unsets_exactly_the_keys_variable(tmp_path):
+    """The plugin's hook, run by node as opencode (Bun) runs it: the variables it hands back."""
+    import shutil
+    import subprocess
+
+    node = shutil.which("node")
+    if not node:
+        pytest.skip("no node on PATH")
+    ((name, text),) = opencode.launch(GATEWAY_ANTHROPIC, (), context(opencode)).files.items()
+    plugin = tmp_path / name.replace(".js", ".mjs")
+    plugin.write_text(text)
+    script = (
+        f"const {{ AgentcfgKeyOut }} = await import({json.dumps(plugin.as_uri())});"
+        "const output = { env: { OTHER: 'kept' } }; await (await AgentcfgKeyOut({}))['shell.env']({}, output);"
+        "const env = { ...{ GW_API_KEY: 'k', PATH: '/bin' }, ...output.env };"
+        "console.log(JSON.stringify(Object.entries(env).filter(([, v]) => v !== undefined)))"
+    )
+    done = subprocess.run([node, "--input-type=module", "-e", script], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert dict(json.loads(done.stdout)) == {"PATH": "/bin", "OTHER": "kept"}
 
 
 def test_opencode_content_in_the_shell_is_replaced_with_a_note():
     launch = opencode.launch(LOCAL, (), context(opencode, environ={"OPENCODE_CONFIG_CONTENT": '{"model": "x/y"}'}))
-    assert _content(launch)["model"] == "agentcfg-local/qwen3-coder"
+    assert _content(launch)["model"] == "agentcfg_exec-local/qwen3-coder"
     assert launch.notes and "OPENCODE_CONFIG_CONTENT" in launch.notes[0]
 
 
@@ -258,20 +327,23 @@ def test_opencode_2_is_refused():
 # --- qwen-code: QWEN_CODE_SYSTEM_SETTINGS_PATH ----------------------------------------------------------
 
 
-def test_qwen_system_settings_file_names_the_key_variable_only():
-    launch = qwen.launch(GATEWAY_ANTHROPIC, ("-p", "hi"), context(qwen))
-    name = _only_file(launch, "qwen-gw")
-    assert launch.args == ("-p", "hi")
+def test_qwen_gets_the_key_in_its_system_settings_file_of_this_run_only():
+    """qwen passes its whole environment on to the commands the model runs: the key goes in the settings file
+    (security.auth.apiKey), which is this run's alone; no entry names a variable, and OPENAI_API_KEY is empty
+    (qwen prefers it to the file's key, and would load it from ~/.qwen/.env if unset)."""
+    launch = qwen.launch(GATEWAY_ANTHROPIC, ("-p", "hi"), context(qwen, key=KEY))
+    name = f"qwen-gw-run{RUN}.settings.json"
+    assert launch.args == ("-p", "hi") and launch.files == {} and list(launch.key_files) == [name]
     assert launch.env == {
         "QWEN_CODE_SYSTEM_SETTINGS_PATH": str(RUNTIME / name),
         "OPENAI_BASE_URL": "https://gw.example/v1",
         "OPENAI_MODEL": "glm-4.6",
+        "OPENAI_API_KEY": "",
     }
-    # OPENAI_API_KEY gets the key too, or qwen falls back to the one in ~/.qwen/.env
-    assert launch.key_also == ("OPENAI_API_KEY",) and launch.key_in_env
-    assert json.loads(launch.files[name]) == {
+    assert launch.key_in_env is False
+    assert json.loads(launch.key_files[name]) == {
         "$version": 4,
-        "security": {"auth": {"selectedType": "openai"}},
+        "security": {"auth": {"selectedType": "openai", "apiKey": KEY}},
         "model": {"name": "glm-4.6", "baseUrl": "https://gw.example/v1"},
         "modelProviders": {
             "openai": [
@@ -279,7 +351,6 @@ def test_qwen_system_settings_file_names_the_key_variable_only():
                     "id": "glm-4.6",
                     "name": "agentcfg: gw",
                     "baseUrl": "https://gw.example/v1",
-                    "envKey": "GW_API_KEY",
                     "generationConfig": {
                         "samplingParams": {"max_tokens": budget.output_tokens(GATEWAY_ANTHROPIC, qwen.PROMPT_TOKENS)},
                         "contextWindowSize": 200_000,
@@ -288,11 +359,12 @@ def test_qwen_system_settings_file_names_the_key_variable_only():
             ]
         },
     }
+    assert KEY not in json.dumps([launch.args, launch.env, launch.files, launch.notes])
 
 
 def test_qwen_keyless_profile_sets_the_placeholder_key():
     launch = qwen.launch(LOCAL, (), context(qwen))
-    assert launch.env["OPENAI_API_KEY"] == PLACEHOLDER_KEY and launch.key_also == ()
+    assert launch.env["OPENAI_API_KEY"] == PLACEHOLDER_KEY and launch.key_files == {} and launch.key_in_env
     (entry,) = json.loads(launch.files[_only_file(launch, "qwen-local")])["modelProviders"]["openai"]
     assert entry["envKey"] == "OPENAI_API_KEY"
 
@@ -333,3 +405,14 @@ def test_no_launch_carries_a_key(agent, profile, helper):
     launch = agent.launch(profile, ("run",), context(agent, WITH_KEYS, environ, (1, 18, 33), helper))
     assert not carries(launch, SECRET), launch
     assert launch.args[-1] == "run"
+
+
+@pytest.mark.parametrize("agent", [codex, claude, opencode, qwen], ids=lambda a: a.NAME)
+@pytest.mark.parametrize("helper", [HELPER, ()], ids=["keyring", "project"])
+def test_the_profiles_key_is_only_ever_in_a_key_file_and_then_out_of_the_processs_variables(agent, helper):
+    """The key exec found reaches a Launch only in key_files (this run's, removed after it); an agent that
+    takes it so gets no variable of it (key_in_env False)."""
+    launch = agent.launch(GATEWAY_ANTHROPIC, ("run",), context(agent, version=(1, 18, 33), helper=helper, key=KEY))
+    assert not carries(dataclasses.replace(launch, key_files={}), KEY)
+    if any(KEY in text for text in launch.key_files.values()):
+        assert launch.key_in_env is False

@@ -120,7 +120,7 @@ def test_opencode_switch_writes_the_leaves_of_the_config_exec_passes(profile):
     (config,) = opencode.files(ENVIRON)
     (file_edit,) = opencode.edits(profile, {config: None}, NO_KEYS)
     api_key = f"{{env:{profile.key_env}}}" if profile.key_env else REMOVE
-    assert file_edit.assignments == base.flatten(opencode._config(profile, api_key))
+    assert file_edit.assignments == base.flatten(opencode._config(profile, api_key, opencode.provider_id(profile)))
     written = edit.load("json", edit.apply("json", config.seed, file_edit.assignments, path="f"), path="f")
     assert written["model"] == f"agentcfg-{profile.name}/{profile.model}"
 

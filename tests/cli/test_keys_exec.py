@@ -43,6 +43,7 @@ if "--settings" in args:
 if os.environ.get("QWEN_CODE_SYSTEM_SETTINGS_PATH"):
     out["settings_path"] = os.environ["QWEN_CODE_SYSTEM_SETTINGS_PATH"]
     out["settings"] = open(out["settings_path"]).read()
+    out["settings_mode"] = oct(os.stat(out["settings_path"]).st_mode & 0o777)
 with open({dump!r}, "w") as f:
     json.dump(out, f)
 """
@@ -91,6 +92,22 @@ def runtime(home: Home) -> Path:
     return Path(home.env["XDG_RUNTIME_DIR"]) / "agentcfg"
 
 
+def wait_until(done, seconds: float = 10) -> bool:
+    """Whether `done()` came true within `seconds` (a key file goes when the agent's process has ended)."""
+    import time
+
+    deadline = time.monotonic() + seconds
+    while not done():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+def gone(path: Path) -> bool:
+    return wait_until(lambda: not path.exists())
+
+
 def files_with(root: Path, secret: str) -> list[str]:
     return [
         str(p)
@@ -122,7 +139,7 @@ def test_codex_gets_c_overrides_and_the_key_in_its_variable(switched: Home, agen
     assert flags[0::2] == ["-c"] * (len(flags) // 2)
     overrides = dict(o.split("=", 1) for o in flags[1::2])
     parsed = {k: tomllib.loads(f"v = {v}")["v"] for k, v in overrides.items()}
-    ident = "agentcfg-exec-gw"
+    ident = "agentcfg_exec-gw"
     assert parsed["model"] == "m" and parsed["model_provider"] == ident
     assert parsed[f"model_providers.{ident}"] == {
         "name": "agentcfg: gw",
@@ -185,32 +202,49 @@ def test_opencode_gets_its_whole_config_in_a_variable_naming_the_key(switched: H
     assert provider["options"] == {"baseURL": "http://127.0.0.1:9/v1", "apiKey": "{env:GW_API_KEY}"}
     assert list(provider["models"]) == ["m"]
     assert out["env"]["GW_API_KEY"] == KEY and KEY not in out["env"]["OPENCODE_CONFIG_CONTENT"]
+    # opencode reads GW_API_KEY itself; its plugin keeps the variable from the commands opencode runs
+    (plugin,) = content["plugin"]
+    assert plugin.startswith(runtime(switched).as_uri() + "/opencode-gw-") and plugin.endswith(".plugin.js")
+    assert "GW_API_KEY" in Path(plugin.removeprefix("file://")).read_text()
     assert changed(before, hashes(switched.root)) <= CACHES
 
 
-def test_qwen_gets_a_system_settings_file_and_the_key_in_two_variables(switched: Home, agents) -> None:
+def test_qwen_gets_the_key_in_a_settings_file_of_its_own_run_gone_when_it_has_ended(switched: Home, agents) -> None:
+    """qwen passes its whole environment on to the commands the model runs: the key is in no variable of its
+    process (OPENAI_API_KEY is empty, or qwen would load ~/.qwen/.env's), only in its settings file, which is
+    this run's alone, owner-only, and removed once qwen has ended."""
     before = hashes(switched.root)
     run(switched, "exec", "gw", "--", "qwen", "-p", "hi")
     out = ran(agents["qwen"])
     assert out["argv"] == ["-p", "hi"]
     path = Path(out["env"]["QWEN_CODE_SYSTEM_SETTINGS_PATH"])
-    assert path.parent == runtime(switched) and path.name.startswith("qwen-gw-")
+    assert path.parent == runtime(switched) and path.name.startswith("qwen-gw-run")
     settings = json.loads(out["settings"])
     assert settings["model"] == {"name": "m", "baseUrl": "http://127.0.0.1:9/v1"}
+    assert settings["security"]["auth"] == {"selectedType": "openai", "apiKey": KEY}
     (entry,) = settings["modelProviders"]["openai"]
-    assert entry["id"] == "m" and entry["baseUrl"] == "http://127.0.0.1:9/v1" and entry["envKey"] == "GW_API_KEY"
-    assert out["env"]["GW_API_KEY"] == out["env"]["OPENAI_API_KEY"] == KEY
-    assert out["env"]["OPENAI_BASE_URL"] == "http://127.0.0.1:9/v1" and out["env"]["OPENAI_MODEL"] == "m"
-    assert oct(path.stat().st_mode & 0o777) == "0o600"
+    assert entry["id"] == "m" and entry["baseUrl"] == "http://127.0.0.1:9/v1" and "envKey" not in entry
+    assert "GW_API_KEY" not in out["env"] and out["env"]["OPENAI_API_KEY"] == ""
+    assert KEY not in json.dumps(out["env"])
+    assert out["settings_mode"] == "0o600"
+    assert gone(path)
     assert changed(before, hashes(switched.root)) <= CACHES
 
 
 @pytest.mark.parametrize("agent", list(PINNED))
-def test_the_key_is_in_no_file_and_no_argument(switched: Home, agents, agent: str) -> None:
+def test_the_key_is_in_no_variable_but_its_own_and_in_no_file_once_the_agent_has_ended(
+    switched: Home, agents, agent: str
+) -> None:
+    """Where the key is while the agent runs: Codex and opencode read their own variable (and keep it from the
+    commands they run), Claude Code fetches it (`key get`), qwen reads this run's settings file."""
     run(switched, "exec", "gw", "--", agent, "hi")
     out = ran(agents[agent])
-    assert KEY not in json.dumps(out["argv"]) and KEY not in out.get("settings", "")
-    assert files_with(switched.root, KEY) == [] and files_with(runtime(switched), KEY) == []
+    assert KEY not in json.dumps(out["argv"])
+    assert {name for name, value in out["env"].items() if KEY in value} <= {"GW_API_KEY"}
+    assert ("GW_API_KEY" in out["env"]) == (agent in ("codex", "opencode"))
+    assert (KEY in out.get("settings", "")) == (agent == "qwen")
+    assert files_with(switched.root, KEY) == []
+    assert wait_until(lambda: files_with(runtime(switched), KEY) == [])
 
 
 def test_two_profiles_side_by_side_each_get_their_own_file(switched: Home, agents) -> None:
@@ -246,7 +280,7 @@ def test_an_agent_by_its_full_path_is_recognised(switched: Home, agents) -> None
     program = Path(switched.env["PATH"].split(os.pathsep)[0]) / "codex"
     run(switched, "exec", "gw", "--", str(program), "exec", "hi")
     argv = ran(agents["codex"])["argv"]
-    assert argv[0] == "-c" and 'model_provider="agentcfg-exec-gw"' in argv
+    assert argv[0] == "-c" and 'model_provider="agentcfg_exec-gw"' in argv
 
 
 @pytest.mark.parametrize("given", [("--settings", "x.json"), ("--settings=x.json",)])

@@ -144,12 +144,13 @@ def add_profiles(home: Home, by_name: dict[str, FaultServer]) -> None:
 
 
 def tree(root: Path) -> dict[str, bytes]:
-    """Every file under `root` (agentcfg's own state included), by relative path."""
-    if not root.exists():
-        return {}
-    return {
-        str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file() and not p.is_symlink()
-    }
+    """Every file under `root` (agentcfg's own state included), by relative path (one removed meanwhile left out)."""
+    found = {}
+    for p in sorted(root.rglob("*")) if root.exists() else ():
+        with contextlib.suppress(FileNotFoundError):
+            if p.is_file() and not p.is_symlink():
+                found[str(p.relative_to(root))] = p.read_bytes()
+    return found
 
 
 def changed(before: dict[str, bytes], after: dict[str, bytes]) -> set[str]:
@@ -163,12 +164,21 @@ def not_state(paths: set[str], *agent_names: str) -> list[str]:
 
 
 def files_with_a_key(*roots: Path) -> list[str]:
-    return sorted(
-        f"{root}/{path}"
-        for root in roots
-        for path, data in tree(root).items()
-        if any(spec.key.encode() in data for spec in PROFILES.values())
-    )
+    """The files under `roots` that hold a profile's key, once the key files of the runs that have ended are gone
+    (qwen's settings file holds it while qwen runs; agentcfg.launch removes it when qwen has ended)."""
+
+    def found() -> list[str]:
+        return sorted(
+            f"{root}/{path}"
+            for root in roots
+            for path, data in tree(root).items()
+            if any(spec.key.encode() in data for spec in PROFILES.values())
+        )
+
+    deadline = time.monotonic() + 10
+    while found() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return found()
 
 
 def check_server(server: FaultServer, name: str, agent: str) -> None:
