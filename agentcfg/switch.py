@@ -221,7 +221,7 @@ def plan_switch(
                 before = fsutil.read_text(file_edit.file.path, env.display(file_edit.file.path, environ))
                 _plan_edit(plan, agent.NAME, file_edit, before, keys, environ)
         plan.notes.extend(header_notes(agent, current, after_texts, environ))
-        if warning := budget.warning(profile, agent.NAME, agent.PROMPT_TOKENS):
+        if warning := budget.warning(profile, agent.NAME, agent.PROMPT_TOKENS, bounds_output=agent.NAME != "codex"):
             plan.notes.append(warning)
     if profile.context_window is None and any(c.agent != "codex" for c in plan.changes):
         plan.notes.append(
