@@ -248,11 +248,11 @@ def move_question(candidate: Candidate, environ: env.Environ) -> str:
     )
     if readers := variable_readers(candidate, environ):
         one, plain = len(readers) == 1, AGENTS[readers[0]].BINARY
+        them, files = ("it", f"{readers[0]}'s file") if one else ("them", "their files")
         starts = ", ".join(f"`{fixes.exec_agent(candidate.name, AGENTS[n].BINARY)}`" for n in readers)
         question += (
-            f" {' and '.join(readers)} cannot fetch a key from the keyring: after a move, start "
-            f'{"it" if one else "them"} with {starts} (or run `eval "$(agentcfg env {candidate.name})"` once '
-            f"per shell); n keeps it in {f'{readers[0]}' + chr(39) + 's file' if one else 'their files'}, "
+            f" {' and '.join(readers)} cannot fetch a key from the keyring: after a move, start {them} with "
+            f'{starts} (or run `eval "$(agentcfg env {candidate.name})"` once per shell); n keeps it in {files}, '
             f"where plain `{plain}` reads it."
         )
     return question + " Move the key into the keyring?"

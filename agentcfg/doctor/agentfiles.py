@@ -773,11 +773,11 @@ def _claude(parsed: Parsed, environ: env.Environ, profiles: dict[str, Profile]) 
 def _claude_output(
     data: dict[str, Any], where: str, environ: env.Environ, profiles: dict[str, Profile]
 ) -> list[Finding]:
-    """CLAUDE_CODE_MAX_OUTPUT_TOKENS below what Claude Code plans with (budget.MIN_OUTPUT): it sends that
-    as max_tokens, so replies are cut mid-answer ("Claude's response exceeded the 384 output token
-    maximum"). Claude Code reads the settings' env block over the shell's variable, and takes a value
-    that is not a positive number as unset (its default, 32,000) [the 2.1.332 binary; tests/e2e/test_output_bound.py
-    shows the value sent as max_tokens]."""
+    """CLAUDE_CODE_MAX_OUTPUT_TOKENS below what Claude Code plans with (budget.MIN_OUTPUT): it sends that as
+    max_tokens, so replies are cut mid-answer ("Claude's response exceeded the 384 output token maximum").
+    Claude Code reads the settings' env block over the shell's variable, and takes a value that is not a
+    positive number as unset, its default 32,000 [the 2.1.332 binary; tests/e2e/test_output_bound.py sees
+    the value sent as max_tokens]."""
     block = data.get("env") if isinstance(data.get("env"), dict) else {}
     variable = "CLAUDE_CODE_MAX_OUTPUT_TOKENS"
     origin = where if variable in block else "this shell"
@@ -785,32 +785,11 @@ def _claude_output(
     if not (value.isascii() and value.isdigit()) or not 0 < int(value) < budget.MIN_OUTPUT:
         return []
     profile = _matching(block.get("ANTHROPIC_BASE_URL"), block.get("ANTHROPIC_MODEL"), profiles)
-    fix, hint = (
-        "",
-        (
-            f"remove {variable} from the env block of {where}, or set it to {budget.MIN_OUTPUT} or more"
-            if origin == where
-            else f"unset {variable} in your shell, or set it to {budget.MIN_OUTPUT} or more"
-        ),
-    )
-    if profile is not None:
-        raised = replace(profile, max_output_tokens=max(profile.max_output_tokens or 0, budget.MIN_OUTPUT))
-        if budget.output_tokens(profile, claude.PROMPT_TOKENS) >= budget.MIN_OUTPUT:
-            fix, hint = fixes.switch(profile.name, "claude"), ""
-        elif budget.output_tokens(raised, claude.PROMPT_TOKENS) >= budget.MIN_OUTPUT and not profile.source.startswith(
-            PROJECT
-        ):
-            fix = fixes.then(
-                fixes.profile_set(profile.name, max_output_tokens=budget.MIN_OUTPUT),
-                fixes.switch(profile.name, "claude"),
-            )
-            hint = ""
-        elif profile.context_window is not None:
-            hint = (
-                f"profile {profile.name}'s {profile.context_window:,}-token window is too small for Claude Code: "
-                f"restart vLLM with --max-model-len {budget.needed_window(claude.PROMPT_TOKENS):,} or more, "
-                f"then `agentcfg profile set {profile.name} context_window=` that number and switch again"
-            )
+    if origin == where:
+        hint = f"remove {variable} from the env block of {where}, or set it to {budget.MIN_OUTPUT} or more"
+    else:
+        hint = f"unset {variable} in your shell, or set it to {budget.MIN_OUTPUT} or more"
+    fix, hint = _claude_output_fix(profile) if profile is not None else ("", hint)
     return [
         Finding(
             "claude-output-too-small",
@@ -823,6 +802,25 @@ def _claude_output(
             hint,
         )
     ]
+
+
+def _claude_output_fix(profile: Profile) -> tuple[str, str]:
+    """(fix, hint) for Claude Code's output bound under `profile`: a switch where it now writes enough (a
+    file from an older agentcfg), else the profile's max_output_tokens raised, else a larger server window."""
+    need = budget.MIN_OUTPUT
+    if budget.output_tokens(profile, claude.PROMPT_TOKENS) >= need:
+        return fixes.switch(profile.name, "claude"), ""
+    raised = replace(profile, max_output_tokens=max(profile.max_output_tokens or 0, need))
+    if budget.output_tokens(raised, claude.PROMPT_TOKENS) >= need:
+        if profile.source.startswith(PROJECT):  # `profile set` refuses a project's profile: its file is the project's
+            return "", f"the project's profile {profile.name} sets max_output_tokens below {need}: raise it there"
+        fix = fixes.then(fixes.profile_set(profile.name, max_output_tokens=need), fixes.switch(profile.name, "claude"))
+        return fix, ""
+    return "", (
+        f"profile {profile.name}'s window is too small for Claude Code: restart vLLM with --max-model-len "
+        f"{budget.needed_window(claude.PROMPT_TOKENS):,} or more, then `agentcfg profile set {profile.name} "
+        "context_window=` that number and switch again"
+    )
 
 
 def _claude_slots(data: dict[str, Any], where: str, environ: env.Environ) -> list[Finding]:

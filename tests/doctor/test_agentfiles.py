@@ -382,6 +382,19 @@ def test_claude_output_bound_from_the_profiles_maximum_is_raised_there(environ):
     assert found.fix == "agentcfg profile set local max_output_tokens=4096 && agentcfg switch local --agent claude"
 
 
+def test_claude_output_bound_from_a_project_profile_is_the_projects_to_raise(environ):
+    small = Profile(
+        "team", LOCAL.base_url, "M", anthropic_base_url=LOCAL.anthropic_base_url, max_output_tokens=1000,
+        source="project:/src/repo",
+    )  # fmt: skip
+    found = only(
+        run("claude", environ, cs(CLAUDE_CODE_MAX_OUTPUT_TOKENS="1000"), profiles={"team": small}),
+        "claude-output-too-small",
+        WARN,
+    )
+    assert found.fix == "" and "the project's profile team" in found.hint  # `profile set` refuses it
+
+
 def test_claude_output_bound_from_a_small_window_says_to_grow_the_window(environ):
     tiny = Profile("local", LOCAL.base_url, "M", anthropic_base_url=LOCAL.anthropic_base_url, context_window=8192)
     found = only(
