@@ -789,7 +789,7 @@ def _claude_output(
         hint = f"remove {variable} from the env block of {where}, or set it to {budget.MIN_OUTPUT} or more"
     else:
         hint = f"unset {variable} in your shell, or set it to {budget.MIN_OUTPUT} or more"
-    fix, hint = _claude_output_fix(profile) if profile is not None else ("", hint)
+    fix, hint = _claude_output_advice(profile) if profile is not None else ("", hint)
     return [
         Finding(
             "claude-output-too-small",
@@ -804,7 +804,7 @@ def _claude_output(
     ]
 
 
-def _claude_output_fix(profile: Profile) -> tuple[str, str]:
+def _claude_output_advice(profile: Profile) -> tuple[str, str]:
     """(fix, hint) for Claude Code's output bound under `profile`: a switch where it now writes enough (a
     file from an older agentcfg), else the profile's max_output_tokens raised, else a larger server window."""
     need = budget.MIN_OUTPUT
