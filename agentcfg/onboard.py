@@ -230,6 +230,34 @@ def moves_offered(found: Survey, *, keep: bool, keyring: AgentcfgError | None) -
     return [] if keep or keyring is not None else found.with_keys
 
 
+def variable_readers(candidate: Candidate, environ: env.Environ) -> list[str]:
+    """The agents beside a plaintext key that cannot fetch it from the keyring (qwen-code, opencode, Codex
+    before 0.119): once it is moved, they read it from the profile's variable, which only `agentcfg exec`
+    and `agentcfg env` set, so plain `qwen` fails with "Missing API key"."""
+    from agentcfg.switch import runs_helper
+
+    return [name for name in candidate.found_in if name in AGENTS and not runs_helper(AGENTS[name], environ)]
+
+
+def move_question(candidate: Candidate, environ: env.Environ) -> str:
+    """The terminal's question before a key moves: what the profile is, where the key is, and, for agents that
+    cannot fetch it from the keyring, what starts them afterwards (no keeps it where they read it)."""
+    question = (
+        f"{candidate.name} is {candidate.model} at {candidate.base_url}; its key is in plaintext in "
+        f"{found_where(candidate.found_in, environ)}."
+    )
+    if readers := variable_readers(candidate, environ):
+        one, plain = len(readers) == 1, AGENTS[readers[0]].BINARY
+        them, files = ("it", f"{readers[0]}'s file") if one else ("them", "their files")
+        starts = ", ".join(f"`{fixes.exec_agent(candidate.name, AGENTS[n].BINARY)}`" for n in readers)
+        question += (
+            f" {' and '.join(readers)} cannot fetch a key from the keyring: after a move, start {them} with "
+            f'{starts} (or run `eval "$(agentcfg env {candidate.name})"` once per shell); n keeps it in {files}, '
+            f"where plain `{plain}` reads it."
+        )
+    return question + " Move the key into the keyring?"
+
+
 def exit_status(*, switched: list[str], key: str) -> int:
     """init's status: nothing switched is NOTHING; switched to a profile whose key is missing is NO_KEY."""
     if not switched:
@@ -271,7 +299,7 @@ def import_profiles(
 def _move_key(profile: profiles.Profile, candidate: Candidate, environ: env.Environ, result: Imported) -> None:
     from agentcfg import keystore
     from agentcfg.apply import Journal
-    from agentcfg.switch import key_source, plan_switch
+    from agentcfg.switch import key_source, plan_switch, variable_note
 
     if not profile.key_env:
         result.notes.append(f"{profile.name}: a key was found, but the profile reads none; it was left in place")
@@ -296,6 +324,8 @@ def _move_key(profile: profiles.Profile, candidate: Candidate, environ: env.Envi
         return
     agents = [AGENTS[name] for name in candidate.found_in if name in AGENTS]
     keys, _ = key_source(profile, agents, environ)
+    if readers := variable_readers(candidate, environ):  # plain `qwen` has no key from now on: say what starts it
+        result.notes.append(variable_note(profile, readers))
     journal = Journal(environ)
     with journal.locked():
         plan = plan_switch(profile, agents, environ, keys)

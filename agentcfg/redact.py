@@ -40,9 +40,10 @@ _known: set[str] = set()
 _VALUE = r"""[^"'\s,#}\]\\&;)]+"""
 _SECRET_WORD = r"(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD|PASS|AUTH|AUTHORIZATION|CREDENTIALS?)"
 # A name starts where a run of name characters starts (the lookbehind) and says KEY, TOKEN, ... within its
-# first 64 characters (the lookahead): both keep the pattern linear on a long run of letters.
+# first 64 characters (the lookahead): both keep the pattern linear on a long run of letters. A run that
+# follows a path separator is a file's name, not a key's (`cannot run /etc/passwd: permission denied`).
 _SECRET_ASSIGNMENT = lazy(
-    rf"""(?P<lead>(?P<name>(?<![\w.-])["']?(?=[\w.-]{{0,64}}{_SECRET_WORD})[\w.-]{{1,128}}["']?)"""
+    rf"""(?P<lead>(?P<name>(?<![\w.\-/\\])["']?(?=[\w.-]{{0,64}}{_SECRET_WORD})[\w.-]{{1,128}}["']?)"""
     rf"""\s{{0,16}}[:=]\s{{0,16}}["']?)(?P<value>{_VALUE})""",
     re.IGNORECASE,
 )

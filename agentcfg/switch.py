@@ -116,6 +116,16 @@ def _they(names: list[str], one: str, many: str) -> str:
     return f"{', '.join(names)} {one if len(names) == 1 else many}"
 
 
+def variable_note(profile: Profile, names: list[str]) -> str:
+    """What starts agents that read the key from the profile's variable (they cannot fetch it themselves)."""
+    starts = ", ".join(f"`{fixes.exec_agent(profile.name, AGENTS[n].BINARY)}`" for n in names)
+    return (
+        f"{_they(names, 'reads', 'read')} the key from {profile.key_env}: start "
+        f"{'it' if len(names) == 1 else 'them'} with {starts} "
+        f'(or once per shell: `eval "$(agentcfg env {profile.name})"`)'
+    )
+
+
 def key_source(
     profile: Profile, agents: list[ModuleType], environ: env.Environ, *, store_in_files: bool = False
 ) -> tuple[KeySource, list[str]]:
@@ -161,12 +171,7 @@ def key_source(
             f"{_they(names, 'fetches', 'fetch')} the key from the keyring by itself (`agentcfg key get {profile.name}`)"
         )
     if by_env := [a.NAME for a in agents if a.NAME not in helpers]:
-        starts = ", ".join(f"`{fixes.exec_agent(profile.name, AGENTS[n].BINARY)}`" for n in by_env)
-        notes.append(
-            f"{_they(by_env, 'reads', 'read')} the key from {profile.key_env}: start "
-            f"{'it' if len(by_env) == 1 else 'them'} with {starts} "
-            f'(or once per shell: `eval "$(agentcfg env {profile.name})"`)'
-        )
+        notes.append(variable_note(profile, by_env))
     if "claude" in helpers:
         from agentcfg.agents import claude
 
@@ -294,7 +299,7 @@ def plan_switch(
                 before = fsutil.read_text(file_edit.file.path, env.display(file_edit.file.path, environ))
                 _plan_edit(plan, agent.NAME, file_edit, before, keys, environ)
         plan.notes.extend(header_notes(agent, current, after_texts, environ))
-        if warning := budget.warning(profile, agent.NAME, agent.PROMPT_TOKENS):
+        if warning := budget.warning(profile, agent.NAME, agent.PROMPT_TOKENS, bounds_output=agent.NAME != "codex"):
             plan.notes.append(warning)
     if profile.context_window is None and any(c.agent != "codex" for c in plan.changes):
         plan.notes.append(

@@ -161,6 +161,15 @@ def test_an_error_naming_a_url_with_credentials_masks_the_password(home):
     assert "Traceback" not in result.stderr
 
 
+def test_exec_of_a_file_named_like_a_secret_says_permission_denied(home, tmp_path):
+    # The walkthrough's `exec local -- /etc/passwd`, with a file of that name that is not executable.
+    passwd = tmp_path / "etc" / "passwd"
+    passwd.parent.mkdir()
+    passwd.write_text("root:x:0:0::/root:/bin/sh\n")
+    result = home.run("exec", "local", "--", str(passwd), check=126)
+    assert result.stderr.startswith(f"agentcfg: error: cannot run {passwd}: permission denied\n")
+
+
 def test_a_profile_url_with_credentials_is_never_shown(home):
     """However such a profile got there (a hand-written file), no listing or preview shows its password."""
     home.write(
@@ -308,3 +317,49 @@ def test_mask_text_is_linear_on_long_lines(text):
     # Linear takes under a second for a megabyte; the quadratic patterns this guards against took 1-3 minutes.
     # The bound leaves room for a machine shared with other test runs.
     assert time.perf_counter() - start < 10.0
+
+
+# -- ordinary English and the OS's own messages are never masked ------------------------------------
+# `exec local -- /etc/passwd` printed "cannot run /etc/passwd: **** denied": the file's name, the last part of
+# a path, was read as a secret's name. Every errno's text, alone and where agentcfg or Python prints it after
+# a path whose file is named like a secret, must come through as it is.
+
+SECRET_NAMED_PATHS = (
+    "/etc/passwd",
+    "/run/secrets/api_token",
+    "~/.config/gw/password",
+    "./.secret_key",
+    r"C:\Users\me\.api-key",
+)
+OS_MESSAGE_SHAPES = (
+    "{message}",
+    "cannot run {path}: {message}",  # exec's message
+    "cannot run {path}: {lower}",
+    "[Errno {number}] {message}: '{path}'",  # str(OSError)
+    "{path}: {message}",  # a tool's own message about a file
+)
+
+
+def _os_messages() -> list[str]:
+    import errno
+    import os
+
+    return [
+        shape.format(message=os.strerror(number), lower=os.strerror(number).lower(), number=number, path=path)
+        for number in sorted(errno.errorcode)
+        for path in SECRET_NAMED_PATHS
+        for shape in OS_MESSAGE_SHAPES
+    ]
+
+
+def test_no_os_error_message_is_masked():
+    changed = [(text, redact.mask_text(text)) for text in _os_messages() if redact.mask_text(text) != text]
+    assert changed == []
+
+
+def test_a_secret_after_a_path_is_still_masked():
+    # The path's file name is not a key's name, but what a key's name says still is, after it.
+    assert redact.mask_text("/etc/app.env: OPENAI_API_KEY=sk-abcdefgh123") == "/etc/app.env: OPENAI_API_KEY=****"
+    assert redact.mask_text("cat /run/secrets/x; password: correcthorsebattery") == (
+        "cat /run/secrets/x; password: ****"
+    )

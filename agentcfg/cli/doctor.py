@@ -35,23 +35,13 @@ def doctor(profile: str | None, agents: tuple[str, ...], as_json: bool, timeout:
     Exit status: 0 nothing failed (warnings allowed), 1 something failed, 2 doctor could not run
     (an unknown profile, a file that does not parse), 70 a bug in agentcfg.
     """
-    from pathlib import Path
-
     from agentcfg import doctor as doc
     from agentcfg import profiles, report
     from agentcfg.agents import AGENTS
     from agentcfg.doctor import render
 
     environ = base.environ()
-    known = profiles.load_all(environ)
     chosen = [AGENTS[n] for n in AGENTS if not agents or n in agents]
-    route = None
-    if profile and (given := profiles.get(profile, environ)).route is not None:
-        targets, route = _route(given.name, chosen, environ)
-    elif profile:
-        targets = doc.targets_from_profile(given, chosen, environ)
-    else:
-        targets = doc.targets_from_files(chosen, environ, known, Path.cwd())
     show_progress = not as_json and sys.stderr.isatty()
 
     def progress(done: int, total: int) -> None:
@@ -59,9 +49,16 @@ def doctor(profile: str | None, agents: tuple[str, ...], as_json: bool, timeout:
 
     # An AgentcfgError (an unknown profile, a file that does not parse) is status 2, doctor could not run; any
     # other exception is a bug in doctor, and main() reports it as one (70), never as a finding about the setup.
-    result = doc.run(
-        targets, environ, deadline=timeout, offline=offline, progress=progress if show_progress else None, route=route
-    )
+    shown = progress if show_progress else None
+    if not profile:  # init's closing check is this same call
+        result = doc.check_now(chosen, environ, deadline=timeout, offline=offline, progress=shown)
+    else:
+        given, route = profiles.get(profile, environ), None
+        if given.route is not None:
+            targets, route = _route(given.name, chosen, environ)
+        else:
+            targets = doc.targets_from_profile(given, chosen, environ)
+        result = doc.run(targets, environ, deadline=timeout, offline=offline, progress=shown, route=route)
     if as_json:
         click.echo(report.dumps(render.as_dict(result)))
     else:

@@ -28,8 +28,13 @@ from agentcfg.errors import AgentcfgError, Exit
 @click.option("--key-stdin", is_flag=True, help="Read the profile's key from one line of stdin (for scripts).")
 @click.option("--yes", is_flag=True, help="Answer yes to every question (move found keys); never prompt.")
 @click.option("--agents", "agents", multiple=True, type=click.Choice(base.AGENT_NAMES), help="Only these agents.")
+@click.option(
+    "--no-check", "no_check", is_flag=True, help="Skip the closing `agentcfg doctor` check (it sends requests)."
+)
 @base.json_option("Print one JSON document of every step (never a key); never prompts. Errors too, on stdout.")
-def init(profile_name: str | None, key_stdin: bool, yes: bool, agents: tuple[str, ...], as_json: bool) -> None:
+def init(
+    profile_name: str | None, key_stdin: bool, yes: bool, agents: tuple[str, ...], no_check: bool, as_json: bool
+) -> None:
     """Set up this machine: import what the agents use now, store the key, switch, and check.
 
     \b
@@ -42,13 +47,14 @@ def init(profile_name: str | None, key_stdin: bool, yes: bool, agents: tuple[str
     Exit status: 0 switched and ready; 2 refused (an unknown profile, a key to store and no
     usable keyring, a malformed key): nothing written; 3 no agent installed or configured, so
     nothing switched; 4 switched, but the profile's key is neither stored nor exported (run the
-    `agentcfg key set` command it prints). The closing doctor check does not change the status:
-    `agentcfg doctor` exits 1 on a failure.
+    `agentcfg key set` command it prints). The closing check is `agentcfg doctor`'s own (the same
+    agents, the same counts) and does not change the status: `agentcfg doctor` exits 1 on a failure.
+    `--no-check` skips it (no request is sent).
     """
 
     environ = base.environ()
     answers = _prepare(environ, profile_name, key_stdin, yes, as_json)  # writes nothing: a refusal leaves no trace
-    _write_init(*answers, agents, as_json)
+    _write_init(*answers, agents, not no_check, as_json)
 
 
 def _prepare(environ: dict[str, str], profile_name: str | None, key_stdin: bool, yes: bool, as_json: bool) -> tuple:
@@ -153,9 +159,9 @@ def _write_init(
     keyring: Any,
     notes: list[str],
     agents: tuple[str, ...],
+    check: bool,
     as_json: bool,
 ) -> None:
-    from agentcfg import doctor as doc
     from agentcfg import env, fixes, fsutil, keystore, onboard, profiles
     from agentcfg.apply import Journal
     from agentcfg.switch import key_source, missing_key, plan_switch, select
@@ -223,19 +229,9 @@ def _write_init(
     all_skipped = {**skipped, **plan.skipped}
     for agent, why in all_skipped.items():
         say(f"   {agent}: skipped, {why}")
-    base.emit_notes([n for n in plan.notes + key_notes if key_state != "missing" or "stored no key" not in n])
-    doctor: dict[str, Any] | None = None
-    if not switched:
-        say("5. doctor: no agent was switched; nothing to check")
-    else:
-        result = doc.run(doc.targets_from_profile(chosen, selected, environ), environ, deadline=3.0)
-        counts = result.summary()
-        failed = sorted({f"{f.agent or 'server'}: {f.id}" for f in result.findings if f.status == "fail"})
-        doctor = {"fail": counts["fail"], "warn": counts["warn"], "pass": counts["pass"], "failed": failed}
-        say(
-            f"5. doctor: {counts['fail']} failed, {counts['warn']} warnings, {counts['pass']} passed"
-            + (f" ({'; '.join(failed)}); details: agentcfg doctor" if failed else "")
-        )
+    later = [n for n in plan.notes + key_notes if key_state != "missing" or "stored no key" not in n]
+    base.emit_notes([n for n in later if n not in imported.notes])  # the move said how to start its agents
+    doctor = _closing_check(switched, agents, check, say, environ)
     status = onboard.exit_status(switched=switched, key=key_state)
     if status == Exit.NOTHING:
         why = (
@@ -265,6 +261,7 @@ def _write_init(
                     "journal_entry": entry.id if entry else None,
                 },
                 "doctor": doctor,
+                "checked": doctor is not None,
                 "nothing_to_switch": status == Exit.NOTHING,  # as in `switch --json`
                 "key_missing": {"profile": chosen.name, "key_env": chosen.key_env, "fix": fixes.key_set(chosen.name)}
                 if key_state == "missing"
@@ -273,6 +270,35 @@ def _write_init(
             }
         )
     base.finish(status)
+
+
+def _closing_check(
+    switched: list[str], agents: tuple[str, ...], check: bool, say: Any, environ: dict[str, str]
+) -> dict[str, Any] | None:
+    """Step 5: `agentcfg doctor` itself (doctor.check_now: the same agents, deadline and counts as the command
+    run right after), summed up in one line; None when it did not run."""
+    from agentcfg import doctor as doc
+    from agentcfg import fixes
+    from agentcfg.agents import AGENTS
+    from agentcfg.doctor import render
+
+    command = fixes.command("agentcfg", "doctor", *(w for a in dict.fromkeys(agents) for w in ("--agent", a)))
+    if not switched:
+        say("5. doctor: no agent was switched; nothing to check")
+        return None
+    if not check:
+        say(f"5. doctor: not run (--no-check); check with `{command}`")
+        return None
+    result = doc.check_now([AGENTS[n] for n in AGENTS if not agents or n in agents], environ)
+    counts = result.summary()
+
+    def named(status: str) -> list[str]:
+        return sorted({f"{f.agent or 'server'}: {f.id}" for f in result.findings if f.status == status})
+
+    failed, warned = named("fail"), named("warn")
+    problems = "; ".join([*failed, *(f"{w} (warning)" for w in warned)])
+    say(f"5. doctor: {render.tally(counts)}" + (f" ({problems}); details: {command}" if problems else ""))
+    return {"fail": counts["fail"], "warn": counts["warn"], "pass": counts["pass"], "failed": failed, "warned": warned}
 
 
 def _ask_models(found: Any, environ: dict[str, str], interactive: bool, notes: list[str]) -> Any:
@@ -309,12 +335,7 @@ def _decide_moves(
         if yes:
             move.add(candidate.name)
         elif interactive:
-            if click.confirm(
-                f"{candidate.name} is {candidate.model} at {candidate.base_url}; its key is in plaintext in "
-                f"{onboard.found_where(candidate.found_in, environ)}. Move the key into the keyring?",
-                default=True,
-                err=True,
-            ):
+            if click.confirm(onboard.move_question(candidate, environ), default=True, err=True):
                 move.add(candidate.name)
         else:
             notes.append(f"{candidate.name}: a plaintext key stays in {where} (add --yes to move it into the keyring)")

@@ -23,7 +23,7 @@ from agentcfg.doctor.replies import alternative_base
 from agentcfg.doctor.rules import diagnose
 from agentcfg.profiles import is_loopback
 
-__all__ = ["Finding", "Report", "Target", "run", "summary", "targets_from_files", "targets_from_profile"]
+__all__ = ["Finding", "Report", "Target", "check_now", "run", "summary", "targets_from_files", "targets_from_profile"]
 
 DEFAULT_DEADLINE = 6.0
 
@@ -157,6 +157,25 @@ def run(
     if route is not None:
         _conclude(report, route, seen_by, by_signature.get(_signature(alive)) if alive else None)
     return report
+
+
+def check_now(
+    agents: list[Any],
+    environ: env.Environ,
+    *,
+    deadline: float = DEFAULT_DEADLINE,
+    offline: bool = False,
+    progress: Callable[[int, int], None] | None = None,
+) -> Report:
+    """`agentcfg doctor` without a profile: each agent as its files and this environment start it now. init's
+    closing check is this same call, so the two never disagree (init used to check the profile the way
+    `exec` runs the agents, which hid a qwen that, started plainly, has no key)."""
+    from pathlib import Path
+
+    from agentcfg import profiles
+
+    targets = targets_from_files(agents, environ, profiles.load_all(environ), Path.cwd())
+    return run(targets, environ, deadline=deadline, offline=offline, progress=progress)
 
 
 def _conclude(

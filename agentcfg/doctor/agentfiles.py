@@ -13,13 +13,15 @@ goes to another model or provider than the one agentcfg set.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from typing import Any
 
-from agentcfg import edit, env, fixes
+from agentcfg import budget, edit, env, fixes
+from agentcfg.agents import claude
 from agentcfg.agents.base import AgentFile, Texts
 from agentcfg.doctor.model import FAIL, WARN, Finding
 from agentcfg.errors import AgentcfgError
-from agentcfg.profiles import Profile
+from agentcfg.profiles import PROJECT, Profile
 
 Parsed = list[tuple[AgentFile, Any]]  # each existing file of the agent and its data
 Path_ = tuple[str, ...]
@@ -765,7 +767,60 @@ def _claude(parsed: Parsed, environ: env.Environ, profiles: dict[str, Profile]) 
                 f"fix it in {where}; `claude doctor` lists every setting it rejects",
             )
         ]
-    return _claude_slots(data, where, environ)
+    return _claude_slots(data, where, environ) + _claude_output(data, where, environ, profiles)
+
+
+def _claude_output(
+    data: dict[str, Any], where: str, environ: env.Environ, profiles: dict[str, Profile]
+) -> list[Finding]:
+    """CLAUDE_CODE_MAX_OUTPUT_TOKENS below what Claude Code plans with (budget.MIN_OUTPUT): it sends that as
+    max_tokens, so replies are cut mid-answer ("Claude's response exceeded the 384 output token maximum").
+    Claude Code reads the settings' env block over the shell's variable, and takes a value that is not a
+    positive number as unset, its default 32,000 [the 2.1.332 binary; tests/e2e/test_output_bound.py sees
+    the value sent as max_tokens]."""
+    block = data.get("env") if isinstance(data.get("env"), dict) else {}
+    variable = "CLAUDE_CODE_MAX_OUTPUT_TOKENS"
+    origin = where if variable in block else "this shell"
+    value = str(block.get(variable, environ.get(variable, "")))
+    if not (value.isascii() and value.isdigit()) or not 0 < int(value) < budget.MIN_OUTPUT:
+        return []
+    profile = _matching(block.get("ANTHROPIC_BASE_URL"), block.get("ANTHROPIC_MODEL"), profiles)
+    if origin == where:
+        hint = f"remove {variable} from the env block of {where}, or set it to {budget.MIN_OUTPUT} or more"
+    else:
+        hint = f"unset {variable} in your shell, or set it to {budget.MIN_OUTPUT} or more"
+    fix, hint = _claude_output_advice(profile) if profile is not None else ("", hint)
+    return [
+        Finding(
+            "claude-output-too-small",
+            WARN,
+            "claude",
+            f"Claude Code may answer with at most {int(value):,} tokens ({variable}), below the "
+            f"{budget.MIN_OUTPUT:,} it plans with: replies that write a file or think are cut off",
+            f"{variable}={value} ({origin})",
+            fix,
+            hint,
+        )
+    ]
+
+
+def _claude_output_advice(profile: Profile) -> tuple[str, str]:
+    """(fix, hint) for Claude Code's output bound under `profile`: a switch where it now writes enough (a
+    file from an older agentcfg), else the profile's max_output_tokens raised, else a larger server window."""
+    need = budget.MIN_OUTPUT
+    if budget.output_tokens(profile, claude.PROMPT_TOKENS) >= need:
+        return fixes.switch(profile.name, "claude"), ""
+    raised = replace(profile, max_output_tokens=max(profile.max_output_tokens or 0, need))
+    if budget.output_tokens(raised, claude.PROMPT_TOKENS) >= need:
+        if profile.source.startswith(PROJECT):  # `profile set` refuses a project's profile: its file is the project's
+            return "", f"the project's profile {profile.name} sets max_output_tokens below {need}: raise it there"
+        fix = fixes.then(fixes.profile_set(profile.name, max_output_tokens=need), fixes.switch(profile.name, "claude"))
+        return fix, ""
+    return "", (
+        f"profile {profile.name}'s window is too small for Claude Code: restart vLLM with --max-model-len "
+        f"{budget.needed_window(claude.PROMPT_TOKENS):,} or more, then `agentcfg profile set {profile.name} "
+        "context_window=` that number and switch again"
+    )
 
 
 def _claude_slots(data: dict[str, Any], where: str, environ: env.Environ) -> list[Finding]:

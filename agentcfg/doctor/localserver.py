@@ -1,6 +1,10 @@
 """Facts about vLLM processes on this host, read from /proc (Linux): their flags, their ports, and
 engine processes whose `vllm serve` parent is gone. The parsing and the rules are pure; `processes()`
 is the only I/O.
+
+/proc shows every user's processes. A server on the agents' port is the one they talk to, whoever started
+it; a stray engine is this user's to stop only if it is this user's (the real uid in /proc/PID/status):
+another user's is neither counted nor given a `kill` line.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ class Process:
     pid: int
     ppid: int
     args: tuple[str, ...]
+    uid: int | None = None  # its real uid; None: not known (a `ps` listing), taken as this user's
 
     @property
     def is_server(self) -> bool:
@@ -38,8 +43,23 @@ class Process:
         return bool(self.args) and self.args[0].startswith(ENGINE_NAMES)
 
 
+def own_uid() -> int | None:
+    """This process's real uid (None where the OS has none: no /proc there either)."""
+    return os.getuid() if hasattr(os, "getuid") else None
+
+
+def _real_uid(status: str) -> int | None:
+    """The real uid from /proc/PID/status's `Uid:` line (real, effective, saved, filesystem)."""
+    for line in status.splitlines():
+        if line.startswith("Uid:"):
+            fields = line.split()
+            return int(fields[1]) if len(fields) > 1 and fields[1].isascii() and fields[1].isdigit() else None
+    return None
+
+
 def processes(proc: Path = Path("/proc")) -> list[Process]:
-    """Every process whose command line mentions vLLM (empty off Linux or when /proc is unreadable)."""
+    """Every process whose command line mentions vLLM (empty off Linux or when /proc is unreadable); one
+    that ends while it is read, or whose owner cannot be read, is left out."""
     found = []
     try:
         entries = [p for p in proc.iterdir() if p.name.isdigit()]
@@ -51,11 +71,14 @@ def processes(proc: Path = Path("/proc")) -> list[Process]:
             if b"vllm" not in raw.lower():
                 continue
             stat = (entry / "stat").read_text()
+            uid = _real_uid((entry / "status").read_text())
         except OSError:
+            continue
+        if uid is None:
             continue
         args = tuple(a.decode("utf-8", "replace") for a in raw.split(b"\0") if a)
         ppid = int(stat.rsplit(")", 1)[1].split()[1])
-        found.append(Process(int(entry.name), ppid, args))
+        found.append(Process(int(entry.name), ppid, args, uid))
     return found
 
 
@@ -123,16 +146,20 @@ def without(args: tuple[str, ...], name: str) -> tuple[str, ...]:
     return tuple(a for a in args if a != name)
 
 
-def findings(procs: list[Process], port: int, model: str | None, profile: str | None = None) -> list[Finding]:
+def findings(
+    procs: list[Process], port: int, model: str | None, profile: str | None = None, uid: int | None = None
+) -> list[Finding]:
     """What the vLLM processes on this host say about the server on `port` (`profile`: the agents' profile,
-    for a fix that changes it). A restart is never a fix line: how vLLM runs (a systemd unit, a container,
-    its working directory and environment) is not on its command line, and the --api-key there is masked.
-    Only `kill PID` of a worker whose server is gone is a command that works as pasted."""
+    for a fix that changes it; `uid`: this user's, default this process's real uid). A restart is never a
+    fix line: how vLLM runs (a systemd unit, a container, its working directory and environment) is not on
+    its command line, and the --api-key there is masked. Only `kill PID` of this user's worker whose server
+    is gone is a command that works as pasted."""
+    uid = own_uid() if uid is None else uid
     by_pid = {p.pid: p for p in procs}
     servers = [p for p in procs if p.is_server]
-    mine = [s for s in servers if port_of(s) == port]
+    on_port = [s for s in servers if port_of(s) == port]
     result: list[Finding] = []
-    for engine in (p for p in procs if p.is_engine):
+    for engine in (p for p in procs if p.is_engine and p.uid in (None, uid)):
         parent, seen = by_pid.get(engine.ppid), set()
         while parent is not None and not parent.is_server and parent.pid not in seen:
             seen.add(parent.pid)
@@ -149,21 +176,21 @@ def findings(procs: list[Process], port: int, model: str | None, profile: str | 
                     f"kill {engine.pid}",
                 )
             )
-    if len(mine) > 1:
-        pids = ", ".join(str(s.pid) for s in mine)
+    if len(on_port) > 1:
+        pids = ", ".join(str(s.pid) for s in on_port)
         result.append(
             Finding(
                 "vllm-duplicate-servers",
                 WARN,
                 None,
-                f"{len(mine)} `vllm serve` processes for port {port} (pids {pids}): they fight for the port",
+                f"{len(on_port)} `vllm serve` processes for port {port} (pids {pids}): they fight for the port",
                 pids,
                 "",
                 "stop all but one: two systemd units (or a unit and a shell) that both start vLLM restart each other's "
                 "victim, so check `systemctl list-units '*vllm*'` before killing one",
             )
         )
-    for server in mine[:1]:
+    for server in on_port[:1]:
         evidence = f"pid {server.pid}: {redacted(server.args)}"
         if flag(server.args, "--enforce-eager") is not None:
             result.append(

@@ -120,9 +120,14 @@ def as_text(report: Any, colour: bool) -> str:
         " (offline: no requests sent)" if report.offline else f" · {report.probes} requests in {report.elapsed:.2f} s"
     )
     lines.append("")
-    warnings = f"{counts['warn']} warning" + ("" if counts["warn"] == 1 else "s")
     legs = ""
     if report.route and (leg_counts := report.leg_summary())["fail"]:
         legs = f"; the legs' own {leg_counts['fail']} failed (shown above) are the route's evidence"
-    lines.append(f"{counts['fail']} failed, {warnings}, {counts['pass']} passed{legs}{mode}")
+    lines.append(f"{tally(counts)}{legs}{mode}")
     return "\n".join(lines)
+
+
+def tally(counts: dict[str, int]) -> str:
+    """`1 failed, 2 warnings, 9 passed`: doctor's last line, and init's line for the same check."""
+    warnings = f"{counts['warn']} warning" + ("" if counts["warn"] == 1 else "s")
+    return f"{counts['fail']} failed, {warnings}, {counts['pass']} passed"

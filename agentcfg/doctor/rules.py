@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
-from agentcfg import fixes
+from agentcfg import budget, fixes
 from agentcfg.doctor.model import BLOCKING, EXPLAINS, FAIL, PASS, REFUSALS, WARN, Finding, Target
 from agentcfg.doctor.probes import Result
 from agentcfg.doctor.replies import (
@@ -645,6 +645,7 @@ def _context_findings(target: Target, window: int | None) -> list[Finding]:
     hint_window = "" if fix_window else f"give {agent} a context window of {window:,} or less"
     asks = target.output_tokens if target.output_tokens is not None else target.default_output
     default = target.output_tokens is None
+    grow = f"restart vLLM with a larger --max-model-len ({budget.needed_window(target.prompt_tokens):,} or more)"
     if target.prompt_tokens > window:
         return [
             Finding(
@@ -653,7 +654,7 @@ def _context_findings(target: Target, window: int | None) -> list[Finding]:
                 agent,
                 f"its first prompt (~{target.prompt_tokens:,} tokens) does not fit the server's window ({window:,})",
                 f"max_model_len={window}",
-                hint=f"restart vLLM with a larger --max-model-len (at least {target.prompt_tokens + 4096:,})",
+                hint=grow,
             )
         ]
     if agent == "codex":
@@ -694,6 +695,8 @@ def _context_findings(target: Target, window: int | None) -> list[Finding]:
             )
         ]
     if target.prompt_tokens + asks > window:
+        if asks <= budget.MIN_OUTPUT:  # what the agent needs: switch bounds it no lower, the window must grow
+            fix_window, hint_window = "", grow
         return [
             Finding(
                 "context-limit-exceeded",

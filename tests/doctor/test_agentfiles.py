@@ -355,6 +355,64 @@ def test_claude_slots_that_are_not_anthropic_models_are_the_users_choice(environ
     assert run("claude", environ, json.dumps({"env": {"ANTHROPIC_SMALL_FAST_MODEL": "haiku"}})) == []
 
 
+# An output bound under the 4,096 tokens Claude Code plans with (agentcfg.budget.MIN_OUTPUT): the walkthrough's
+# 32,768 window got CLAUDE_CODE_MAX_OUTPUT_TOKENS=384 from switch, and doctor said nothing.
+
+
+def test_claude_output_bound_below_what_it_needs_warns_and_a_switch_fixes_it(environ):
+    found = only(run("claude", environ, cs(CLAUDE_CODE_MAX_OUTPUT_TOKENS="384")), "claude-output-too-small", WARN)
+    assert "384" in found.summary and "4,096" in found.summary
+    assert found.evidence == "CLAUDE_CODE_MAX_OUTPUT_TOKENS=384 (~/.claude/settings.json)"
+    assert found.fix == "agentcfg switch local --agent claude"  # the switch of today writes what it needs
+
+
+def test_claude_output_bound_what_it_needs_or_more_is_fine(environ):
+    assert run("claude", environ, cs(CLAUDE_CODE_MAX_OUTPUT_TOKENS="4096")) == []
+    assert run("claude", environ, cs(CLAUDE_CODE_MAX_OUTPUT_TOKENS="32000")) == []
+    assert run("claude", environ, cs(CLAUDE_CODE_MAX_OUTPUT_TOKENS="lots")) == []  # Claude Code's default then
+
+
+def test_claude_output_bound_from_the_profiles_maximum_is_raised_there(environ):
+    small = Profile("local", LOCAL.base_url, "M", anthropic_base_url=LOCAL.anthropic_base_url, max_output_tokens=1000)
+    found = only(
+        run("claude", environ, cs(CLAUDE_CODE_MAX_OUTPUT_TOKENS="1000"), profiles={"local": small}),
+        "claude-output-too-small",
+        WARN,
+    )
+    assert found.fix == "agentcfg profile set local max_output_tokens=4096 && agentcfg switch local --agent claude"
+
+
+def test_claude_output_bound_from_a_project_profile_is_the_projects_to_raise(environ):
+    small = Profile(
+        "team", LOCAL.base_url, "M", anthropic_base_url=LOCAL.anthropic_base_url, max_output_tokens=1000,
+        source="project:/src/repo",
+    )  # fmt: skip
+    found = only(
+        run("claude", environ, cs(CLAUDE_CODE_MAX_OUTPUT_TOKENS="1000"), profiles={"team": small}),
+        "claude-output-too-small",
+        WARN,
+    )
+    assert found.fix == "" and "the project's profile team" in found.hint  # `profile set` refuses it
+
+
+def test_claude_output_bound_from_a_small_window_says_to_grow_the_window(environ):
+    tiny = Profile("local", LOCAL.base_url, "M", anthropic_base_url=LOCAL.anthropic_base_url, context_window=8192)
+    found = only(
+        run("claude", environ, cs(CLAUDE_CODE_MAX_OUTPUT_TOKENS="2048"), profiles={"local": tiny}),
+        "claude-output-too-small",
+        WARN,
+    )
+    assert found.fix == "" and "--max-model-len 40,192" in found.hint
+
+
+def test_claude_output_bound_from_the_shell_or_no_profile_says_where(environ):
+    environ["CLAUDE_CODE_MAX_OUTPUT_TOKENS"] = "500"
+    text = json.dumps({"env": {"ANTHROPIC_BASE_URL": "http://127.0.0.1:9", "ANTHROPIC_MODEL": "other"}})
+    found = only(run("claude", environ, text), "claude-output-too-small", WARN)
+    assert found.evidence == "CLAUDE_CODE_MAX_OUTPUT_TOKENS=500 (this shell)"
+    assert found.fix == "" and "unset CLAUDE_CODE_MAX_OUTPUT_TOKENS" in found.hint
+
+
 # -- the real users' files ----------------------------------------------------------------------------------
 
 # Every finding the corpus gives, each checked against the real agent (tests/e2e/test_agent_rules.py runs

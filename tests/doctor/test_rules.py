@@ -1014,7 +1014,7 @@ def test_prompt_larger_than_window_fails() -> None:
     assert finding.status == FAIL
     assert "does not fit" in finding.summary
     assert finding.evidence == "max_model_len=8192"
-    assert "--max-model-len (at least 14,096)" in finding.hint and finding.fix == ""
+    assert "--max-model-len (18,192 or more)" in finding.hint and finding.fix == ""  # prompt + 2 x budget.MIN_OUTPUT
 
 
 def test_qwen_default_output_larger_than_window_fails() -> None:

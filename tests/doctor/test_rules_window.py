@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from agentcfg.doctor.model import FAIL, PASS
+from agentcfg.doctor.model import FAIL, PASS, WARN
 from agentcfg.doctor.rules import diagnose
 from tests.doctor.test_rules import BASE, healthy, ids, only, target, window_models
 
@@ -79,3 +79,18 @@ def test_a_project_profile_gets_no_profile_set_fix() -> None:
     """`profile set` refuses a project's profile (its file is the project's): the fix would exit 2."""
     finding = only(findings_for("codex", 1_048_576, profile_project=True), "context-window-too-large")
     assert finding.fix == "" and "model_context_window" in finding.hint
+
+
+def test_claude_at_the_least_output_it_needs_is_told_to_grow_the_window_not_to_shrink_its_output() -> None:
+    """A 32,768 window: switch gives Claude Code the 4,096 it needs (budget.MIN_OUTPUT), which with its ~32k
+    prompt exceeds the window. Telling the profile that window again (the fix for an output limit made from a
+    larger one) would change nothing: the server's window is what is too small."""
+    from tests.doctor.test_rules import context
+
+    finding = context("claude", 32_768, prompt_tokens=32_000, output_tokens=4_096)
+    assert finding.status == WARN
+    assert finding.fix == ""
+    assert "--max-model-len (40,192 or more)" in finding.hint
+    # an output limit made from a larger window than the server's is still the profile's to fix
+    larger = context("opencode", 32_768, prompt_tokens=10_000, output_tokens=32_000)
+    assert larger.fix == "agentcfg profile set gw context_window=32768 && agentcfg switch gw --agent opencode"
