@@ -611,11 +611,12 @@ class Journal:
             shown = self._shown(item["path"])
             try:
                 fsutil.remove_stale_temps(target)
-                if action == "restore" and backup is None:
-                    with contextlib.suppress(FileNotFoundError):
-                        target.unlink()
-                elif action == "restore":
-                    fsutil.atomic_write(target, backup, item["mode"] or NEW_FILE_MODE, _owner(item))
+                if action == "restore":
+                    if backup is None:
+                        with contextlib.suppress(FileNotFoundError):
+                            target.unlink()
+                    else:
+                        fsutil.atomic_write(target, backup, item["mode"] or NEW_FILE_MODE, _owner(item))
                 elif action == "keep":
                     kept.append(self._keep(entry, index, item, backup, after))
             except OSError as exc:

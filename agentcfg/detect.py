@@ -79,6 +79,7 @@ def _get(url: str, headers: dict[str, str], timeout: float) -> tuple[int, bytes]
 def context_window(models: list[dict[str, Any]], model: str | None, url: str) -> tuple[str, int]:
     """(model id, max_model_len) for `model`, or for the only model served when `model` is None."""
     ids = [str(m.get("id")) for m in models]
+    chosen: dict[str, Any] | None
     if model is None:
         if len(models) != 1:
             raise AgentcfgError(f"{url} serves {len(models)} models ({', '.join(ids)}); say which with --model")

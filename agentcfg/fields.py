@@ -36,7 +36,7 @@ schemas/profile.schema.json uses the same pattern strings (tests/test_fields.py 
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, TypeGuard
 
 from agentcfg.errors import AgentcfgError
 from agentcfg.patterns import lazy
@@ -316,7 +316,7 @@ def check(data: dict[str, Any], where: str, *, name: str | None = None) -> None:
         )
 
 
-def _whole(value: object) -> bool:
+def _whole(value: object) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 

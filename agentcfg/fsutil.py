@@ -6,6 +6,7 @@ import contextlib
 import errno
 import os
 import stat
+import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -229,7 +230,7 @@ class Watch:
         """True unless another program has the file open for writing, or is opening it now."""
         if self.busy:
             return False
-        if not self.leased:
+        if not self.leased or self.fd is None:  # closed: the lease went with it
             return True
         import fcntl
 
@@ -388,7 +389,7 @@ def exclusive_lock(path: Path, timeout: float = 30.0) -> Iterator[None]:
         os.close(fd)
 
 
-if os.name == "nt":  # pragma: no cover
+if sys.platform == "win32":  # pragma: no cover - os.name "nt", in a form mypy knows
     import msvcrt
 
     def _lock(fd: int) -> None:

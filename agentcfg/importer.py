@@ -174,8 +174,10 @@ def candidates(bindings: dict[str, Binding], environ: env.Environ, existing: dic
     for where, binding in anthropic:  # Claude's endpoint joins the OpenAI one on the same host and model
         if not binding.base_url or not binding.model or not fields.splittable(binding.base_url):
             continue
-        host = urlsplit(binding.base_url)[:2]
-        match = next((c for c in found.values() if urlsplit(c.base_url)[:2] == host and c.model == binding.model), None)
+        origin = urlsplit(binding.base_url)[:2]
+        match = next(
+            (c for c in found.values() if urlsplit(c.base_url)[:2] == origin and c.model == binding.model), None
+        )
         key = _plain_key(binding, environ)
         if match is None:
             add(_norm(binding.base_url) + "/v1", binding.model, where, key, None)

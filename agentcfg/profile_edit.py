@@ -3,7 +3,7 @@ its key and for the agents pointing at it, what a team's file may read. The CLI 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,7 +22,7 @@ def detect_key(draft: Any, environ: dict[str, str]) -> str | None:
     return resolved.value if resolved else None
 
 
-def add_again(name: str, options: dict[str, object], force: bool) -> str:
+def add_again(name: str, options: Mapping[str, object], force: bool) -> str:
     """`profile add NAME ...` with these options (values quoted for the shell): the command a hint prints."""
     from agentcfg import fixes
 
@@ -41,7 +41,7 @@ _AFTER_FROM = {"--base-url": "base_url", "--model": "model", "--anthropic-base-u
                "--max-output-tokens": "max_output_tokens", "--description": "description"}  # fmt: skip
 
 
-def from_with_options(name: str, source: str, given: list[str], options: dict[str, object], force: bool) -> None:
+def from_with_options(name: str, source: str, given: list[str], options: Mapping[str, object], force: bool) -> None:
     """--from takes the file as it is: a field option beside it would be ignored (it was, silently) or would
     have to override the team's file. Refused, with the commands that do both one after the other."""
     from agentcfg import fixes

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 try:
     import tomli as tomllib
 except ImportError:  # pragma: no cover
-    import tomllib  # type: ignore[no-redef]
+    import tomllib  # type: ignore[no-redef, import-not-found]  # checked as 3.10, which has no tomllib
 
 # \A...\Z (not ^...$): `$` also matches before a trailing newline, and NAME_RE.match is used as a test.
 NAME_RE = re.compile(rf"\A{fields.NAME_PATTERN}\Z")
@@ -626,7 +626,7 @@ def changed(profile: Profile, updates: dict[str, object], removed: list[str]) ->
     validate(data, schema_text(), where)
     if "route" in data:
         data["route"] = profile.route  # `profile set` changes no leg (`agentcfg route add --force` does)
-    return Profile(name=profile.name, source=profile.source, **data)  # type: ignore[arg-type]
+    return Profile(name=profile.name, source=profile.source, **data)
 
 
 def differences(old: Profile, new: Profile) -> dict[str, tuple[object, object]]:

@@ -130,6 +130,7 @@ def key_source(
     profile: Profile, agents: list[ModuleType], environ: env.Environ, *, store_in_files: bool = False
 ) -> tuple[KeySource, list[str]]:
     """How the agents will get a keyed profile's key, and what the user should know about it."""
+    notes: list[str]
     if not profile.key_env:
         notes = [f"profile {profile.name!r} needs no key: nothing to store"] if store_in_files else []
         exported = environ.get("OPENAI_API_KEY")
@@ -143,7 +144,7 @@ def key_source(
         return KeySource(), notes
     from agentcfg import keystore
 
-    notes: list[str] = []
+    notes = []
     if store_in_files:
         resolved = keystore.resolve(profile, environ)
         assert resolved is not None

@@ -26,6 +26,7 @@ import shlex
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypedDict
 
 from agentcfg import env
 from agentcfg.errors import AgentcfgError
@@ -526,15 +527,33 @@ def now() -> str:
     return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def states(environ: env.Environ) -> list[dict[str, object]]:
+class _State(TypedDict):
+    project: str
+    state: str
+    files: list[str]
+    trusted_at: str
+    key_env: dict[str, str]  # profile -> variable
+
+
+class State(_State, total=False):
+    """One row of `trust --list` (and its --json)."""
+
+    differences: str  # when CHANGED
+
+
+def states(environ: env.Environ) -> list[State]:
     """Each trusted project: its path, files, when trusted, the key variables approved (profile -> variable), and
     trusted / changed / missing now."""
-    rows: list[dict[str, object]] = []
+    rows: list[State] = []
     for root, record in sorted(load_store(environ).items()):
         directory = Path(root) / ".agentcfg" / "profiles"
-        row: dict[str, object] = {"project": root, "state": MISSING, "files": sorted(record.files)}
-        row["trusted_at"] = record.trusted_at
-        row["key_env"] = {name: approval.variable for name, approval in sorted(record.key_env.items())}
+        row: State = {
+            "project": root,
+            "state": MISSING,
+            "files": sorted(record.files),
+            "trusted_at": record.trusted_at,
+            "key_env": {name: approval.variable for name, approval in sorted(record.key_env.items())},
+        }
         if directory.is_dir():
             comparison = compare(record, digests(*read_set(directory)))
             row["state"] = comparison.state

@@ -220,8 +220,8 @@ def read(current: Texts) -> Binding:
         key = f"env {env_key}"
     elif isinstance(auth := table.get("auth"), dict):
         key = "helper command"
-        args = auth.get("args") if isinstance(auth.get("args"), list) else ()
-        helper = helper_command((str(auth.get("command", "")), *map(str, args)))
+        args = auth.get("args")
+        helper = helper_command((str(auth.get("command", "")), *map(str, args if isinstance(args, list) else ())))
     elif token:
         key = "in file"
     wire_api = table.get("wire_api", "responses" if provider in BUILT_IN_PROVIDERS else None)

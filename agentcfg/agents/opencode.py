@@ -132,7 +132,7 @@ def launch(profile: Profile, args: tuple[str, ...], context: LaunchContext) -> L
         name = base.runtime_name(f"opencode-{profile.name}", plugin, ".plugin.js")
         files[name] = plugin
         content["plugin"] = [(context.runtime / name).as_uri()]  # added to the files' plugins, not instead
-    notes = ()
+    notes: tuple[str, ...] = ()
     if context.environ.get("OPENCODE_CONFIG_CONTENT"):
         notes = ("OPENCODE_CONFIG_CONTENT in this shell is replaced by the profile's for this run",)
     return Launch(args, {"OPENCODE_CONFIG_CONTENT": json.dumps(content)}, files=files, notes=notes)

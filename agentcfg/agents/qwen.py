@@ -205,8 +205,10 @@ def _over(lower: dict, upper: dict) -> dict:
     merged = dict(lower)
     for key, value in upper.items():
         below = lower.get(key)
-        both = isinstance(value, dict) and isinstance(below, dict) and key != "modelProviders"
-        merged[key] = _over(below, value) if both else value
+        if isinstance(value, dict) and isinstance(below, dict) and key != "modelProviders":
+            merged[key] = _over(below, value)
+        else:
+            merged[key] = value
     return merged
 
 

@@ -231,7 +231,9 @@ class StreamMeter:
         _take_usage(record, parsed)
         if choices and isinstance(choices[0], dict):
             choice = choices[0]
-            delta = choice.get("delta") if isinstance(choice.get("delta"), dict) else {}
+            delta = choice.get("delta")
+            if not isinstance(delta, dict):
+                delta = {}
             if _carries_token(delta):
                 record.token_times.append(arrival)
                 record.text_chars += len(str(delta.get("content") or delta.get("reasoning_content") or ""))

@@ -159,7 +159,7 @@ def mode_dict(phase: Phase, settings: Settings, ignore_eos: bool = False, metric
     ok = [r for r in phase.records if r.ok]
     gaps = [gap * 1000 for r in ok for gap in r.itl]
     total_tokens = sum(r.output_tokens or 0 for r in ok)
-    server = None
+    server: dict[str, Any] | None = None
     if phase.server is not None:
         server = {"url": metrics_url, "requests": metrics.served(phase.server)}
         server |= {name: metrics.server_figure(phase.server.get(name)) for name in metrics.HISTOGRAMS}

@@ -44,8 +44,8 @@ def main(argv: list[str] | None = None) -> None:
     redact.register_environment(os.environ)
     completing = "_AGENTCFG_COMPLETE" in os.environ  # click writes completion scripts as bytes; they hold no key
     if not completing and not isinstance(sys.stdout, redact.RedactingStream):
-        sys.stdout = redact.RedactingStream(sys.stdout)  # type: ignore[assignment]
-        sys.stderr = redact.RedactingStream(sys.stderr)  # type: ignore[assignment]
+        sys.stdout = redact.RedactingStream(sys.stdout)
+        sys.stderr = redact.RedactingStream(sys.stderr)
     Requested.json = False
     from agentcfg.cli import hotpath
 

@@ -120,11 +120,11 @@ def _figure(value: float) -> str:
 class _Between:
     """Both bounds required, and stated as "from 1 to 10,000" (in the usage error and in --help)."""
 
-    min: float
-    max: float
+    least: float  # click's own min and max may be None
+    most: float
 
     def _describe_range(self) -> str:
-        return f"{_figure(self.min)} to {_figure(self.max)}"
+        return f"{_figure(self.least)} to {_figure(self.most)}"
 
 
 class Int(_Between, click.IntRange):
@@ -133,6 +133,7 @@ class Int(_Between, click.IntRange):
 
     def __init__(self, least: int, most: int) -> None:
         super().__init__(least, most)
+        self.least, self.most = least, most
 
 
 class Float(_Between, click.FloatRange):
@@ -142,6 +143,7 @@ class Float(_Between, click.FloatRange):
 
     def __init__(self, least: float, most: float) -> None:
         super().__init__(least, most)
+        self.least, self.most = least, most
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         number = super().convert(value, param, ctx)

@@ -300,7 +300,7 @@ def exec_command(as_json: bool, name: str, command: tuple[str, ...]) -> None:
     if agent := launch.agent_for(command[0]):
         key = variables.get(found.key_env) if found.key_env else None
         prepared = launch.prepare(found, agent, command, environ, key)
-        if key is not None and not prepared.launch.key_in_env:
+        if key is not None and found.key_env and not prepared.launch.key_in_env:
             del variables[found.key_env]  # the agent gets it otherwise; its commands never see the keyring's
         variables.update(prepared.launch.env)
         base.emit_notes(list(prepared.launch.notes))

@@ -57,8 +57,10 @@ def init(
     _write_init(*answers, agents, not no_check, as_json)
 
 
-def _prepare(environ: dict[str, str], profile_name: str | None, key_stdin: bool, yes: bool, as_json: bool) -> tuple:
-    """Steps (a) to (d): show, check, ask. Nothing written; the answers for _write_init."""
+def _prepare(
+    environ: dict[str, str], profile_name: str | None, key_stdin: bool, yes: bool, as_json: bool
+) -> tuple[str, str | None, str, Any, set[str], Any, list[str]]:
+    """Steps (a) to (d): show, check, ask. Nothing written; the answers for _write_init's first seven arguments."""
     from agentcfg import env, onboard, profiles
 
     interactive = sys.stdin.isatty() and not yes and not key_stdin and not as_json
@@ -227,8 +229,8 @@ def _write_init(
     else:
         say(f"4. no agent to switch to {chosen.name}")
     all_skipped = {**skipped, **plan.skipped}
-    for agent, why in all_skipped.items():
-        say(f"   {agent}: skipped, {why}")
+    for skipped_name, why in all_skipped.items():
+        say(f"   {skipped_name}: skipped, {why}")
     later = [n for n in plan.notes + key_notes if key_state != "missing" or "stored no key" not in n]
     base.emit_notes([n for n in later if n not in imported.notes])  # the move said how to start its agents
     doctor = _closing_check(switched, agents, check, say, environ)

@@ -171,7 +171,7 @@ def profile_add(
         raise AgentcfgError(
             "--model is required", hint="Give the model id, or use --detect to read it from the server."
         )
-    data = {
+    data: dict[str, Any] = {  # Profile's fields, of several types
         "description": description,
         "base_url": base_url,
         "anthropic_base_url": anthropic_base_url,
@@ -386,11 +386,11 @@ def profile_rm(name: str, keep_key: bool, as_json: bool) -> None:
     environ = base.environ()
     path = profiles.profiles_dir(environ) / f"{name}.toml"
     if not path.is_file():
-        found = profiles.get(name, environ)  # unknown name -> the usual error with suggestions
-        if found.source.startswith(profiles.PROJECT):
+        other = profiles.get(name, environ)  # unknown name -> the usual error with suggestions
+        if other.source.startswith(profiles.PROJECT):
             raise AgentcfgError(
                 f"{name!r} is this project's profile",
-                where=found.source.removeprefix(profiles.PROJECT),
+                where=other.source.removeprefix(profiles.PROJECT),
                 hint="It belongs to the project: remove the file from its .agentcfg/profiles/ if you mean to.",
             )
         raise AgentcfgError(f"{name!r} is a built-in profile and cannot be removed")
@@ -560,9 +560,9 @@ def _list_trusted(directory: str | None, revoke: bool, environ: dict[str, str], 
     elif not rows:
         click.echo("No trusted projects. `agentcfg trust DIR` trusts one.")
     for row in rows if not as_json else []:
-        files = ", ".join(row["files"])  # type: ignore[arg-type]
+        files = ", ".join(row["files"])
         extra = f" ({row['differences']})" if row.get("differences") else ""
-        keys = "".join(f"; {name} reads {variable}" for name, variable in row["key_env"].items())  # type: ignore[attr-defined]
+        keys = "".join(f"; {name} reads {variable}" for name, variable in row["key_env"].items())
         click.echo(f"{row['project']}  {row['state']}{extra}  since {row['trusted_at']}  files: {files}{keys}")
 
 

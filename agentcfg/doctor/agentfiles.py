@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import replace
-from typing import Any
+from typing import Any, TypeGuard
 
 from agentcfg import budget, edit, env, fixes
 from agentcfg.agents import claude
@@ -85,7 +85,7 @@ def _dotted(path: Path_) -> str:
     return ".".join(path)
 
 
-def _is_int(value: Any) -> bool:
+def _is_int(value: Any) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
@@ -552,7 +552,7 @@ def _opencode_unused(
     # [run, 1.18.33]. Other ids may be opencode's built-in providers, which doctor cannot list offline.
     if not provider_id.startswith("agentcfg-"):
         return []
-    providers = data.get("provider") if isinstance(data.get("provider"), dict) else {}
+    providers = found if isinstance(found := data.get("provider"), dict) else {}
     entry = providers.get(provider_id)
     models = entry.get("models") if isinstance(entry, dict) else None
     if isinstance(entry, dict) and isinstance(models, dict) and model_id in models:
@@ -748,7 +748,7 @@ def _claude(parsed: Parsed, environ: env.Environ, profiles: dict[str, Profile]) 
     for key in CLAUDE_STRINGS:
         if key in data and not isinstance(data[key], str):
             problems.append(f"{key} is {_kind(data[key])}, it must be a string")
-    permissions = data.get("permissions")
+    permissions: Any = data.get("permissions")  # JSON: checked below
     if "permissions" in data and not isinstance(permissions, dict):
         problems.append(f"permissions is {_kind(permissions)}, it must be an object")
     for key in CLAUDE_RULE_LISTS if isinstance(permissions, dict) else ():
@@ -778,7 +778,7 @@ def _claude_output(
     Claude Code reads the settings' env block over the shell's variable, and takes a value that is not a
     positive number as unset, its default 32,000 [the 2.1.332 binary; tests/e2e/test_output_bound.py sees
     the value sent as max_tokens]."""
-    block = data.get("env") if isinstance(data.get("env"), dict) else {}
+    block = found if isinstance(found := data.get("env"), dict) else {}
     variable = "CLAUDE_CODE_MAX_OUTPUT_TOKENS"
     origin = where if variable in block else "this shell"
     value = str(block.get(variable, environ.get(variable, "")))
@@ -825,7 +825,7 @@ def _claude_output_advice(profile: Profile) -> tuple[str, str]:
 
 def _claude_slots(data: dict[str, Any], where: str, environ: env.Environ) -> list[Finding]:
     """Model slots that send part of Claude Code's requests to an Anthropic model agentcfg's server lacks."""
-    block = data.get("env") if isinstance(data.get("env"), dict) else {}
+    block = found if isinstance(found := data.get("env"), dict) else {}
     # Claude Code puts the settings' env block over the shell's variables.
     merged = {k: v for k, v in environ.items() if k.startswith(("ANTHROPIC_", "CLAUDE_CODE_"))}
     merged.update({str(k): str(v) for k, v in block.items()})

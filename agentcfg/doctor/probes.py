@@ -21,7 +21,7 @@ from typing import Any
 # with no output bound runs to the window): what is past the limit is never read, and the stream is judged on
 # the complete events before it (Result.truncated). Memory stays bounded: one such buffer per probe.
 BODY_LIMIT = 1024 * 1024
-TOOL = {
+TOOL: dict[str, Any] = {
     "type": "function",
     "function": {
         "name": "read_file",
@@ -197,7 +197,7 @@ def import_httpx() -> ModuleType:
     `httpx` command, and falls back to a stub on ImportError. A None in sys.modules makes that import
     fail at once; it is taken out again, so a later `import httpx._main` works."""
     if "httpx" not in sys.modules and "httpx._main" not in sys.modules:
-        sys.modules["httpx._main"] = None  # type: ignore[assignment]
+        sys.modules["httpx._main"] = None  # type: ignore[assignment]  # None: that import fails
         try:
             import httpx
         except ImportError:  # an httpx that cannot do without its _main: import it whole, below

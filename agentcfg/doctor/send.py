@@ -11,12 +11,15 @@ import asyncio
 import ssl
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentcfg.doctor.probes import BODY_LIMIT, REDIRECTS, Probe, Result, error_kind, import_httpx, verify
 from agentcfg.doctor.replies import still_sending
 
-httpx = import_httpx()
+if TYPE_CHECKING:
+    import httpx
+else:
+    httpx = import_httpx()
 
 
 class TLSOnDemand(httpx.AsyncBaseTransport):

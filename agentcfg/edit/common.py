@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,6 +31,14 @@ class Verbatim:
 
     value: Any
     text: str
+
+
+def matched(pattern: re.Pattern[str], text: str, pos: int = 0) -> re.Match[str]:
+    """`pattern.match` where it cannot fail: the pattern matches the empty string, or a parser has accepted
+    the text already (the editors scan only what parses)."""
+    m = pattern.match(text, pos)
+    assert m is not None, (pattern.pattern, pos)  # never the text: it may hold a key
+    return m
 
 
 def plain(value: Any) -> Any:

@@ -13,9 +13,10 @@ from functools import cache
 from types import ModuleType
 from typing import Any
 
-from agentcfg.edit.common import REMOVE, Assignment, KeyPath, Verbatim, plain
+from agentcfg.edit.common import REMOVE, Assignment, KeyPath, Verbatim, matched, plain
 
 _PREFIX = re.compile(r"^(\s*(?:export\s+)?[^=\s]+\s*=[ \t]*)", re.S)
+_EXPORT = re.compile(r"\s*(?:export\s+)?")
 _SAFE = re.compile(r"^[A-Za-z0-9_./:@+,~-]*$")
 
 
@@ -79,7 +80,7 @@ _LEADING_BLANKS = re.compile(r"(?:[ \t]*\r?\n)*")
 
 def _blank_lines_before(original: str) -> str:
     """python-dotenv counts the blank lines above a binding as part of it: they are not ours."""
-    return _LEADING_BLANKS.match(original).group(0)
+    return matched(_LEADING_BLANKS, original).group(0)
 
 
 def _value_span(original: str) -> tuple[int, int] | None:
@@ -114,7 +115,7 @@ def _rewrite(original: str, key: str, value: str | Verbatim) -> str:
     newline = "\r\n" if original.endswith("\r\n") else "\n" if original.endswith("\n") else ""
     prefix = _PREFIX.match(original)
     if prefix is None:  # a bare `KEY` line
-        export = re.match(r"\s*(?:export\s+)?", original).group(0)
+        export = matched(_EXPORT, original).group(0)
         return f"{blanks}{export}{key}={_quote(value, '')}{newline}"
     rest = original[prefix.end() :]
     rest = rest[: len(rest) - len(newline)]

@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentcfg.edit.common import REMOVE, Assignment, EditError, KeyPath, Verbatim, WrongTypeError, plain
+from agentcfg.edit.common import REMOVE, Assignment, EditError, KeyPath, Verbatim, WrongTypeError, matched, plain
 
 
 @dataclass
@@ -228,7 +228,7 @@ class _Lazy:
         self.ends: dict[int, int] = {}
 
     def gap(self, pos: int) -> int:
-        return _GAP.match(self.text, pos).end()
+        return matched(_GAP, self.text, pos).end()
 
     def end(self, pos: int) -> int:
         """Where the (valid) value starting at pos ends."""
@@ -249,8 +249,8 @@ class _Lazy:
                             return token.end()
                 raise EditError.at(text, pos, "unterminated value") from None
         if ch == '"':
-            return _STRING.match(text, pos).end()
-        return _SCALAR.match(text, pos).end()
+            return matched(_STRING, text, pos).end()
+        return matched(_SCALAR, text, pos).end()
 
     def node(self, pos: int) -> Node:
         kind = {"{": "object", "[": "array", '"': "string"}.get(self.text[pos], "literal")
@@ -265,7 +265,7 @@ class _Lazy:
         pos = self.gap(node.start + 1)
         while text[pos] != "}":
             key_start = pos
-            pos = _STRING.match(text, pos).end()
+            pos = matched(_STRING, text, pos).end()
             key = json.loads(text[key_start:pos])
             value = self.node(self.gap(self.gap(pos) + 1))  # past the ":"
             member = Member(key, key_start, value)
@@ -440,8 +440,7 @@ def _remove(text: str, keypath: KeyPath) -> str:
         end = target.comma + 1
     else:
         end = target.node.end
-        if index > 0 and members[index - 1].comma is not None:
-            prev_comma = members[index - 1].comma
+        if index > 0 and (prev_comma := members[index - 1].comma) is not None:
             cuts.append((prev_comma, prev_comma + 1))
     cuts.append(_whole_line(text, target.key_start, end))
     for start, stop in sorted(cuts, reverse=True):
@@ -538,7 +537,7 @@ def _insert(lazy: _Lazy, obj: Node, new: dict[str, Any], unit: str, newline: str
 
     last = members[-1]
     trailing = last.comma is not None
-    anchor = last.comma + 1 if trailing else last.node.end
+    anchor = last.comma + 1 if last.comma is not None else last.node.end
     if "\n" not in text[obj.start : last.key_start]:  # a one-line object stays on one line
         items = [_key(k) + ": " + _render(v, unit, "", newline, compact=True) for k, v in new.items()]
         if trailing:

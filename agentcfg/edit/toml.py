@@ -16,16 +16,16 @@ import itertools
 import math
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, overload
 
-from agentcfg.edit.common import REMOVE, Assignment, EditError, KeyPath, Verbatim, WrongTypeError
+from agentcfg.edit.common import REMOVE, Assignment, EditError, KeyPath, Verbatim, WrongTypeError, matched
 
 # tomli is the stdlib's tomllib, but its wheels are compiled (mypyc): twice as fast to read a file,
 # and quicker to import. Without a wheel for this platform, the stdlib's copy does the same work.
 try:
     import tomli as tomllib
 except ImportError:  # pragma: no cover
-    import tomllib  # type: ignore[no-redef]
+    import tomllib  # type: ignore[no-redef, import-not-found]  # checked as 3.10, which has no tomllib
 
 _WHERE = re.compile(r"\s*\(at line (\d+), column (\d+)\)$")
 
@@ -119,7 +119,7 @@ class _Scanner:
         self.roots = roots
 
     def ws(self, pos: int) -> int:
-        return _WS.match(self.text, pos).end()
+        return matched(_WS, self.text, pos).end()
 
     def key(self, pos: int) -> tuple[KeyPath, int]:
         keys = []
@@ -128,14 +128,14 @@ class _Scanner:
             pos = self.ws(pos)
             ch = text[pos]
             if ch == '"':
-                m = _BASIC.match(text, pos)
+                m = matched(_BASIC, text, pos)
                 raw = m.group()
                 keys.append(raw[1:-1] if "\\" not in raw else tomllib.loads(f"k = {raw}")["k"])
             elif ch == "'":
-                m = _LITERAL.match(text, pos)
+                m = matched(_LITERAL, text, pos)
                 keys.append(m.group()[1:-1])
             else:
-                m = _BARE.match(text, pos)
+                m = matched(_BARE, text, pos)
                 keys.append(m.group())
             pos = self.ws(m.end())
             if text.startswith(".", pos):
@@ -150,18 +150,18 @@ class _Scanner:
             node = Value(pos, -1, "array")
             pos += 1
             while True:
-                pos = _GAP.match(text, pos).end()
+                pos = matched(_GAP, text, pos).end()
                 if text[pos] == "]":
                     node.end = pos + 1
                     return node
-                pos = _GAP.match(text, self.value(pos).end).end()
+                pos = matched(_GAP, text, self.value(pos).end).end()
                 if text[pos] == ",":
                     pos += 1
         if ch == "{":
             node = Value(pos, -1, "inline")
             pos += 1
             while True:
-                pos = _GAP.match(text, pos).end()
+                pos = matched(_GAP, text, pos).end()
                 if text[pos] == "}":
                     node.end = pos + 1
                     return node
@@ -169,19 +169,19 @@ class _Scanner:
                 keys, pos = self.key(pos)
                 value = self.value(self.ws(pos + 1))  # past the "="
                 node.members.append(Entry(keys, start, value, value.end))
-                pos = _GAP.match(text, value.end).end()
+                pos = matched(_GAP, text, value.end).end()
                 if text[pos] == ",":
                     pos += 1
         if text.startswith('"""', pos):
-            m = _ML_BASIC.match(text, pos)
+            m = matched(_ML_BASIC, text, pos)
         elif text.startswith("'''", pos):
-            m = _ML_LITERAL.match(text, pos)
+            m = matched(_ML_LITERAL, text, pos)
         elif ch == '"':
-            m = _BASIC.match(text, pos)
+            m = matched(_BASIC, text, pos)
         elif ch == "'":
-            m = _LITERAL.match(text, pos)
+            m = matched(_LITERAL, text, pos)
         else:
-            m = _SCALAR.match(text, pos)
+            m = matched(_SCALAR, text, pos)
         return Value(pos, m.end(), "scalar")
 
     def sections(self) -> list[Section]:
@@ -220,14 +220,14 @@ class _Scanner:
             if text[pos] == "[":
                 array = text.startswith("[[", pos)
                 keys, pos = self.key(pos + (2 if array else 1))
-                pos = _TAIL.match(text, pos + (2 if array else 1)).end()
+                pos = matched(_TAIL, text, pos + (2 if array else 1)).end()
                 current = Section(keys, array, start, pos)
                 ours = keys[0] in self.roots
                 found.append(current)
                 continue
             keys, pos = self.key(pos)
             value = self.value(self.ws(pos + 1))
-            pos = _TAIL.match(text, value.end).end()
+            pos = matched(_TAIL, text, value.end).end()
             if ours:
                 current.entries.append(Entry(keys, start, value, pos))
         return found
@@ -242,11 +242,18 @@ class Def:
 
     kind: str  # "header", "implicit" (a super table), "aot", "dotted", "value"
     pos: int  # for the line in an error message
-    section: Section | None = None  # "header"/"aot": its section; "dotted"/"value": the section holding it
+    # "header"/"aot": its section; "implicit": the first header under it; "dotted"/"value": the section holding it
+    section: Section
     entry: Entry | None = None  # "value": the statement or inline member; "dotted": the last one under it
     inline: Value | None = None  # inside an inline table: that table
     base: KeyPath = ()  # the path of the table the statement or member is written in
     family: int = -1  # "header"/"implicit"/"aot": index of the last section at or under this path
+
+    @property
+    def statement(self) -> Entry:
+        """The entry of a "value" or "dotted" definition, which always has one."""
+        assert self.entry is not None, self.kind
+        return self.entry
 
 
 class Layout:
@@ -270,12 +277,12 @@ class Layout:
     def _header(self, index: int, section: Section) -> None:
         path = section.path
         for depth in range(1, len(path)):
-            known = self.defs.setdefault(path[:depth], Def("implicit", section.start))
+            known = self.defs.setdefault(path[:depth], Def("implicit", section.start, section))
             known.family = index
-        known = self.defs.get(path)
-        if known is None or known.kind == "implicit":
-            self.defs[path] = known = Def("aot" if section.array else "header", section.start, section)
-        known.family = index
+        here = self.defs.get(path)
+        if here is None or here.kind == "implicit":
+            self.defs[path] = here = Def("aot" if section.array else "header", section.start, section)
+        here.family = index
 
     def _entry(self, base: KeyPath, entry: Entry, section: Section, inline: Value | None) -> None:
         path = base + entry.keys
@@ -303,7 +310,7 @@ _WHAT = {
 def _describe(layout: Layout, known: Def) -> str:
     if known.kind != "value":
         return _WHAT[known.kind]
-    value = known.entry.value
+    value = known.statement.value
     if value.kind == "inline":
         return "an inline table"
     if value.kind == "array":
@@ -312,6 +319,10 @@ def _describe(layout: Layout, known: Def) -> str:
     return {str: "a string", bool: "a boolean", int: "an integer", float: "a float"}.get(type(got), "a date or time")
 
 
+@overload
+def _container(layout: Layout, keypath: KeyPath, *, strict: Literal[True]) -> tuple[KeyPath, Def | None]: ...
+@overload
+def _container(layout: Layout, keypath: KeyPath, *, strict: bool) -> tuple[KeyPath, Def | None] | None: ...
 def _container(layout: Layout, keypath: KeyPath, *, strict: bool) -> tuple[KeyPath, Def | None] | None:
     """The deepest table on the way to `keypath` that the file has: (its path, how it is defined; None
     for the top level). A parent that is not a table: WrongTypeError when `strict`, else None."""
@@ -321,7 +332,7 @@ def _container(layout: Layout, keypath: KeyPath, *, strict: bool) -> tuple[KeyPa
         known = layout.defs.get(prefix)
         if known is None:
             break
-        if known.kind == "aot" or (known.kind == "value" and known.entry.value.kind != "inline"):
+        if known.kind == "aot" or (known.kind == "value" and known.statement.value.kind != "inline"):
             if not strict:
                 return None
             line = layout.line(known.pos)
@@ -422,7 +433,7 @@ class _Plan:
         if here is not None:
             if here.kind != "value":
                 raise _TableToValue
-            self.cuts.append((here.entry.value.start, here.entry.value.end, render(value)))
+            self.cuts.append((here.statement.value.start, here.statement.value.end, render(value)))
             return
         rest = keypath[len(prefix) :]
         if parent is None:
@@ -431,7 +442,7 @@ class _Plan:
             else:
                 self._new_table(None, keypath, value)
         elif parent.kind == "value":  # an inline table
-            self._into_inline(parent.entry.value, rest, value)
+            self._into_inline(parent.statement.value, rest, value)
         elif parent.kind == "dotted" and parent.inline is not None:  # `{ a.b = 1 }`
             self._into_inline(parent.inline, (*prefix[len(parent.base) :], *rest), value)
         elif parent.kind == "dotted":
@@ -445,7 +456,7 @@ class _Plan:
     def _indent(self, entry: Entry | None) -> str:
         if entry is None:
             return ""
-        return self.layout.text[entry.start : _WS.match(self.layout.text, entry.start).end()]
+        return self.layout.text[entry.start : matched(_WS, self.layout.text, entry.start).end()]
 
     def _into_section(self, section: Section, rest: KeyPath, value: Any) -> None:
         indent = self._indent(section.entries[-1] if section.entries else None)
@@ -471,19 +482,19 @@ class _Plan:
     def _into_dotted(self, parent: Def, prefix: KeyPath, rest: KeyPath, value: Any) -> None:
         section = parent.section
         base = prefix[len(section.path) :]
-        indent = self._indent(parent.entry)
+        indent = self._indent(parent.statement)
         siblings = [e for e in section.entries if e.keys[: len(base)] == base and len(e.keys) > len(base)]
         if len(rest) > 1 and all(len(e.keys) == len(base) + 1 and e.value.kind == "inline" for e in siblings):
             # `model_providers.x = { ... }` lines: one more line like them
             keys = (*base, rest[0])
-            group = next((v for i, k, v in self.lines.get((parent.entry.end, 0), []) if k == keys), None)
+            group = next((v for i, k, v in self.lines.get((parent.statement.end, 0), []) if k == keys), None)
             if group is None:
                 group = {}
-                self.lines.setdefault((parent.entry.end, 0), []).append((indent, keys, group))
+                self.lines.setdefault((parent.statement.end, 0), []).append((indent, keys, group))
             _merge(group, rest[1:], value)
             return
         for keys, leaf in _leaves((*base, *rest), value):
-            self.lines.setdefault((parent.entry.end, 0), []).append((indent, keys, leaf))
+            self.lines.setdefault((parent.statement.end, 0), []).append((indent, keys, leaf))
 
     def _into_inline(self, node: Value, rest: KeyPath, value: Any) -> None:
         _merge(self.inline.setdefault(id(node), (node, {}))[1], rest, value)
@@ -514,9 +525,9 @@ class _Plan:
         if here is None:
             return
         if here.kind == "value" and here.inline is not None:
-            self._cut_member(here.inline, here.entry)
+            self._cut_member(here.inline, here.statement)
         elif here.kind == "value":
-            self._cut_statement(here.section, here.entry)
+            self._cut_statement(here.section, here.statement)
         elif here.kind == "dotted" and here.inline is not None:
             for member in list(here.inline.members):
                 if (*here.base, *member.keys)[: len(keypath)] == keypath:
@@ -587,9 +598,9 @@ class _Plan:
         work = list(self.emptied_inline)
         while work:
             node = work.pop()
-            added = self.inline.get(id(node))
-            if added:  # emptied and refilled: the new members replace the old
-                self.cuts.append((node.start + 1, node.end - 1, " " + _members(added[1]) + " "))
+            refill = self.inline.get(id(node))
+            if refill:  # emptied and refilled: the new members replace the old
+                self.cuts.append((node.start + 1, node.end - 1, " " + _members(refill[1]) + " "))
                 del self.inline[id(node)]
                 continue
             path, holder = self.layout.holders[id(node)]
@@ -597,10 +608,10 @@ class _Plan:
                 self.cuts.append((node.start + 1, node.end - 1, ""))
             elif holder.inline is not None:
                 before = len(self.emptied_inline)
-                self._cut_member(holder.inline, holder.entry)
+                self._cut_member(holder.inline, holder.statement)
                 work += self.emptied_inline[before:]
             else:
-                self._cut_statement(holder.section, holder.entry)
+                self._cut_statement(holder.section, holder.statement)
                 if self.emptied_sections and self.emptied_sections[-1] is holder.section:
                     self.emptied_sections.pop()  # pragma: no cover - one level of pruning is enough
 
@@ -609,7 +620,7 @@ class _Plan:
     def result(self) -> str:
         self._prune()
         text, nl = self.layout.text, self.newline
-        cuts = list(self.cuts)
+        cuts = [(start, end, replacement, 1) for start, end, replacement in self.cuts]  # rank 1: after rank 0
         top = self._anchor(self.layout.sections[0]) if not self.layout.sections[0].entries else -1
         for (at, rank), lines in self.lines.items():
             block = nl.join(f"{indent}{_key(keys)} = {render(value)}" for indent, keys, value in lines) + nl
@@ -621,18 +632,18 @@ class _Plan:
         for node, members in self.inline.values():
             if node.members:
                 end = node.members[-1].value.end
-                cuts.append((end, end, ", " + _members(members)))
+                cuts.append((end, end, ", " + _members(members), 1))
             else:
-                cuts.append((node.start + 1, node.end - 1, " " + _members(members) + " "))
+                cuts.append((node.start + 1, node.end - 1, " " + _members(members) + " ", 1))
         tables = list(self.tables.values())
         for i, new in enumerate(tables):
             first = i == 0 or tables[i - 1].at != new.at
             last = i + 1 == len(tables) or tables[i + 1].at != new.at
-            cuts.append((new.at, new.at, self._table_text(new, first, last)))
+            cuts.append((new.at, new.at, self._table_text(new, first, last), 1))
         # stable: insertions at one point keep their planned order (after dotted keys' rank 0)
-        cuts.sort(key=lambda c: (c[0], c[1], c[3] if len(c) > 3 else 1))
+        cuts.sort(key=lambda c: (c[0], c[1], c[3]))
         pieces, pos = [], 0
-        for start, end, replacement, *_ in cuts:
+        for start, end, replacement, _ in cuts:
             if start < pos and end <= pos:
                 continue  # inside a span already cut
             pieces.append(text[pos:start])
@@ -714,4 +725,4 @@ def raw(text: str, keypath: KeyPath) -> str | None:
     known = _layout(text, keypath[0]).defs.get(tuple(keypath))
     if known is None or known.kind != "value":
         return None
-    return text[known.entry.value.start : known.entry.value.end]
+    return text[known.statement.value.start : known.statement.value.end]

@@ -201,10 +201,10 @@ def serve(
     """Start the route's LiteLLM (or find it running with this config) and wait until it answers. `tell` gets
     what the user must know before it starts (a router key made now: in the foreground nothing returns)."""
     route, legs_ = route_and_legs(name, environ)
-    assert route.route is not None
     before = route.key_env is None  # a route from before every route had a router key: it gets one now
     if before:
         route = dataclasses.replace(route, key_env=spec.key_variable(name))
+    assert route.route is not None
     command = server.litellm_command(environ)  # what to install, before a keyring is asked anything
     for leg in (route, *legs_):  # LiteLLM reads any value that starts so as the name of a variable it holds
         if leg.model.lower().startswith("os.environ/"):
