@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 import tomllib
 
+from agentcfg.attribution import profile_file_id
 from tests.cli.test_keys_backends import KEY, add_gw, fake_codex, store
 from tests.conftest import AGENTCFG, Home
 from tests.route import fake_litellm
@@ -123,7 +124,7 @@ def test_switch_writes_helpers_that_no_directory_or_pythonpath_can_replace(
     commands = {
         "claude apiKeyHelper": ["sh", "-c", claude],  # Claude Code runs it through the shell
         "codex config.toml auth": auth_command(config, "agentcfg-gw"),
-        "codex profile file auth": auth_command(profile_file, "agentcfg-profile-gw"),
+        "codex profile file auth": auth_command(profile_file, profile_file_id("gw")),
     }
     for command in commands.values():
         assert_runs_the_installed_agentcfg(command, home, hostile, KEY + "\n")
