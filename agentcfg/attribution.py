@@ -72,13 +72,20 @@ def free_exec_id(name: str, taken: Collection[object]) -> str:
     return next(ident for n in range(1, len(taken) + 2) if (ident := exec_id(name, n)) not in taken)
 
 
+def profile_from_switch_id(value: object) -> str | None:
+    """The profile a switch's id (`agentcfg-NAME`) names, or None: the one id whose table a switch rewrites."""
+    if isinstance(value, str) and value.startswith(ID_PREFIX):
+        return value[len(ID_PREFIX) :] or None
+    return None
+
+
 def profile_from_id(value: object) -> str | None:
     """The profile an id of agentcfg's names (any family), or None. An earlier version's `agentcfg-profile-x`
     or `agentcfg-exec-x` in config.toml is a switch's id, of profile `profile-x` or `exec-x`."""
     if not isinstance(value, str):
         return None
     if value.startswith(ID_PREFIX):
-        return value[len(ID_PREFIX) :] or None
+        return profile_from_switch_id(value)
     tagged = _TAGGED.fullmatch(value)
     return tagged.group(1) if tagged else None
 

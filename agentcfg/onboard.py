@@ -151,13 +151,14 @@ def unmodelled_note(item: Unmodelled) -> str:
 
 
 def needs_key(profile: Profile, environ: env.Environ) -> bool:
-    """A keyed profile whose key agentcfg has not stored on this machine and the shell does not export."""
+    """A keyed profile whose key agentcfg has not stored on this machine and the shell does not export where the
+    profile may read it (keystore.exported: a project profile's variable only once approved at `trust`)."""
     from agentcfg import keystore
 
     return (
         bool(profile.key_env)
         and profile.name not in keystore.remembered(environ)
-        and not environ.get(str(profile.key_env))
+        and not keystore.exported(profile, environ)
     )
 
 

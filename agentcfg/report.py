@@ -140,6 +140,16 @@ def status_text(statuses: list[AgentStatus], colour: bool) -> str:
             )
         elif s.key:
             notes.append(f"{s.name}: key {_KEY_WORDS.get(s.key, s.key)}")
+        if s.key_helper_unisolated:  # doctor's key-helper-not-isolated says more (and of Codex's profile files)
+            rewrite = f"`{fixes.switch(s.profile, s.name)}`" if s.profile not in (None, "other") else "a switch"
+            notes.append(
+                paint(
+                    f"{s.name}: its key helper runs agentcfg without -I, as an earlier agentcfg wrote it",
+                    "edited",
+                    colour,
+                )
+                + f": a repository's own agentcfg/ could run in its place ({rewrite} rewrites it)"
+            )
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=False)) + "  " + row[-1] for row in rows]
     switches = [s.last_switch for s in statuses if s.last_switch]

@@ -10,7 +10,7 @@ from typing import Any
 
 from agentcfg import budget, edit, env, fixes, fsutil
 from agentcfg.agents import AGENTS
-from agentcfg.agents.base import Binding, FileEdit, KeySource, Texts
+from agentcfg.agents.base import Binding, FileEdit, KeySource, Texts, helper_exposure
 from agentcfg.errors import AgentcfgError, Exit
 from agentcfg.plan import FileChange, Plan, drifted
 from agentcfg.profiles import Profile, is_placeholder
@@ -434,6 +434,8 @@ class AgentStatus:
     model: str | None = None
     key: str | None = None
     key_in_file: bool = False  # a key's value sits in the agent's file (plaintext)
+    # An earlier agentcfg's key helper, not isolated: what it may import from (agents.base.helper_exposure)
+    key_helper_unisolated: str | None = None
     edited: list[str] = field(default_factory=list)  # owned keys changed since agentcfg wrote them
     last_switch: dict[str, Any] | None = None
     error: str | None = None
@@ -479,6 +481,7 @@ def status(environ: env.Environ, profiles: dict[str, Profile], journal_entries: 
             continue
         item.base_url, item.model, item.key = binding.base_url, binding.model, binding.key
         item.key_in_file = bool(binding.key and binding.key.startswith("in "))
+        item.key_helper_unisolated = helper_exposure(binding.helper)
         last = next((e for e in reversed(journal_entries) if any(f["agent"] == agent.NAME for f in e.files)), None)
         if last is not None:
             item.last_switch = {

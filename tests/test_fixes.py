@@ -200,6 +200,15 @@ def _proxy_in_front_of_local(world: World) -> tuple[str, ...]:
     return ("--agent", "opencode")
 
 
+def _key_helper_of_an_earlier_agentcfg(world: World) -> tuple[str, ...]:
+    switch_to(world.home, world.server.base_url, world.server.root, key_env="T_KEY")
+    store_key(world.home, "t", KEY)
+    settings = json.loads(world.home.read(".claude/settings.json"))
+    settings["apiKeyHelper"] = "/usr/bin/python3 -m agentcfg key get t"  # as `python -m agentcfg switch` wrote it
+    world.home.write(".claude/settings.json", json.dumps(settings))
+    return ("--offline", "--agent", "claude")
+
+
 SITUATIONS = [
     pytest.param(Situation("doctor PROFILE, no key stored", "key-missing", _keyed_profile_without_key,
                            server={"key": KEY}), id="key-missing-profile"),
@@ -227,6 +236,9 @@ SITUATIONS = [
                  id="not-configured"),
     pytest.param(Situation("Codex with wire_api chat", "codex-wire-api", _codex_wire_api_chat),
                  id="codex-wire-api"),
+    pytest.param(Situation("a key helper an earlier agentcfg wrote", "key-helper-not-isolated",
+                           _key_helper_of_an_earlier_agentcfg),
+                 id="key-helper-not-isolated"),
     pytest.param(Situation("a dead proxy in front of a local server", "proxy-unreachable",
                            _proxy_in_front_of_local, clears=False),
                  id="proxy-unreachable"),
@@ -398,15 +410,7 @@ def doctor_module(name: str) -> Any:
 
 @pytest.mark.parametrize(
     "path",
-    [
-        doctor_module("rules.py"),
-        doctor_module("collect.py"),
-        doctor_module("localserver.py"),
-        doctor_module("agentfiles.py"),
-        doctor_module("__init__.py"),
-        doctor_module("proxies.py"),
-        doctor_module("route.py"),
-    ],
+    [doctor_module(path.name) for path in sorted(DOCTOR.glob("*.py"))],  # a new module is checked too
 )
 def test_no_fix_literal_in_doctor_holds_a_placeholder(path: Path) -> None:
     bad = []

@@ -359,3 +359,21 @@ def test_only_a_project_profile_needs_an_approval(home: Home, tmp_path: Path):
         "team", "https://llm.example.com/v1", "m", key_env="TEAM_KEY", source=profiles.PROJECT + str(directory / "t")
     )
     assert not keystore.reads_environment(project, home.env)
+
+
+def test_init_asks_for_the_key_of_a_project_profile_whose_variable_you_did_not_approve(
+    home: Home, tmp_path: Path, keyring_file: Path
+):
+    """init's key step: the exported STRIPE_SECRET_KEY is not the trusted project profile's key until approved, so
+    init reads the key it is given (and stores it for the profile's hosts) instead of taking the variable's."""
+    _fake_codex(home)  # a Codex that runs its auth command: switch writes `agentcfg key get team`
+    repo = _repo(tmp_path, {"team.toml": _team("https://llm.example.com/v1")})
+    _in(home, repo, "trust")
+    done = subprocess.run(
+        [AGENTCFG, "init", "--profile", "team", "--key-stdin", "--yes", "--no-check", "--agents", "codex", "--json"],
+        cwd=repo, env={**home.env, "STRIPE_SECRET_KEY": SECRET}, input=TEAM_KEY + "\n", capture_output=True,
+        text=True, timeout=60,
+    )  # fmt: skip
+    assert SECRET not in done.stdout + done.stderr
+    assert json.loads(done.stdout)["key"]["state"] == "stored", (done.stdout, done.stderr)
+    assert _in(home, repo, "key", "get", "team", STRIPE_SECRET_KEY=SECRET).stdout == TEAM_KEY + "\n"

@@ -61,6 +61,41 @@ def is_helper(command: object) -> bool:
     return isinstance(command, str) and "agentcfg" in command and " key get " in command
 
 
+# What an agentcfg key helper that is not isolated imports from, besides the installed agentcfg (helper_exposure).
+CWD = "cwd"  # `python -m agentcfg` or `-c` without -I: the current directory comes first on sys.path
+PYTHONPATH = "pythonpath"  # the console script (or -P): PYTHONPATH, whose empty or relative entry is the cwd
+
+
+def helper_exposure(command: object) -> str | None:
+    """Where an agentcfg key helper (is_helper) may import another agentcfg from when an agent runs it in a
+    repository: CWD for `python -m agentcfg key get P` (earlier versions' when run as `python -m`), PYTHONPATH
+    for `/path/bin/agentcfg key get P` (earlier versions' console script); None for the isolated `python -I ...`
+    that switch.self_command() writes now, and for a command that is not agentcfg's."""
+    if helper_profile_name(command) is None:
+        return None
+    import shlex
+
+    flags, runs = "", "script"  # Python's options before -m/-c (a script's path ends them)
+    words = iter(shlex.split(str(command))[1:-3])
+    for word in words:
+        if not word.startswith("-") or word.startswith("--") or word == "-":
+            break
+        for index, letter in enumerate(word[1:], 1):
+            if letter in "mc":
+                runs = letter
+                break
+            if letter in "WX":  # takes an argument: the rest of this word, else the next word
+                if index == len(word) - 1:
+                    next(words, None)
+                break
+            flags += letter
+        if runs != "script":
+            break
+    if "I" in flags or ("E" in flags and (runs == "script" or "P" in flags)):
+        return None
+    return CWD if runs != "script" and "P" not in flags else PYTHONPATH
+
+
 @dataclass(frozen=True)
 class Header:
     """A header the user set in an agent's file: the agent sends it with every request to its endpoint."""

@@ -79,6 +79,10 @@ def _route(name: str, chosen: list[Any], environ: dict[str, str]) -> tuple[list[
         for target in doc.targets_from_profile(leg, chosen, environ):
             target.leg = leg.name
             targets.append(target)
-    running = server.read_process(server.files(name, environ)) is not None
+    where = server.files(name, environ)
+    record = server.read_process(where)
+    keyless = record is not None and server.started_keyless(where, record)
     url = found.base_url.rstrip("/").removesuffix("/v1")
-    return targets, route_check.Check(name, url, running, route_check.roles(leg.name for leg in legs))
+    return targets, route_check.Check(
+        name, url, record is not None, route_check.roles(leg.name for leg in legs), keyless=keyless
+    )

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import replace
 from typing import Any, TypeGuard
 
-from agentcfg import budget, edit, env, fixes
+from agentcfg import attribution, budget, edit, env, fixes
 from agentcfg.agents import claude
 from agentcfg.agents.base import AgentFile, Texts
 from agentcfg.doctor.model import FAIL, WARN, Finding
@@ -125,10 +125,11 @@ def _get(data: Any, *path: str) -> Any:
 
 
 def _profile_of(provider_id: object, profiles: dict[str, Profile]) -> Profile | None:
-    """The profile behind agentcfg's provider id `agentcfg-NAME` (codex, opencode: agents/*.provider_id)."""
-    if isinstance(provider_id, str) and provider_id.startswith("agentcfg-"):
-        return profiles.get(provider_id.removeprefix("agentcfg-"))
-    return None
+    """The profile behind a switch's provider id `agentcfg-NAME` (codex, opencode), whose fix a switch is. Only a
+    switch's: a switch rewrites that table and no other (a profile file's `agentcfg_profile-NAME` copied into
+    config.toml stays as it is)."""
+    name = attribution.profile_from_switch_id(provider_id)
+    return profiles.get(name) if name else None
 
 
 def _matching(base_url: object, model: object, profiles: dict[str, Profile]) -> Profile | None:
@@ -346,7 +347,7 @@ def _codex_undercut(data: dict[str, Any], where: str, ours: Profile | None) -> l
     # makes every /review ask agentcfg's server for a model it may not have.
     if (
         isinstance(provider, str)
-        and provider.startswith("agentcfg-")
+        and provider.startswith(attribution.ID_PREFIX)
         and isinstance(review, str)
         and isinstance(model, str)
         and review != model
@@ -496,7 +497,7 @@ def _opencode_small_model(data: dict[str, Any], where: str, provider_id: str | N
     every `opencode run`, with the user's first message [run, 1.18.33: a request for small_model, then one
     for model]. Left from an earlier setup while model is agentcfg's, that request goes elsewhere."""
     model, small = data.get("model"), data.get("small_model")
-    if not (provider_id or "").startswith("agentcfg-") or not isinstance(small, str) or small == model:
+    if not (provider_id or "").startswith(attribution.ID_PREFIX) or not isinstance(small, str) or small == model:
         return []
     elsewhere = small.split("/", 1)[0] if "/" in small else provider_id
     to = f"provider {elsewhere}" if elsewhere != provider_id else f"the server of {provider_id}, which may not have it"
@@ -550,7 +551,7 @@ def _opencode_unused(
     # agentcfg's provider ids are its own (`agentcfg-NAME`), in no catalogue opencode has: the entry
     # must be in the file, with the model in it, or `opencode run` fails ("Unexpected server error")
     # [run, 1.18.33]. Other ids may be opencode's built-in providers, which doctor cannot list offline.
-    if not provider_id.startswith("agentcfg-"):
+    if not provider_id.startswith(attribution.ID_PREFIX):
         return []
     providers = found if isinstance(found := data.get("provider"), dict) else {}
     entry = providers.get(provider_id)

@@ -15,15 +15,14 @@ from urllib.parse import urlsplit
 from agentcfg import attribution, budget, env, fixes
 from agentcfg.agents.base import Binding, Header, helper_profile_name, is_credential, is_helper
 from agentcfg.agents.codex import BUILT_IN_PROVIDERS
-from agentcfg.doctor import agentfiles
+from agentcfg.doctor import agentfiles, keyhelpers
+from agentcfg.doctor.keyhelpers import HELPER_SETTING
 from agentcfg.doctor.model import FAIL, SKIP, WARN, Finding, Target
 from agentcfg.errors import AgentcfgError, ParseError
 from agentcfg.profiles import PLACEHOLDER_KEY, PROJECT, Profile, is_loopback, is_placeholder
 
 OPENAI_API = BUILT_IN_PROVIDERS["openai"]  # Codex's built-in provider
 DEFAULT_OUTPUT = {"codex": 0, "qwen": 8000, "opencode": 32000, "claude": 32000}
-# Where each agent names the command it runs for its key (for messages).
-HELPER_SETTING = {"claude": "apiKeyHelper", "codex": "the provider's auth.command"}
 STAND_IN = "agentcfg's stand-in key (the placeholder it writes for servers that need no key)"
 
 
@@ -800,6 +799,32 @@ def _unconfigured(agent: ModuleType, current: dict[Any, str | None], environ: en
     return unconfigured
 
 
+def _key_helpers(
+    agent: ModuleType,
+    current: dict[Any, str | None],
+    binding: Binding,
+    environ: env.Environ,
+    profiles: dict[str, Profile],
+) -> list[keyhelpers.KeyHelper]:
+    """The key helpers the agent runs from agentcfg's files: the one its files name now (Claude Code's apiKeyHelper,
+    Codex's auth command in config.toml), and for Codex the one of each profile file agentcfg keeps
+    (`codex --profile agentcfg-NAME`), which a switch rewrites while NAME is a profile."""
+    found = [keyhelpers.KeyHelper(", ".join(env.display(f.path, environ) for f in current), binding.helper or "")]
+    if agent.NAME == "codex":
+        from agentcfg import fsutil
+        from agentcfg.agents import codex
+
+        for name in codex.profile_file_names(environ):
+            file = codex.profile_file(name, environ)
+            shown = env.display(file.path, environ)
+            try:
+                helper = codex.read({file: fsutil.read_text(file.path, shown)}).helper
+            except AgentcfgError:
+                continue  # unreadable: Codex says so when started with that profile
+            found.append(keyhelpers.KeyHelper(shown, helper or "", name in profiles))
+    return [h for h in found if h.command]
+
+
 def targets_from_files(
     agents: list[ModuleType],
     environ: env.Environ,
@@ -850,6 +875,9 @@ def targets_from_files(
         except AgentcfgError as problem:
             target.static.append(_unparsable(agent.NAME, problem))
             continue
+        owner = binding.profile if binding.profile in profiles else None
+        helpers = _key_helpers(agent, current, binding, environ, profiles)
+        target.static += keyhelpers.findings(agent.NAME, helpers, environ, owner)
         target.base_url, target.model = binding.base_url, binding.model
         target.output_tokens, target.wire_api = binding.output_tokens, binding.wire_api
         target.context_window = binding.context_window

@@ -28,6 +28,7 @@ class Check:
     url: str  # the router's root: http://127.0.0.1:4000
     running: bool
     legs: tuple[tuple[str, str], ...]  # (profile, role): ("local", "primary"), ("taotoken", "fallback 1")
+    keyless: bool = False  # running, started without the router key (server.started_keyless): it answers anyone
 
 
 @dataclass(frozen=True)
@@ -90,12 +91,44 @@ def leg_state(name: str, role: str, findings: list[Finding], requests: list[tupl
 
 
 def verdict(check: Check, outcome: Outcome, legs: list[LegState]) -> list[Finding]:
-    """The route's findings (agent None, leg None), after the sections: running, answering, serving."""
+    """The route's findings (agent None, leg None), after the sections: open, running, answering, serving."""
+    return _open(check) + _state(check, outcome, legs)
+
+
+def _restart(name: str) -> str:
+    from agentcfg import fixes
+
+    return fixes.then(
+        fixes.command("agentcfg", "route", "stop", name), fixes.command("agentcfg", "route", "serve", name)
+    )
+
+
+def _open(check: Check) -> list[Finding]:
+    """A router an agentcfg before every route had a router key started: it runs without one until restarted."""
+    if not (check.running and check.keyless):
+        return []
+    return [
+        Finding(
+            "route-open",
+            FAIL,
+            None,
+            f"route {check.name}'s router was started without a router key (by an earlier agentcfg): any program or "
+            "web page on this machine can send it requests, and spend the key a leg holds",
+            "the config it runs has no master_key (dangerously_permit_weak_or_unset_master_key)",
+            _restart(check.name),
+            f"started again it refuses requests without the router key; an agent switched to {check.name} before the "
+            f"route had one sends none: `agentcfg switch {check.name}` again",
+        )
+    ]
+
+
+def _state(check: Check, outcome: Outcome, legs: list[LegState]) -> list[Finding]:
+    """Running, answering, serving."""
     from agentcfg import fixes
 
     name = check.name
     serve = fixes.command("agentcfg", "route", "serve", name)
-    restart = fixes.then(fixes.command("agentcfg", "route", "stop", name), serve)
+    restart = _restart(name)
     if not check.running:
         return [
             Finding(

@@ -67,6 +67,21 @@ def config(route: Profile, legs: list[Profile], *, keyed: set[str]) -> dict[str,
     }
 
 
+def requires_key(text: str) -> bool | None:
+    """Whether LiteLLM started on this config (`text`) refuses a request without the router key: it names a master
+    key. An agentcfg before every route had a router key started a loopback route's router with
+    `dangerously_permit_weak_or_unset_master_key` instead, and such a router runs until restarted. None: not a
+    config this module writes."""
+    try:
+        settings = json.loads(text)
+    except ValueError:
+        return None
+    if not isinstance(settings, dict):
+        return None
+    general = settings.get("general_settings")
+    return isinstance(general, dict) and isinstance(general.get("master_key"), str) and bool(general["master_key"])
+
+
 def browser_variables(route: Profile) -> dict[str, str]:
     """LiteLLM's CORS settings for the route: only the router's own origin. By default LiteLLM allows every origin
     (`Access-Control-Allow-Origin: *`), so a page anywhere could read what it made the router answer; agents are

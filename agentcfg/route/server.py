@@ -147,6 +147,18 @@ def read_process(where: Files) -> dict[str, Any] | None:
     return record if _ours(pid, where.config) else None
 
 
+def started_keyless(where: Files, record: dict[str, Any]) -> bool:
+    """Whether the running router of `record` (read_process) was started without the router key: the config it was
+    started with (still on disk: its digest is the record's) names none. False when that cannot be told."""
+    from agentcfg.route import litellm
+
+    try:
+        text = where.config.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return False
+    return record.get("config") == digest(text) and litellm.requires_key(text) is False
+
+
 def _ours(pid: int, config: Path) -> bool:
     """Whether `pid` runs and is the route's LiteLLM (on Linux: its command line names the route's config, so
     a pid reused by another program is never signalled)."""

@@ -17,7 +17,7 @@ import pytest
 
 from agentcfg import edit, plan, redact, switch
 from agentcfg.agents import claude, codex, opencode, qwen
-from agentcfg.agents.base import KeySource, helper_command, is_helper
+from agentcfg.agents.base import KeySource, helper_command, helper_exposure, is_helper
 from agentcfg.edit import REMOVE
 from agentcfg.errors import AgentcfgError
 from agentcfg.profiles import PLACEHOLDER_KEY, Profile
@@ -99,6 +99,41 @@ def test_helper_command_runs_through_sh(tmp_path):
 )
 def test_is_helper(command, ours):
     assert is_helper(command) is ours
+
+
+@pytest.mark.parametrize(
+    ("command", "exposure"),
+    [
+        # what switch.isolated_command writes: neither the current directory nor PYTHONPATH is searched
+        ("/venv/bin/python -I -m agentcfg key get gw", None),
+        (shlex.join(("/venv/bin/python", "-I", "-c", _code(USER_SITE), "key", "get", "gw")), None),
+        ("/venv/bin/python -Im agentcfg key get gw", None),
+        ("/venv/bin/python -X utf8 -I -m agentcfg key get gw", None),
+        # earlier versions': `-m` (and `-c`) put the current directory first on sys.path
+        ("/usr/bin/python3 -m agentcfg key get local", "cwd"),
+        ("'/my venv/bin/python' -m agentcfg key get local", "cwd"),
+        ("/usr/bin/python3 -s -E -m agentcfg key get local", "cwd"),  # -E keeps PYTHONPATH out, not the cwd
+        (shlex.join(("/usr/bin/python3", "-c", _code(SITE), "key", "get", "gw")), "cwd"),
+        ("/usr/bin/python3 -W ignore -m agentcfg key get gw", "cwd"),  # -W's argument is no flag of its own
+        ("/usr/bin/python3 -Wi -m agentcfg key get gw", "cwd"),
+        # the console script: its own directory first, but PYTHONPATH honoured (an empty entry is the cwd)
+        ("/opt/agentcfg/bin/agentcfg key get gw", "pythonpath"),
+        ("/usr/bin/python3 -P -m agentcfg key get gw", "pythonpath"),  # -P: no cwd, PYTHONPATH still read
+        ("/usr/bin/python3 -P -E -m agentcfg key get gw", None),
+        # not agentcfg's helper: the user's own command is theirs
+        ("~/bin/key.sh", None),
+        ("pass show gw", None),
+        (None, None),
+    ],
+)
+def test_helper_exposure(command, exposure):
+    assert helper_exposure(command) == exposure
+
+
+@pytest.mark.parametrize("dirs", [[SITE], [USER_SITE], ["/src/agentcfg", SITE]])
+def test_every_helper_switch_writes_is_isolated(dirs):
+    argv = (*switch.isolated_command("/venv/bin/python", dirs, [SITE]), "key", "get", "gw")
+    assert helper_exposure(helper_command(argv)) is None
 
 
 # --- Claude --------------------------------------------------------------------------------------------

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 import tomllib
 
-from agentcfg import attribution
+from agentcfg.attribution import profile_file_id
 from tests.cli.test_keys_backends import KEY, add_gw, fake_codex, store
 from tests.conftest import AGENTCFG, Home
 from tests.route import fake_litellm
@@ -124,7 +124,7 @@ def test_switch_writes_helpers_that_no_directory_or_pythonpath_can_replace(
     commands = {
         "claude apiKeyHelper": ["sh", "-c", claude],  # Claude Code runs it through the shell
         "codex config.toml auth": auth_command(config, "agentcfg-gw"),
-        "codex profile file auth": auth_command(profile_file, attribution.profile_file_id("gw")),
+        "codex profile file auth": auth_command(profile_file, profile_file_id("gw")),
     }
     for command in commands.values():
         assert_runs_the_installed_agentcfg(command, home, hostile, KEY + "\n")
@@ -226,3 +226,64 @@ def test_the_unit_quotes_what_systemd_would_expand() -> None:
 
     assert _systemd_quote('/opt/py $HOME/100%/"q"\\') == '"/opt/py $$HOME/100%%/\\"q\\"\\\\"'
     assert _systemd_quote("/usr/bin/python3") == "/usr/bin/python3"
+
+
+def _old_codex_file(argv: list[str], provider: str) -> str:
+    return (
+        f'model = "m"\nmodel_provider = "{provider}"\n\n[model_providers.{provider}]\nname = "agentcfg: gw"\n'
+        'base_url = "http://127.0.0.1:9/v1"\nwire_api = "responses"\n'
+        f"auth = {{ command = {json.dumps(argv[0])}, args = {json.dumps(argv[1:])} }}\n"
+    )
+
+
+def _unisolated(home: Home, **extra: str) -> dict[str, dict]:
+    report = json.loads(
+        home.run("doctor", "--offline", "--json", "--agent", "claude", "--agent", "codex", check=None, **extra).stdout
+    )
+    return {f["agent"]: f for f in report["findings"] if f["id"] == "key-helper-not-isolated"}
+
+
+@pytest.mark.parametrize(("old", "severity"), [("console-script", "warn"), ("python-m", "fail")])
+def test_doctor_and_status_name_a_helper_an_older_agentcfg_wrote_and_its_fix_makes_it_safe(
+    home: Home, keyed: Path, hostile: Path, old: str, severity: str
+) -> None:
+    """Until the next switch, the older helper stays in the agents' files (config.toml and the Codex profile
+    files too): doctor says so offline (fail for `python -m` without -I, which runs a repository's agentcfg/ in
+    every such repository; warn for the console script, which needs an empty or relative PYTHONPATH entry, fail
+    when this shell has one), status in one line per agent, and the fix they print makes every helper safe."""
+    argv = [*OLD_HELPERS[old], "key", "get", "gw"]
+    home.write(
+        ".claude/settings.json",
+        json.dumps({"env": {"ANTHROPIC_BASE_URL": "http://127.0.0.1:9", "ANTHROPIC_MODEL": "m"},
+                    "apiKeyHelper": shlex.join(argv)}),
+    )  # fmt: skip
+    home.write(".codex/config.toml", _old_codex_file(argv, "agentcfg-gw"))
+    home.write(".codex/agentcfg-gw.config.toml", _old_codex_file(argv, profile_file_id("gw")))
+    found = _unisolated(home)
+    assert sorted(found) == ["claude", "codex"], found
+    for agent, finding in found.items():
+        assert finding["status"] == severity, finding
+        assert finding["fix"] == f"agentcfg switch gw --agent {agent}", finding
+    assert "~/.codex/agentcfg-gw.config.toml" in found["codex"]["evidence"], found["codex"]
+    if old == "console-script":  # a PYTHONPATH with an empty entry: the agents started from this shell run it
+        assert {a: f["status"] for a, f in _unisolated(home, PYTHONPATH=":/opt/x").items()} == {
+            "claude": "fail",
+            "codex": "fail",
+        }
+    agents = {a["name"]: a["key_helper_unisolated"] for a in home.json("status")["agents"]}
+    exposure = {"console-script": "pythonpath", "python-m": "cwd"}[old]
+    assert agents == {"codex": exposure, "qwen": None, "opencode": None, "claude": exposure}, agents
+    lines = [line for line in home.run("status").stdout.splitlines() if "key helper" in line]
+    assert [line.split(":")[0] for line in lines] == ["codex", "claude"], lines
+    for agent, line in zip(("codex", "claude"), lines, strict=True):
+        assert f"`agentcfg switch gw --agent {agent}`" in line, line
+    for finding in found.values():
+        home.run(*shlex.split(finding["fix"])[1:])
+    assert _unisolated(home, PYTHONPATH=":") == {}
+    assert "key helper" not in home.run("status").stdout
+    assert {a["key_helper_unisolated"] for a in home.json("status")["agents"]} == {None}
+    helper = json.loads(home.read(".claude/settings.json"))["apiKeyHelper"]
+    assert_runs_the_installed_agentcfg(["sh", "-c", helper], home, hostile, KEY + "\n")
+    tables = {".codex/config.toml": "agentcfg-gw", ".codex/agentcfg-gw.config.toml": profile_file_id("gw")}
+    for file, table in tables.items():
+        assert_runs_the_installed_agentcfg(auth_command(home.read(file), table), home, hostile, KEY + "\n")

@@ -102,6 +102,15 @@ def test_codex_agentcfgs_provider_without_name_is_fixed_by_switch(environ):
     assert only(run("codex", environ, text), "codex-config-rejected", FAIL).fix == "agentcfg switch local --agent codex"
 
 
+def test_codex_a_profile_files_table_copied_into_config_toml_gets_no_switch_fix(environ):
+    """A switch rewrites its own `agentcfg-NAME` table, never a profile file's `agentcfg_profile-NAME` (nor exec's):
+    a fix that switched would leave the nameless table, which Codex still refuses."""
+    for ident in ("agentcfg_profile-local", "agentcfg_exec-local"):
+        text = f'model = "M"\nmodel_provider = "{ident}"\n[model_providers.{ident}]\nbase_url = "http://x/v1"\n'
+        found = only(run("codex", environ, text), "codex-config-rejected", FAIL)
+        assert found.fix == "" and f"[model_providers.{ident}]" in found.hint, found
+
+
 @pytest.mark.parametrize("pid", ["openai", "ollama", "lmstudio"])
 def test_codex_reserved_provider_ids(environ, pid):
     text = CODEX_OK + f'[model_providers.{pid}]\nname = "mine"\nbase_url = "http://127.0.0.1:9/v1"\n'

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from agentcfg import budget, switch
+from agentcfg import budget, profiles, switch
 from agentcfg.agents import AGENTS
 from agentcfg.apply import Journal
 from agentcfg.doctor import collect
@@ -352,6 +352,54 @@ def test_project_endpoint_advice_is_a_hint(home, tmp_path):
     found = collect.targets_from_files([AGENTS["claude"]], home.env, {}, project)
     finding = one(found[0], "key-wrong-host", FAIL)
     assert finding.fix == "" and "remove ANTHROPIC_BASE_URL" in finding.hint and "NAME" not in finding.hint
+
+
+# == 4b. key helpers an earlier agentcfg wrote (doctor/keyhelpers.py) ========================================
+
+
+def _codex_profile_file(name: str, helper: list[str]) -> str:
+    table = f"agentcfg_profile-{name}"
+    return (
+        f'model = "{MODEL}"\nmodel_provider = "{table}"\n\n[model_providers.{table}]\nname = "agentcfg: {name}"\n'
+        f'base_url = "{URL}"\nwire_api = "responses"\n'
+        f"auth = {{ command = {json.dumps(helper[0])}, args = {json.dumps(helper[1:])} }}\n"
+    )
+
+
+def test_an_older_helper_in_a_codex_profile_file_is_fixed_by_switching_config_tomls_profile(home):
+    """config.toml as today's switch writes it; the profile file of another profile still has `python -m`: a
+    switch of config.toml's profile rewrites every profile file of an existing profile."""
+    for profile in BOTH.values():  # the user's profiles, as a switch reads them
+        home.write(f".config/agentcfg/profiles/{profile.name}.toml", profiles.to_toml(profile))
+    switched(home, IMPORTED, ("codex",))
+    home.write(".codex/agentcfg-team.config.toml", _codex_profile_file("team", ["/usr/bin/python3", "-m", "agentcfg",
+                                                                              "key", "get", "team"]))  # fmt: skip
+    finding = one(targets(home, BOTH, ("codex",))["codex"], "key-helper-not-isolated", FAIL)
+    assert finding.fix == "agentcfg switch imported --agent codex", finding
+    assert finding.evidence == "~/.codex/agentcfg-team.config.toml: /usr/bin/python3 -m agentcfg key get team"
+    switched(home, IMPORTED, ("codex",))  # the fix
+    assert findings(targets(home, BOTH, ("codex",))["codex"], "key-helper-not-isolated") == []
+    assert "-m agentcfg" not in home.read(".codex/agentcfg-team.config.toml")
+
+
+def test_an_older_helper_in_the_profile_file_of_a_removed_profile_is_a_hint_to_remove_it(home):
+    switched(home, IMPORTED, ("codex",))
+    home.write(".codex/agentcfg-gone.config.toml", _codex_profile_file("gone", ["/opt/v/bin/agentcfg", "key", "get",
+                                                                              "gone"]))  # fmt: skip
+    finding = one(targets(home, BOTH, ("codex",))["codex"], "key-helper-not-isolated", WARN)
+    assert finding.fix == "" and finding.hint.startswith("remove ~/.codex/agentcfg-gone.config.toml"), finding
+
+
+def test_todays_helpers_are_not_reported(home, keyring):
+    """What switch writes now (python -I), for Claude Code and for Codex (a version that runs auth commands)."""
+    codex = home.write("bin/codex", "#!/bin/sh\necho 'codex-cli 0.171.0'\n")
+    codex.chmod(0o755)
+    home.env["PATH"] = f"{codex.parent}{os.pathsep}{home.env['PATH']}"
+    switched(home, TEAM, ("codex", "claude"))
+    switched(home, IMPORTED, ("codex", "claude"))  # team keeps its profile file, with its own helper
+    assert "auth" in home.read(".codex/agentcfg-team.config.toml")
+    found = targets(home, BOTH, ("codex", "claude"))
+    assert [f for t in found.values() for f in t.static if f.id == "key-helper-not-isolated"] == []
 
 
 # == 5. through the CLI =========================================================================================

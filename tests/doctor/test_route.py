@@ -8,6 +8,7 @@ are tested with plain data first.
 from __future__ import annotations
 
 import json
+import subprocess
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -83,6 +84,19 @@ def test_a_router_that_is_not_running_or_not_answering_is_a_failure_with_a_fix()
     (deaf,) = verdict(CHECK, Outcome(False, problems=["liveliness: timeout"]), [])
     assert (deaf.id, deaf.status) == ("route-not-answering", FAIL) and deaf.evidence == "liveliness: timeout"
     assert verdict(CHECK, Outcome(None), []) == []  # running, offline: nothing asked, nothing concluded
+
+
+def test_a_router_started_without_a_router_key_is_open_whatever_else_is_said():
+    """An older agentcfg's router answers anyone: said first, offline too (it is read from its config, no request)."""
+    opened = Check("home", "http://127.0.0.1:4000", True, CHECK.legs, keyless=True)
+    serving = verdict(opened, Outcome(True, True, ("local",)), [])
+    assert [(f.id, f.status) for f in serving] == [("route-open", FAIL), ("route-serving", PASS)]
+    found = serving[0]
+    assert found.fix == "agentcfg route stop home && agentcfg route serve home" and found.agent is None
+    assert "any program or web page on this machine" in found.summary
+    assert [f.id for f in verdict(opened, Outcome(None), [])] == ["route-open"]  # offline
+    stopped = Check("home", "http://127.0.0.1:4000", False, CHECK.legs, keyless=True)
+    assert [f.id for f in verdict(stopped, Outcome(None), [])] == ["route-not-running"]
 
 
 def test_a_router_that_serves_nothing_while_a_leg_works_is_not_serving():
@@ -199,3 +213,42 @@ def test_all_legs_healthy_is_served_by_the_primary_without_warnings(home: Home, 
     assert [f for f in report["findings"] if f["status"] in ("warn", "fail")] == []
     assert through and direct  # the fallback was probed directly, with its key, though the router did not need it
     assert report["summary"]["fail"] == 0 and report["route"]["leg_summary"]["fail"] == 0
+
+
+def _serve_as_an_older_agentcfg(home: Home, program_path: Path) -> subprocess.Popen:
+    """What `route serve` did before every route had a router key: LiteLLM started on a config without a master
+    key (`dangerously_permit_weak_or_unset_master_key`), recorded in process.json with that config's digest."""
+    from agentcfg.route import server
+
+    where = server.files("home", home.env)
+    settings = json.loads(where.config.read_text())
+    settings["general_settings"] = {"dangerously_permit_weak_or_unset_master_key": True}
+    text = json.dumps(settings, indent=1) + "\n"
+    where.config.write_text(text)
+    port = int(json.loads(home.run("profile", "show", "home", "--json").stdout)["base_url"].split(":")[2].split("/")[0])
+    process = subprocess.Popen(
+        [str(program_path), *server.argv([], where, "127.0.0.1", port)], cwd=where.directory,
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+    )  # fmt: skip
+    record = {"pid": process.pid, "host": "127.0.0.1", "port": port, "config": server.digest(text), "started": 0}
+    where.process.write_text(json.dumps(record) + "\n")
+    return process
+
+
+def test_a_router_an_older_agentcfg_started_without_a_router_key_is_open_until_restarted(
+    home: Home, keyring_file: Path, tmp_path: Path
+):
+    with routed(home, tmp_path, f"http://127.0.0.1:{dead_port()}", f"http://127.0.0.1:{dead_port()}"):
+        home.run("route", "stop", "home")
+        older = _serve_as_an_older_agentcfg(home, Path(home.env["AGENTCFG_LITELLM"]))
+        report = json.loads(home.run("doctor", "home", "--offline", "--json", check=1).stdout)
+        jsonschema.validate(report, SCHEMA)
+        found = _route_findings(report)
+        assert set(found) == {"route-open"} and found["route-open"]["status"] == "fail", found
+        fix = found["route-open"]["fix"]
+        assert fix == "agentcfg route stop home && agentcfg route serve home"
+        for command in fix.split(" && "):
+            home.run(*command.split()[1:])
+        assert older.wait(timeout=30) is not None  # the fix stopped the older router
+        after = json.loads(home.run("doctor", "home", "--offline", "--json", check=0).stdout)
+        assert _route_findings(after) == {}, after["findings"]

@@ -50,3 +50,19 @@ def test_browsers_are_not_let_read_the_routers_answers() -> None:
     }
     wide = made(LOCAL, GW, host="0.0.0.0")  # the agents here reach it on loopback
     assert litellm.browser_variables(wide)["LITELLM_CORS_ORIGINS"] == "http://127.0.0.1:4000"
+
+
+# What an agentcfg before every route had a router key wrote for a loopback route (f5c54a8^: no key_env).
+OPEN_GENERAL = {"dangerously_permit_weak_or_unset_master_key": True}
+
+
+def test_a_config_says_whether_its_router_requires_the_router_key() -> None:
+    """doctor's route-open: the config a router was started with says whether it asks for the key."""
+    route = made(LOCAL, GW)
+    settings = litellm.config(route, [LOCAL, GW], keyed={"gw"})
+    assert litellm.requires_key(litellm.text(settings)) is True
+    assert litellm.requires_key(litellm.text({**settings, "general_settings": OPEN_GENERAL})) is False
+    assert litellm.requires_key(litellm.text({k: v for k, v in settings.items() if k != "general_settings"})) is False
+    assert litellm.requires_key(litellm.text({**settings, "general_settings": {"master_key": ""}})) is False
+    for text in ("not: [json", "[]", ""):  # not a config of agentcfg's: nothing to tell
+        assert litellm.requires_key(text) is None
