@@ -291,14 +291,19 @@ class Journal:
             ) from None
         return [e for e in map(self._load, names) if e is not None]
 
-    def _all(self) -> list[Entry]:
-        return [e for e in self._scan() if isinstance(e, Entry)]
+    def survey(self) -> tuple[list[Entry], list[Entry], list[Unusable]]:
+        """`entries()`, `pending()` and `unusable()` from one read of the journal (status wants all three)."""
+        scanned = self._scan()
+        usable = [e for e in scanned if isinstance(e, Entry)]
+        committed = [e for e in usable if e.manifest["status"] == "committed" and e.manifest["kind"] == "switch"]
+        pending = [e for e in usable if e.manifest["status"] == "pending" or e.manifest["kind"] == "rollback"]
+        found = [e for e in scanned if isinstance(e, Unusable)] + self._unrecovered
+        return committed, pending, sorted({u.id: u for u in found}.values(), key=lambda u: int(u.id))
 
     def unusable(self) -> list[Unusable]:
         """The entries agentcfg cannot use, oldest first (see Unusable): also an interrupted one whose recovery
         failed in this run (its backups or files did not pass the checks)."""
-        found = [e for e in self._scan() if isinstance(e, Unusable)] + self._unrecovered
-        return sorted({u.id: u for u in found}.values(), key=lambda u: int(u.id))
+        return self.survey()[2]
 
     def warnings(self) -> list[str]:
         """A note for each entry agentcfg cannot use: what is wrong, and the command that sets it aside."""
@@ -306,11 +311,11 @@ class Journal:
 
     def entries(self) -> list[Entry]:
         """Committed switch entries, oldest first."""
-        return [e for e in self._all() if e.manifest["status"] == "committed" and e.manifest["kind"] == "switch"]
+        return self.survey()[0]
 
     def pending(self) -> list[Entry]:
         """Entries a killed run left unfinished: a pending transaction, or a rollback not yet cleaned up."""
-        return [e for e in self._all() if e.manifest["status"] == "pending" or e.manifest["kind"] == "rollback"]
+        return self.survey()[1]
 
     def _load(self, directory: Path) -> Entry | Unusable | None:
         """The entry in `directory`, its manifest checked for shape and its files for being the agents' own;

@@ -236,9 +236,8 @@ def status(as_json: bool) -> None:
 
     environ = base.environ()
     journal = Journal(environ)
-    statuses = agent_status(environ, profiles.load_all(environ), journal.entries())
-    pending = journal.pending()
-    unusable = journal.unusable()
+    entries, pending, unusable = journal.survey()
+    statuses = agent_status(environ, profiles.load_all(environ), entries)
     if as_json:
         data: dict[str, Any] = {
             "agents": report.status_dicts(statuses),
