@@ -182,16 +182,21 @@ def test_the_route_unit_runs_the_installed_agentcfg(
 OLD_HELPERS = {"console-script": [AGENTCFG], "python-m": [sys.executable, "-m", "agentcfg"]}  # before -I
 
 
-@pytest.mark.parametrize("old", OLD_HELPERS)
-def test_a_helper_an_older_agentcfg_wrote_is_still_its_own_and_a_switch_makes_it_safe(
-    home: Home, keyed: Path, hostile: Path, old: str
-) -> None:
-    argv = [*OLD_HELPERS[old], "key", "get", "gw"]
+def _old_claude_settings(home: Home, argv: list[str]) -> None:
+    """Claude Code's settings.json as an older agentcfg left it: `argv` as its key helper."""
     home.write(
         ".claude/settings.json",
         json.dumps({"env": {"ANTHROPIC_BASE_URL": "http://127.0.0.1:9", "ANTHROPIC_MODEL": "m"},
                     "apiKeyHelper": shlex.join(argv)}),
     )  # fmt: skip
+
+
+@pytest.mark.parametrize("old", OLD_HELPERS)
+def test_a_helper_an_older_agentcfg_wrote_is_still_its_own_and_a_switch_makes_it_safe(
+    home: Home, keyed: Path, hostile: Path, old: str
+) -> None:
+    argv = [*OLD_HELPERS[old], "key", "get", "gw"]
+    _old_claude_settings(home, argv)
     home.write(
         ".codex/config.toml",
         'model = "m"\nmodel_provider = "agentcfg-gw"\n\n[model_providers.agentcfg-gw]\nname = "agentcfg: gw"\n'
@@ -252,11 +257,7 @@ def test_doctor_and_status_name_a_helper_an_older_agentcfg_wrote_and_its_fix_mak
     every such repository; warn for the console script, which needs an empty or relative PYTHONPATH entry, fail
     when this shell has one), status in one line per agent, and the fix they print makes every helper safe."""
     argv = [*OLD_HELPERS[old], "key", "get", "gw"]
-    home.write(
-        ".claude/settings.json",
-        json.dumps({"env": {"ANTHROPIC_BASE_URL": "http://127.0.0.1:9", "ANTHROPIC_MODEL": "m"},
-                    "apiKeyHelper": shlex.join(argv)}),
-    )  # fmt: skip
+    _old_claude_settings(home, argv)
     home.write(".codex/config.toml", _old_codex_file(argv, "agentcfg-gw"))
     home.write(".codex/agentcfg-gw.config.toml", _old_codex_file(argv, profile_file_id("gw")))
     found = _unisolated(home)
