@@ -1,0 +1,7 @@
+"""`agentcfg serve`: the local vLLM server built from the same profile as the agents.
+
+families.py holds the flags each model family needs (a table, with the source of each row); command.py
+turns a profile and what the user says about the weights into the `vllm serve` command and its
+environment (pure); procs.py and gpus.py read the process table and nvidia-smi; lifecycle.py starts,
+stops, restarts and watches the server; unit.py writes its systemd unit.
+"""
