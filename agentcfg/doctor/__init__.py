@@ -237,7 +237,7 @@ def _local_findings(targets: list[Target]) -> list[Finding]:
     """Facts about the vLLM server behind loopback endpoints, once per port."""
     from agentcfg.doctor import localserver
 
-    local: dict[int, tuple[str | None, str | None, str | None]] = {}
+    local: dict[int, tuple[str | None, str | None, str | None, int | None]] = {}
     for target in targets:
         parts = urlsplit(target.base_url or "")
         if parts.hostname and is_loopback(parts.hostname):
@@ -246,13 +246,14 @@ def _local_findings(targets: list[Target]) -> list[Finding]:
             except ValueError:
                 continue
             profile = None if target.profile_project else target.profile
-            local.setdefault(port, (target.model, profile, target.leg))  # a route's leg: its section has them
+            # a route's leg: its section has them
+            local.setdefault(port, (target.model, profile, target.leg, target.context_window))
     if not local:
         return []
     found = localserver.processes()
     findings: list[Finding] = []
-    for port, (model, profile, leg) in local.items():
-        for finding in localserver.findings(found, port, model, profile):
+    for port, (model, profile, leg, window) in local.items():
+        for finding in localserver.findings(found, port, model, profile, window=window):
             if all(replace(finding, leg=None) != replace(f, leg=None) for f in findings):  # stray workers: once
                 findings.append(replace(finding, leg=leg))
     return findings

@@ -147,13 +147,19 @@ def without(args: tuple[str, ...], name: str) -> tuple[str, ...]:
 
 
 def findings(
-    procs: list[Process], port: int, model: str | None, profile: str | None = None, uid: int | None = None
+    procs: list[Process],
+    port: int,
+    model: str | None,
+    profile: str | None = None,
+    uid: int | None = None,
+    *,
+    window: int | None = None,
 ) -> list[Finding]:
     """What the vLLM processes on this host say about the server on `port` (`profile`: the agents' profile,
     for a fix that changes it; `uid`: this user's, default this process's real uid). A restart is never a
     fix line: how vLLM runs (a systemd unit, a container, its working directory and environment) is not on
     its command line, and the --api-key there is masked. Only `kill PID` of this user's worker whose server
-    is gone is a command that works as pasted."""
+    is gone is a command that works as pasted. `window`: the one the agents' files give them."""
     uid = own_uid() if uid is None else uid
     by_pid = {p.pid: p for p in procs}
     servers = [p for p in procs if p.is_server]
@@ -218,6 +224,7 @@ def findings(
                     "(hermes, qwen3_coder, deepseek_v31, ...: see vLLM's tool calling docs)",
                 )
             )
+        result += _against_profile(server, evidence, window, profile) + _against_family(server, evidence)
         names = values(server.args, "--served-model-name")
         if model and names and model not in names:
             result.append(
@@ -234,3 +241,68 @@ def findings(
                 )
             )
     return result
+
+
+def weights(args: tuple[str, ...]) -> str | None:
+    """The model `vllm serve` was given: its first positional argument (or --model)."""
+    if given := flag(args, "--model"):
+        return given
+    for i, arg in enumerate(args[:3]):
+        if os.path.basename(arg) == "vllm" and args[i + 1 : i + 2] == ("serve",):
+            rest = args[i + 2 : i + 3]
+            return rest[0] if rest and not rest[0].startswith("-") else None
+    return None
+
+
+def _against_profile(server: Process, evidence: str, window: int | None, profile: str | None) -> list[Finding]:
+    """The server's --max-model-len against the window the agents were given (they compact by it)."""
+    value = flag(server.args, "--max-model-len")
+    if not window or not value or not value.isdecimal() or int(value) == window:
+        return []
+    served = int(value)
+    effect = "the agents compact too late and get 400s" if served < window else "the agents waste the window"
+    fix = fixes.then(fixes.profile_set(profile, context_window=served), fixes.switch(profile)) if profile else ""
+    return [
+        Finding(
+            "vllm-window-differs",
+            WARN if served > window else FAIL,
+            None,
+            f"vLLM runs with --max-model-len {served:,}, the agents were given a window of {window:,}: {effect}",
+            evidence,
+            fix,
+            f"give the profile the server's window (the fix), or serve the profile's: `agentcfg serve restart "
+            f"{profile or 'PROFILE'}` builds --max-model-len from it",
+        )
+    ]
+
+
+def _against_family(server: Process, evidence: str) -> list[Finding]:
+    """The server's parsers against its model family's (families.py), the family read from the weights it serves (a
+    served name is only a label)."""
+    from agentcfg.serve import families
+
+    family = families.detect(weights(server.args))
+    parser = flag(server.args, "--tool-call-parser")
+    if family is None or not parser:
+        return []
+    wrong = []
+    if parser != family.tool_parser:
+        wrong.append(f"--tool-call-parser {parser} (the family's is {family.tool_parser})")
+    reasoning = flag(server.args, "--reasoning-parser")
+    if family.reasoning_parser and reasoning != family.reasoning_parser:
+        wrong.append(f"--reasoning-parser {reasoning or '(none)'} (the family's is {family.reasoning_parser})")
+    if not wrong:
+        return []
+    return [
+        Finding(
+            "vllm-parser-differs",
+            WARN,
+            None,
+            f"vLLM serves a {family.name} model with " + "; ".join(wrong) + ": tool calls come back as text, or the "
+            "reasoning mixed into the answer",
+            evidence,
+            "",
+            f"restart vLLM with the family's flags: {' '.join(family.flags())} (source: {family.source}); "
+            "`agentcfg serve` sets them",
+        )
+    ]

@@ -265,3 +265,35 @@ def test_bench_client_is_not_a_server() -> None:
     bench = Process(300, 1, ("/opt/venv/bin/python3", "/opt/venv/bin/vllm", "bench", "serve", "--port", "8000"))
     assert not bench.is_server
     assert findings([server(100, *TOOLS), bench], 8000, None) == []
+
+
+def _server(*flags: str, weights: str = "/models/tiny") -> list[Process]:
+    return [Process(10, 1, ("/venv/bin/python", "/venv/bin/vllm", "serve", weights, *flags), 1000)]
+
+
+def test_window_differs_from_the_agents_window() -> None:
+    procs = _server("--max-model-len", "32768", "--enable-auto-tool-choice", "--tool-call-parser", "hermes")
+    smaller = {f.id: f for f in findings(procs, 8000, None, "local", uid=1000, window=65536)}
+    assert smaller["vllm-window-differs"].status == "fail"
+    fix = "agentcfg profile set local context_window=32768 && agentcfg switch local"
+    assert smaller["vllm-window-differs"].fix == fix
+    larger = {f.id: f for f in findings(procs, 8000, None, "local", uid=1000, window=16384)}
+    assert larger["vllm-window-differs"].status == "warn"
+    same = findings(procs, 8000, None, "local", uid=1000, window=32768)
+    assert "vllm-window-differs" not in {f.id for f in same}
+    assert "vllm-window-differs" not in {f.id for f in findings(procs, 8000, None, "local", uid=1000)}
+
+
+def test_parsers_compared_with_the_family_of_the_weights_not_the_served_name() -> None:
+    flags = ("--enable-auto-tool-choice", "--tool-call-parser", "hermes")
+    wrong = _server(*flags, weights="deepseek-ai/DeepSeek-V4-Flash")
+    found = {f.id: f for f in findings(wrong, 8000, None, uid=1000)}
+    assert "--tool-call-parser hermes (the family's is deepseek_v4)" in found["vllm-parser-differs"].summary
+    assert "--reasoning-parser (none)" in found["vllm-parser-differs"].summary
+    right = _server("--enable-auto-tool-choice", "--tokenizer-mode", "deepseek_v4", "--tool-call-parser", "deepseek_v4",
+                    "--reasoning-parser", "deepseek_v4", weights="/m/DeepSeek-V4-Flash")  # fmt: skip
+    assert "vllm-parser-differs" not in {f.id for f in findings(right, 8000, None, uid=1000)}
+    labelled = _server(
+        "--served-model-name", "DeepSeek-V4-Flash", "--enable-auto-tool-choice", "--tool-call-parser", "hermes"
+    )  # fmt: skip  (a tiny model served under a DeepSeek name: its weights say nothing)
+    assert "vllm-parser-differs" not in {f.id for f in findings(labelled, 8000, "DeepSeek-V4-Flash", uid=1000)}
