@@ -47,10 +47,11 @@ class Home:
         check: int | None = 0,
         stdin_text: str | None = None,
         cwd: Path | None = None,
+        timeout: float = 60,
         **extra_env: str,
     ) -> subprocess.CompletedProcess[str]:
         """Run the installed `agentcfg` console script in this HOME (stdin: `stdin_text` or nothing), in `cwd`
-        (default: this test process's directory)."""
+        (default: this test process's directory), for at most `timeout` seconds."""
         result = subprocess.run(
             [AGENTCFG, *args],
             env={**self.env, **extra_env},
@@ -59,7 +60,7 @@ class Home:
             text=True,
             input=stdin_text,
             stdin=None if stdin_text is not None else subprocess.DEVNULL,
-            timeout=60,
+            timeout=timeout,
         )
         if check is not None:
             assert result.returncode == check, (result.returncode, result.stdout, result.stderr)
