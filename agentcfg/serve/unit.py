@@ -136,15 +136,19 @@ def text(
         " (a busy port, too little GPU",
         f"memory) stop the retries until `{run} reset-failed {name}`.",
     ]
+    if system:
+        comments.append(f"It runs as {user}, with {user}'s HOME: agentcfg reads {user}'s profiles.")
     if key_file and key_env:
         comments += [
-            f"The key: {key_file} holds one line `{key_env}=...`; systemd reads it as root before it switches to",
-            f"{user or 'you'}, so keep it root's, mode 0600. agentcfg serve reads the key from {key_env} there.",
+            f"The key: {key_file} holds one line `{key_env}=...`; systemd reads it as root before it starts",
+            f"the service, so keep it root's, mode 0600. agentcfg serve takes the key exported in {key_env} when",
+            "there is no keyring to read (a system service has none).",
         ]
     elif key_env:
         comments += [
-            f"The key: from your keyring, or from {key_env} when the keyring is locked (no login yet: a key_file).",
-            f"To run without a login session: loginctl enable-linger {user or '$USER'}",
+            f"The key: from your login keyring. While that is locked (no login yet), agentcfg serve takes {key_env}",
+            "from an EnvironmentFile= instead (write the unit with a key file).",
+            "To run it without a login session: loginctl enable-linger $USER",
         ]
     return (
         "".join(f"# {line}\n" for line in comments)

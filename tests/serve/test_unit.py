@@ -183,6 +183,14 @@ def test_parse_reads_our_own_unit_back() -> None:
     assert parse(ours(gpus=None), "agentcfg-serve-local.service").gpus is None
 
 
+def test_parse_reads_back_the_unit_of_this_agentcfg() -> None:
+    """self_command's `python -I -c CODE` form (a checkout, an editable install): quoted, and read back whole."""
+    text = unit.text("local", list(self_command()), system=False, user=None, port=8000, gpus=None)
+    info = parse(text, "agentcfg-serve-local.service", "user")
+    assert info.exec_start == (*self_command(), "serve", "start", "local", "--foreground")
+    assert (info.ours, info.port, info.devices) == (True, 8000, None)
+
+
 # -- find_units, conflicts --------------------------------------------------------------------------------------------
 
 
