@@ -1,9 +1,10 @@
-"""Variable assignments as each shell's `eval` expects them (for `agentcfg env`)."""
+"""Variable assignments as each shell's `eval` expects them (for `agentcfg env`), and a word on a systemd
+command line (ExecStart=), which the route's and the server's units share."""
 
 from __future__ import annotations
 
 import shlex
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import PurePath
 
 SHELLS = ("bash", "zsh", "fish", "powershell")
@@ -52,3 +53,16 @@ def usage(shell: str, command: str) -> str:
     if shell == "powershell":
         return f"{command} | Invoke-Expression"
     return f'eval "$({command})"'
+
+
+def systemd_quote(word: str) -> str:
+    """One word of a systemd command line (ExecStart=...), read back by systemd as exactly this word."""
+    if word and all(c.isalnum() or c in "/._-+=:@" for c in word):
+        return word
+    # systemd reads `%` as a specifier and `$` as a variable even inside quotes: both doubled, taken literally
+    escaped = word.replace("\\", "\\\\").replace('"', '\\"').replace("%", "%%").replace("$", "$$")
+    return '"' + escaped + '"'
+
+
+def systemd_command(words: Sequence[str]) -> str:
+    return " ".join(systemd_quote(word) for word in words)

@@ -152,7 +152,7 @@ def run(
         seen = seen_by[id(target)] = {kind: by_signature[_signature(p)] for kind, p in plans[id(target)].items()}
         found = diagnose(target, seen, proxy_open.get(target.proxy) if target.proxy else None)
         findings += route_check.as_leg(found, target.leg) if target.leg else found
-    findings += _local_findings(targets)
+    findings += _local_findings(targets, environ)
     report = Report(targets, findings, time.monotonic() - started, len(unique), offline)
     if route is not None:
         _conclude(report, route, seen_by, by_signature.get(_signature(alive)) if alive else None)
@@ -233,9 +233,10 @@ def _proxy_open(proxy: str, timeout: float) -> bool | None:
     return None if address is None else probes.tcp_open(address[0], address[1], timeout)
 
 
-def _local_findings(targets: list[Target]) -> list[Finding]:
-    """Facts about the vLLM server behind loopback endpoints, once per port."""
+def _local_findings(targets: list[Target], environ: env.Environ) -> list[Finding]:
+    """Facts about the vLLM server behind loopback endpoints, and the systemd units that start it, once per port."""
     from agentcfg.doctor import localserver
+    from agentcfg.serve import unit
 
     local: dict[int, tuple[str | None, str | None, str | None, int | None]] = {}
     for target in targets:
@@ -251,9 +252,11 @@ def _local_findings(targets: list[Target]) -> list[Finding]:
     if not local:
         return []
     found = localserver.processes()
+    units = unit.find_units(environ=environ)  # a directory scan: no systemctl
     findings: list[Finding] = []
     for port, (model, profile, leg, window) in local.items():
-        for finding in localserver.findings(found, port, model, profile, window=window):
+        own = localserver.findings(found, port, model, profile, window=window) + localserver.unit_findings(units, port)
+        for finding in own:
             if all(replace(finding, leg=None) != replace(f, leg=None) for f in findings):  # stray workers: once
                 findings.append(replace(finding, leg=leg))
     return findings

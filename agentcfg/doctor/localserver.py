@@ -1,6 +1,6 @@
 """Facts about vLLM processes on this host, read from /proc (Linux): their flags, their ports, and
-engine processes whose `vllm serve` parent is gone. The parsing and the rules are pure; `processes()`
-is the only I/O.
+engine processes whose `vllm serve` parent is gone; and the systemd units that start vLLM (serve.unit reads
+them). The parsing and the rules are pure; `processes()` is the only I/O.
 
 /proc shows every user's processes. A server on the agents' port is the one they talk to, whoever started
 it; a stray engine is this user's to stop only if it is this user's (the real uid in /proc/PID/status):
@@ -12,11 +12,16 @@ from __future__ import annotations
 import os
 import re
 import shlex
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from agentcfg import fixes
 from agentcfg.doctor.model import FAIL, WARN, Finding
+
+if TYPE_CHECKING:
+    from agentcfg.serve.unit import UnitInfo
 
 ENGINE_NAMES = ("VLLM::EngineCore", "VLLM::Worker", "VLLM::EngineCor")
 
@@ -304,5 +309,37 @@ def _against_family(server: Process, evidence: str) -> list[Finding]:
             "",
             f"restart vLLM with the family's flags: {' '.join(family.flags())} (source: {family.source}); "
             "`agentcfg serve` sets them",
+        )
+    ]
+
+
+def unit_findings(units: Sequence[UnitInfo], port: int) -> list[Finding]:
+    """The systemd units that start vLLM on the agents' `port`: two enabled (FAIL) crash on each other's busy
+    port and, with Restart=, come back every few seconds holding the GPUs; one enabled beside another that
+    exists (WARN) is that waiting to happen. agentcfg's own unit is the one kept, else the first found."""
+    from agentcfg.serve.unit import disable_command
+
+    on_port = [u for u in units if u.port == port]
+    enabled = [u for u in on_port if u.enabled]
+    if not enabled or len(on_port) < 2:
+        return []
+    keep = next((u for u in enabled if u.ours), enabled[0])
+    extras = [u for u in (enabled if len(enabled) > 1 else on_port) if u is not keep]
+    evidence = "; ".join(f"{u.path} ({u.scope}, {'enabled' if u.enabled else 'not enabled'})" for u in on_port)
+    summary = (
+        f"{len(enabled)} enabled systemd units start vLLM on port {port}: each crashes on the other's busy port "
+        "and restarts, holding the GPUs"
+        if len(enabled) > 1
+        else f"{len(on_port)} systemd units start vLLM on port {port}, {keep.name} enabled: starting another fights it"
+    )
+    return [
+        Finding(
+            "vllm-duplicate-units",
+            FAIL if len(enabled) > 1 else WARN,
+            None,
+            summary,
+            evidence,
+            fixes.then(*(disable_command(u) for u in extras)),
+            f"keeps {keep.name}; if you mean another, disable that one instead",
         )
     ]

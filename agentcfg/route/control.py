@@ -286,11 +286,12 @@ def _serving(route: Profile, legs_: list[Profile], where: server.Files, environ:
 
 def systemd_unit(name: str, environ: env.Environ) -> str:
     """A systemd user unit that runs the route's router (`route serve NAME --foreground`)."""
+    from agentcfg.shells import systemd_command
     from agentcfg.switch import self_command
 
     route = route_and_legs(name, environ)[0]
     assert route.route is not None
-    command = " ".join(_systemd_quote(word) for word in (*self_command(), "route", "serve", name, "--foreground"))
+    command = systemd_command((*self_command(), "route", "serve", name, "--foreground"))
     then = ", then ".join(route.route.fallbacks)
     return (
         "# ~/.config/systemd/user/agentcfg-route-" + name + ".service\n"
@@ -300,20 +301,12 @@ def systemd_unit(name: str, environ: env.Environ) -> str:
         "After=network-online.target\n"
         "\n[Service]\n"
         f"ExecStart={command}\n"
-        f"ExecStop={' '.join(_systemd_quote(w) for w in (*self_command(), 'route', 'stop', name))}\n"
+        f"ExecStop={systemd_command((*self_command(), 'route', 'stop', name))}\n"
         "Restart=on-failure\n"
         "RestartSec=5\n"
         "\n[Install]\n"
         "WantedBy=default.target\n"
     )
-
-
-def _systemd_quote(word: str) -> str:
-    if word and all(c.isalnum() or c in "/._-+=:@" for c in word):
-        return word
-    # systemd reads `%` as a specifier and `$` as a variable even inside quotes: both doubled, taken literally
-    escaped = word.replace("\\", "\\\\").replace('"', '\\"').replace("%", "%%").replace("$", "$$")
-    return '"' + escaped + '"'
 
 
 # -- status, stop ------------------------------------------------------------------------------------------------

@@ -227,7 +227,7 @@ def test_a_helper_an_older_agentcfg_wrote_is_still_its_own_and_a_switch_makes_it
 
 def test_the_unit_quotes_what_systemd_would_expand() -> None:
     """systemd expands `$VAR` and `%x` inside quotes too: a path holding them stays that path."""
-    from agentcfg.route.control import _systemd_quote
+    from agentcfg.shells import systemd_quote as _systemd_quote
 
     assert _systemd_quote('/opt/py $HOME/100%/"q"\\') == '"/opt/py $$HOME/100%%/\\"q\\"\\\\"'
     assert _systemd_quote("/usr/bin/python3") == "/usr/bin/python3"

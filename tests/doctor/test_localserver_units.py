@@ -1,0 +1,71 @@
+"""doctor's vllm-duplicate-units: two enabled systemd units for the agents' port restart each other's victim."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from agentcfg.doctor import _local_findings
+from agentcfg.doctor.localserver import unit_findings
+from agentcfg.doctor.model import FAIL, WARN, Target
+from agentcfg.serve.unit import UnitInfo
+
+
+def vllm_unit(name: str, *, port: int | None = 8000, enabled: bool = True, scope: str = "system") -> UnitInfo:
+    where = "/etc/systemd/system" if scope == "system" else "/home/u/.config/systemd/user"
+    return UnitInfo(Path(f"{where}/{name}"), name, scope, ("vllm", "serve", "m"), port, None, enabled,
+                    ours=name.startswith("agentcfg-serve-"))  # fmt: skip
+
+
+def test_two_enabled_units_for_the_port_fail_and_the_extra_is_disabled() -> None:
+    units = [vllm_unit("vllm.service"), vllm_unit("agentcfg-serve-local.service", scope="user"),
+             vllm_unit("other.service", port=8001)]  # fmt: skip
+    [finding] = unit_findings(units, 8000)
+    assert (finding.id, finding.status, finding.agent) == ("vllm-duplicate-units", FAIL, None)
+    assert "port 8000" in finding.summary
+    assert finding.fix == "sudo systemctl disable --now vllm.service"  # agentcfg's own is the one kept
+    assert "/etc/systemd/system/vllm.service" in finding.evidence and "agentcfg-serve-local" in finding.evidence
+    assert "other.service" not in finding.evidence
+
+
+def test_three_enabled_without_ours_keep_the_first() -> None:
+    units = [vllm_unit("a.service"), vllm_unit("b.service", scope="user"), vllm_unit("c.service")]
+    [finding] = unit_findings(units, 8000)
+    assert finding.fix == "systemctl --user disable --now b.service && sudo systemctl disable --now c.service"
+
+
+def test_one_enabled_and_another_for_the_port_warns() -> None:
+    units = [vllm_unit("vllm.service", enabled=False), vllm_unit("agentcfg-serve-local.service", scope="user")]
+    [finding] = unit_findings(units, 8000)
+    assert (finding.status, finding.fix) == (WARN, "sudo systemctl disable --now vllm.service")
+
+
+def test_no_finding() -> None:
+    assert unit_findings([], 8000) == []
+    assert unit_findings([vllm_unit("a.service")], 8000) == []
+    assert unit_findings([vllm_unit("a.service", enabled=False), vllm_unit("b.service", enabled=False)], 8000) == []
+    assert unit_findings([vllm_unit("a.service"), vllm_unit("b.service", port=None)], 8000) == []
+    assert unit_findings([vllm_unit("a.service"), vllm_unit("b.service")], 9000) == []
+
+
+FIELD = """\
+[Service]
+ExecStart=/opt/vllm/bin/vllm serve /models/m --port 8000
+Restart=on-failure
+[Install]
+WantedBy=default.target
+"""
+
+
+def test_doctor_reads_the_users_unit_directory(tmp_path: Path) -> None:
+    """_local_findings scans the unit directories of the HOME it is given, for the agents' loopback port."""
+    units = tmp_path / ".config" / "systemd" / "user"
+    wants = units / "default.target.wants"
+    wants.mkdir(parents=True)
+    for name in ("vllm.service", "vllm-old.service"):
+        (units / name).write_text(FIELD)
+        (wants / name).symlink_to(units / name)
+    target = Target("codex", "openai", "http://127.0.0.1:8000/v1", "m")
+    found = [f for f in _local_findings([target], {"HOME": str(tmp_path)}) if f.id == "vllm-duplicate-units"]
+    assert [(f.status, f.fix) for f in found] == [(FAIL, "systemctl --user disable --now vllm.service")]
+    elsewhere = Target("codex", "openai", "http://127.0.0.1:8001/v1", "m")
+    assert [f for f in _local_findings([elsewhere], {"HOME": str(tmp_path)}) if f.id == "vllm-duplicate-units"] == []
