@@ -152,5 +152,5 @@ def test_wait_released_keeps_polling_through_a_failed_query() -> None:
 def test_imports_with_the_standard_library_only() -> None:
     """A GPU machine runs tests/serve/test_gpu_real.py with only pytest and torch: no site-packages here."""
     repo = str(Path(__file__).resolve().parents[2])
-    code = f"import sys; sys.path.insert(0, {repo!r}); import agentcfg.serve.gpus"
+    code = f"import sys; sys.path.insert(0, {repo!r}); import agentcfg.serve.gpus, agentcfg.serve.procs"
     subprocess.run([sys.executable, "-I", "-S", "-c", code], check=True, timeout=30)
