@@ -229,37 +229,32 @@ def _alive(pid: int) -> bool:
 @pytest.fixture
 def tree(request: pytest.FixtureRequest) -> Iterator[Tree]:
     """A new session and process group: parent -> child -> grandchild, the two below renamed like vLLM's
-    engines. Whatever is left at the end is killed by the pids it printed (never by name)."""
+    engines. Whatever is left of its group at the end is SIGKILLed by pid (never by name)."""
     extra = getattr(request, "param", ())
     parent = subprocess.Popen(
         [sys.executable, "-c", TREE, *extra], stdout=subprocess.PIPE, text=True, start_new_session=True
     )
     assert parent.stdout is not None
+    first = procs.read(parent.pid)
+    born = first.start if first is not None else 0
     pids: dict[str, int] = {}
-    started: dict[int, int] = {}
     try:
         for _ in range(3):
             role, pid = parent.stdout.readline().split()
             pids[role] = int(pid)
-            first = procs.read(int(pid))
-            if first is not None:
-                started[first.pid] = first.start
         yield Tree(parent, pids)
     finally:
-        for pid, start in started.items():
-            now = procs.read(pid)
-            if now is not None and now.start == start:
-                os.kill(pid, signal.SIGKILL)
-        if parent.poll() is None:
-            parent.kill()
-        parent.wait(5)
+        _sweep(parent, born)
 
 
-def _wait_for(check, timeout: float = 5) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.02)
+def _sweep(parent: subprocess.Popen[str], born: int) -> None:
+    """SIGKILL what is left of the group this test started (its pgid is the parent's pid; members started since
+    the parent), by our own end(), which checks each pid's start time and owner again."""
+    left = [p for p in procs.in_group(procs.snapshot(), parent.pid) if p.start >= born and p.pid != parent.pid]
+    procs.end(left, uid=os.getuid(), timeout=0, signal_first=signal.SIGKILL)
+    if parent.poll() is None:
+        parent.kill()
+    parent.wait(5)
 
 
 def test_descendants_and_group_of_a_real_tree(tree: Tree) -> None:
