@@ -6,14 +6,15 @@ misses them, and a name pattern across the machine would hit other users' and ot
 So processes are found by relation (parent, process group) and by the GPU devices they hold open, and ended by
 PID, with the start time read again before every signal so that a pid the kernel gave to a new process is never
 hit, and never another user's. The parsers are pure; the readers take the /proc root so tests can fake one.
-Standard library only: the GPU test runs without agentcfg's dependencies.
+Standard library only (the GPU test runs without agentcfg's dependencies), and not `socket`: doctor reads the
+table through here, and its --offline run loads nothing of the network stack.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import signal
-import socket
 import sys
 import time
 from dataclasses import dataclass
@@ -176,8 +177,8 @@ def _address(hex_address: str) -> tuple[str, int] | None:
     if sys.byteorder == "little":
         raw = b"".join(raw[i : i + 4][::-1] for i in range(0, len(raw), 4))
     if len(raw) == 4:
-        return socket.inet_ntop(socket.AF_INET, raw), port_number
-    return f"[{socket.inet_ntop(socket.AF_INET6, raw)}]", port_number
+        return str(ipaddress.IPv4Address(raw)), port_number
+    return f"[{ipaddress.IPv6Address(raw)}]", port_number
 
 
 def parse_listeners(text: str) -> list[tuple[str, int, int | None, int]]:
