@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from agentcfg import fixes
 from agentcfg.doctor.model import FAIL, WARN, Finding
+from agentcfg.serve.procs import real_uid, stat_fields
 
 if TYPE_CHECKING:
     from agentcfg.serve.unit import UnitInfo
@@ -53,15 +54,6 @@ def own_uid() -> int | None:
     return os.getuid() if hasattr(os, "getuid") else None
 
 
-def _real_uid(status: str) -> int | None:
-    """The real uid from /proc/PID/status's `Uid:` line (real, effective, saved, filesystem)."""
-    for line in status.splitlines():
-        if line.startswith("Uid:"):
-            fields = line.split()
-            return int(fields[1]) if len(fields) > 1 and fields[1].isascii() and fields[1].isdigit() else None
-    return None
-
-
 def processes(proc: Path = Path("/proc")) -> list[Process]:
     """Every process whose command line mentions vLLM (empty off Linux or when /proc is unreadable); one
     that ends while it is read, or whose owner cannot be read, is left out."""
@@ -75,14 +67,14 @@ def processes(proc: Path = Path("/proc")) -> list[Process]:
             raw = (entry / "cmdline").read_bytes()
             if b"vllm" not in raw.lower():
                 continue
-            stat = (entry / "stat").read_text()
-            uid = _real_uid((entry / "status").read_text())
+            stat = stat_fields((entry / "stat").read_text())
+            uid = real_uid((entry / "status").read_text())
         except OSError:
             continue
-        if uid is None:
+        if uid is None or stat is None or len(stat[1]) < 2 or not stat[1][1].isdigit():
             continue
         args = tuple(a.decode("utf-8", "replace") for a in raw.split(b"\0") if a)
-        ppid = int(stat.rsplit(")", 1)[1].split()[1])
+        ppid = int(stat[1][1])
         found.append(Process(int(entry.name), ppid, args, uid))
     return found
 
