@@ -15,6 +15,16 @@ framing, `max_model_len` in /v1/models). Faults:
     shell            the first turn calls the agent's shell tool (found by name among the request's tools)
                      with `command`; the turn after the tool's result answers "ready": what the model's
                      command printed then comes back in that request (FaultServer.tool_outputs)
+
+A thinking model with tools (doctor's two-turn probe): a request that forces a tool call gets one, after
+reasoning (chat `reasoning`, a Responses reasoning item, a Messages thinking block); the turn after the tool's
+result, when its history lacks that reasoning (`reasoning_field`: the chat field the server reads, None: it
+reads none), plays the fault; with the reasoning it answers "ready":
+
+    thinking         always "ready" (a healthy server)
+    thinking-400     DeepSeek's 400 "The `reasoning_content` in the thinking mode must be passed back"
+    thinking-stop    an early stop: reasoning, then finish_reason stop with no text and no tool call
+    thinking-dsml    the tool call as DSML text in the answer
 """
 
 from __future__ import annotations
@@ -188,6 +198,93 @@ def messages_tool_events(model: str, name: str, arguments: str) -> list[dict[str
     ]
 
 
+THINKING = ("thinking", "thinking-400", "thinking-stop", "thinking-dsml")
+REASONING = "The user wants README.md read: call read_file."
+REASONING_REQUIRED = "The `reasoning_content` in the thinking mode must be passed back to the API."
+DSML = (
+    '<｜DSML｜function_calls>\n<｜DSML｜invoke name="read_file">\n<｜DSML｜parameter name="path" string="true">'
+    "README.md</｜DSML｜parameter>\n</｜DSML｜invoke>\n</｜DSML｜function_calls>"
+)
+
+
+def forced(body: dict[str, Any]) -> bool:
+    """Whether the request forces a tool call (vLLM answers one through guided decoding then)."""
+    choice = body.get("tool_choice")
+    return bool(body.get("tools")) and (
+        choice == "required" or (isinstance(choice, dict) and choice.get("type") in ("any", "tool", "function"))
+    )
+
+
+def replays_reasoning(body: dict[str, Any], field: str | None) -> bool:
+    """Whether the history passes the model's reasoning back: the chat `field`, a Responses reasoning item with
+    its text, a Messages thinking block. `field` None: the server reads no reasoning at all."""
+    if field is None:
+        return False
+    for message in body.get("messages") or []:
+        if isinstance(message, dict) and message.get("role") == "assistant":
+            if message.get(field):
+                return True
+            content = message.get("content")
+            if isinstance(content, list) and any(isinstance(b, dict) and b.get("type") == "thinking" for b in content):
+                return True
+    items = body.get("input") if isinstance(body.get("input"), list) else []
+    return any(isinstance(i, dict) and i.get("type") == "reasoning" and i.get("content") for i in items)
+
+
+def thinking_chat_chunks(model: str, name: str, arguments: str) -> list[dict[str, Any]]:
+    """Reasoning (in vLLM's `reasoning` field), then the tool call."""
+    chunks = chat_tool_chunks(model, name, arguments)
+    thought = {**chunks[0], "choices": [{"index": 0, "delta": {"reasoning": REASONING}, "finish_reason": None}]}
+    return [chunks[0], thought, *chunks[1:]]
+
+
+def stop_chat_chunks(model: str) -> list[dict[str, Any]]:
+    """Reasoning, then finish_reason stop: no text, no tool call."""
+    chunks = chat_chunks(model, "")
+    thought = {**chunks[0], "choices": [{"index": 0, "delta": {"reasoning": "Done."}, "finish_reason": None}]}
+    return [chunks[0], thought, *chunks[2:]]
+
+
+def thinking_responses_events(model: str, name: str, arguments: str) -> list[dict[str, Any]]:
+    events = responses_tool_events(model, name, arguments)
+    item = {
+        "id": "rs_1",
+        "type": "reasoning",
+        "summary": [],
+        "content": [{"type": "reasoning_text", "text": REASONING}],
+    }
+    reasoning = [
+        {"type": "response.output_item.added", "output_index": 0, "item": {**item, "content": []}},
+        {"type": "response.reasoning_text.delta", "output_index": 0, "item_id": "rs_1", "delta": REASONING},
+        {"type": "response.output_item.done", "output_index": 0, "item": item},
+    ]
+    ordered = [*events[:2], *reasoning, *events[2:]]
+    return [{**event, "sequence_number": n} for n, event in enumerate(ordered)]
+
+
+def stop_responses_events(model: str) -> list[dict[str, Any]]:
+    events = responses_events(model, "")
+    done = {**events[-1], "response": {**events[-1]["response"], "output": []}}
+    return [{**event, "sequence_number": n} for n, event in enumerate([*events[:2], done])]
+
+
+def thinking_messages_events(model: str, name: str, arguments: str) -> list[dict[str, Any]]:
+    events = messages_tool_events(model, name, arguments)
+    thinking = [
+        {"type": "content_block_start", "index": 0, "content_block": {"type": "thinking", "thinking": ""}},
+        {"type": "content_block_delta", "index": 0, "delta": {"type": "thinking_delta", "thinking": REASONING}},
+        {"type": "content_block_stop", "index": 0},
+    ]
+    shifted = [{**e, "index": 1} if "index" in e else e for e in events[1:]]
+    return [events[0], *thinking, *shifted]
+
+
+def stop_messages_events(model: str) -> list[dict[str, Any]]:
+    events = messages_events(model, "")
+    thinking = {"type": "content_block_start", "index": 0, "content_block": {"type": "thinking", "thinking": "Done."}}
+    return [events[0], thinking, {"type": "content_block_stop", "index": 0}, *events[-2:]]
+
+
 def tool_outputs(body: object) -> list[str]:
     """What tool results a request carries back (chat `tool` messages, Responses `function_call_output`
     items, Messages `tool_result` blocks), as text."""
@@ -340,6 +437,15 @@ class _Handler(BaseHTTPRequestHandler):
         chunks = chat_chunks(body["model"], "ready", self._repeat)
         if call := self._shell_call(body):
             chunks = chat_tool_chunks(body["model"], *call)
+        elif play := self._thinking(body):
+            if play == "400":
+                self._error(400, REASONING_REQUIRED, "invalid_request_error")
+                return
+            chunks = {
+                "call": lambda: thinking_chat_chunks(body["model"], *self._forced_call(body)),
+                "stop": lambda: stop_chat_chunks(body["model"]),
+                "dsml": lambda: chat_chunks(body["model"], DSML),
+            }[play]()
         self._stream([f"data: {json.dumps(c)}\n\n" for c in chunks] + ["data: [DONE]\n\n"])
 
     def _responses(self, body: dict[str, Any]) -> None:
@@ -356,6 +462,15 @@ class _Handler(BaseHTTPRequestHandler):
         events = responses_events(body["model"], "ready", self._repeat)
         if call := self._shell_call(body):
             events = responses_tool_events(body["model"], *call)
+        elif play := self._thinking(body):
+            if play == "400":
+                self._error(400, REASONING_REQUIRED.replace("reasoning_content", "reasoning_text"))
+                return
+            events = {
+                "call": lambda: thinking_responses_events(body["model"], *self._forced_call(body)),
+                "stop": lambda: stop_responses_events(body["model"]),
+                "dsml": lambda: responses_events(body["model"], DSML),
+            }[play]()
         self._stream([f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events])
 
     def _messages(self, body: dict[str, Any]) -> None:
@@ -384,7 +499,34 @@ class _Handler(BaseHTTPRequestHandler):
         events = messages_events(body["model"], "ready", self._repeat)
         if call := self._shell_call(body):
             events = messages_tool_events(body["model"], *call)
+        elif play := self._thinking(body):
+            if play == "400":
+                self._send(
+                    400, {"type": "error", "error": {"type": "invalid_request_error", "message": REASONING_REQUIRED}}
+                )
+                return
+            events = {
+                "call": lambda: thinking_messages_events(body["model"], *self._forced_call(body)),
+                "stop": lambda: stop_messages_events(body["model"]),
+                "dsml": lambda: messages_events(body["model"], DSML),
+            }[play]()
         self._stream([f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events])
+
+    def _thinking(self, body: dict[str, Any]) -> str | None:
+        """What a thinking fault plays for this request: "call" (turn 1, forced), or for a turn after a tool's
+        result whose history lacks the reasoning "400", "stop" or "dsml"; None: the usual answer."""
+        fault = self.server.fault
+        if fault not in THINKING:
+            return None
+        if not tool_outputs(body):
+            return "call" if forced(body) else None
+        if fault == "thinking" or replays_reasoning(body, self.server.reasoning_field):
+            return None
+        return fault.removeprefix("thinking-")
+
+    def _forced_call(self, body: dict[str, Any]) -> tuple[str, str]:
+        names = _tool_names(body.get("tools"))
+        return (names[0] if names else "read_file"), json.dumps({"path": "README.md"})
 
     def _shell_call(self, body: dict[str, Any]) -> tuple[str, str] | None:
         """The shell tool call the `shell` fault answers a turn with (none once a tool's result came back)."""
@@ -401,6 +543,7 @@ class _Server(ThreadingHTTPServer):
         super().__init__(("127.0.0.1", 0), _Handler)
         self.fault, self.key, self.model, self.max_model_len = fault, key, model, max_model_len
         self.command = command
+        self.reasoning_field: str | None = "reasoning_content"  # what a thinking fault reads back (None: nothing)
         self.requests: list[tuple[str, str, dict[str, str], Any]] = []
 
 
@@ -415,8 +558,10 @@ class FaultServer:
         model: str = MODEL,
         max_model_len: int = 1_048_576,
         command: str = "env",
+        reasoning_field: str | None = "reasoning_content",
     ) -> None:
         self._server = _Server(fault, key, model, max_model_len, command)
+        self._server.reasoning_field = reasoning_field
         self.port = self._server.server_address[1]
         self.root = f"http://127.0.0.1:{self.port}"
         self.base_url = self.root + ("" if fault == "no-v1" else "/v1")

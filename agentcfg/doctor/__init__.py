@@ -15,7 +15,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from agentcfg import env
-from agentcfg.doctor import probes, proxies
+from agentcfg.doctor import probes, proxies, thinking
 from agentcfg.doctor import route as route_check
 from agentcfg.doctor.collect import targets_from_files, targets_from_profile
 from agentcfg.doctor.model import BLOCKING, FAIL, PASS, SKIP, WARN, Finding, Target
@@ -87,6 +87,63 @@ def probe_plan(target: Target) -> dict[str, probes.Probe]:
     return plan
 
 
+def _thinking_probe(target: Target) -> probes.Probe | None:
+    """Turn 1 of the two-turn tool probe (doctor/thinking.py), for an agent whose model thinks."""
+    from agentcfg.serve import families
+
+    family = families.detect(target.model)
+    if family is None or not family.thinking or target.agent not in thinking.PROTOCOL or not target.base_url:
+        return None
+    probe = thinking.first_turn(target.agent, target.base_url, target.model or "", _headers(target))
+    return replace(probe, proxy=target.proxy, ca_file=target.ca_file)
+
+
+class Chains:
+    """The two-turn probes: each agent's chain of requests (turn 1, maybe turn 1 unforced, turn 2), sent under
+    the one deadline. Agents whose requests are the same share them (qwen-code and opencode their turn 1)."""
+
+    def __init__(self, firsts: dict[int, probes.Probe], targets: list[Target]) -> None:
+        self._chains = {key: [probe] for key, probe in firsts.items()}
+        self._targets = {id(t): t for t in targets if id(t) in firsts}
+        self._waiting: dict[str, list[int]] = {}
+        for key, probe in firsts.items():
+            self._waiting.setdefault(_signature(probe), []).append(key)
+        self._sent = set(self._waiting)
+
+    def firsts(self) -> list[probes.Probe]:
+        return [chain[0] for chain in self._chains.values()]
+
+    def follow(self, result: probes.Result) -> list[probes.Probe]:
+        """The requests this answer calls for next, each sent once."""
+        following = []
+        for key in self._waiting.pop(_signature(result.probe), []):
+            after = thinking.follow(self._targets[key].agent, result)
+            if after is None:
+                continue
+            self._chains[key].append(after)
+            signature = _signature(after)
+            if not after.kind.endswith("-2"):
+                self._waiting.setdefault(signature, []).append(key)
+            if signature not in self._sent:
+                self._sent.add(signature)
+                following.append(after)
+        return following
+
+    def findings(self, target: Target, results: dict[str, probes.Result], found: list[Finding]) -> list[Finding]:
+        """The probe's finding for this agent; a skip is left out where another failure explains it."""
+        from agentcfg.serve import families
+
+        chain = [results[s] for p in self._chains.get(id(target), []) if (s := _signature(p)) in results]
+        if not chain:
+            return []
+        family = families.detect(target.model)
+        parsers = (family.tool_parser, family.reasoning_parser) if family else (None, None)
+        finding = thinking.judge(target, chain, parsers)
+        if finding.status == SKIP and any(f.status == FAIL for f in found):
+            return []
+        return [finding]
+
+
 CA_VARIABLES = {"codex": ("CODEX_CA_CERTIFICATE", "SSL_CERT_FILE")}  # the Node agents: NODE_EXTRA_CA_CERTS
 
 
@@ -140,20 +197,24 @@ def run(
     for plan in plans.values():
         for probe in plan.values():
             unique.setdefault(_signature(probe), probe)
+    chains = Chains({id(t): first for t in targets if plans[id(t)] and (first := _thinking_probe(t))}, targets)
+    for probe in chains.firsts():
+        unique.setdefault(_signature(probe), probe)
     alive = route_check.liveliness(route.url) if route is not None and route.running and not offline else None
     if alive is not None:
         unique.setdefault(_signature(alive), alive)
     proxy_hosts = {t.proxy for t in targets if t.proxy and not offline}
-    results, proxy_open = _send(list(unique.values()), proxy_hosts, deadline, progress)
+    results, proxy_open = _send(list(unique.values()), proxy_hosts, deadline, progress, chains.follow)
     by_signature = {_signature(r.probe): r for r in results}
     findings: list[Finding] = []
     seen_by: dict[int, dict[str, probes.Result]] = {}
     for target in targets:
         seen = seen_by[id(target)] = {kind: by_signature[_signature(p)] for kind, p in plans[id(target)].items()}
         found = diagnose(target, seen, proxy_open.get(target.proxy) if target.proxy else None)
+        found += chains.findings(target, by_signature, found)
         findings += route_check.as_leg(found, target.leg) if target.leg else found
     findings += _local_findings(targets, environ)
-    report = Report(targets, findings, time.monotonic() - started, len(unique), offline)
+    report = Report(targets, findings, time.monotonic() - started, len(results), offline)
     if route is not None:
         _conclude(report, route, seen_by, by_signature.get(_signature(alive)) if alive else None)
     return report
@@ -214,17 +275,22 @@ def _conclude(
 
 
 def _send(
-    plan: list[probes.Probe], proxy_hosts: set[str], deadline: float, progress: Callable[[int, int], None] | None
+    plan: list[probes.Probe],
+    proxy_hosts: set[str],
+    deadline: float,
+    progress: Callable[[int, int], None] | None,
+    follow: Callable[[probes.Result], list[probes.Probe]] | None = None,
 ) -> tuple[list[probes.Result], dict[str, bool | None]]:
-    """The probes' results, and whether each proxy's port is open (checked in threads, while the probes run).
-    Nothing to send, nothing imported: the network stack and the thread pool only when they are used."""
+    """The probes' results (and those of the requests `follow` chained to them), and whether each proxy's port
+    is open (checked in threads, while the probes run). Nothing to send, nothing imported: the network stack
+    and the thread pool only when they are used."""
     if not proxy_hosts:
-        return (probes.run(plan, deadline, progress) if plan else []), {}
+        return (probes.run(plan, deadline, progress, follow) if plan else []), {}
     from concurrent.futures import ThreadPoolExecutor
 
     with ThreadPoolExecutor(max_workers=len(proxy_hosts)) as pool:
         checks = {p: pool.submit(_proxy_open, p, min(2.0, deadline)) for p in proxy_hosts}
-        results = probes.run(plan, deadline, progress) if plan else []
+        results = probes.run(plan, deadline, progress, follow) if plan else []
         return results, {p: f.result() for p, f in checks.items()}
 
 

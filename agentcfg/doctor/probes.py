@@ -184,11 +184,17 @@ def verify(ca_file: str | None) -> Any:
     return context
 
 
-def run(probes: list[Probe], deadline: float, progress: Callable[[int, int], None] | None = None) -> list[Result]:
-    """Send every probe at once; whatever has not finished at `deadline` seconds is a timeout."""
+def run(
+    probes: list[Probe],
+    deadline: float,
+    progress: Callable[[int, int], None] | None = None,
+    follow: Callable[[Result], list[Probe]] | None = None,
+) -> list[Result]:
+    """Send every probe at once; whatever has not finished at `deadline` seconds is a timeout. `follow`: the
+    requests an answer calls for next (send.run), sent under the same deadline."""
     from agentcfg.doctor import send
 
-    return send.run(probes, deadline, progress)
+    return send.run(probes, deadline, progress, follow)
 
 
 def import_httpx() -> ModuleType:

@@ -113,16 +113,16 @@ async def _read(response: httpx.Response, chunks: list[bytes], extra: dict[str, 
     return False
 
 
-async def _run(probes: list[Probe], deadline: float, progress: Callable[[int, int], None] | None) -> list[Result]:
+async def _run(
+    probes: list[Probe],
+    deadline: float,
+    progress: Callable[[int, int], None] | None,
+    follow: Callable[[Result], list[Probe]] | None = None,
+) -> list[Result]:
     results = [Result(p) for p in probes]
     clients: dict[tuple[str | None, str | None], httpx.AsyncClient] = {}
     timeout = httpx.Timeout(deadline, connect=min(deadline, 5.0))
-    for probe in probes:
-        if (probe.proxy, probe.ca_file) not in clients:
-            clients[probe.proxy, probe.ca_file] = new_client(probe.proxy, probe.ca_file, timeout)
-    tasks = [
-        asyncio.ensure_future(_send(clients[p.proxy, p.ca_file], p, r)) for p, r in zip(probes, results, strict=True)
-    ]
+    tasks: list[asyncio.Future[None]] = []
     done_count = 0
 
     def _done(_task: asyncio.Future[None]) -> None:
@@ -131,16 +131,35 @@ async def _run(probes: list[Probe], deadline: float, progress: Callable[[int, in
         if progress:
             progress(done_count, len(tasks))
 
-    for task in tasks:
+    def start(probe: Probe, result: Result) -> None:
+        if (probe.proxy, probe.ca_file) not in clients:
+            clients[probe.proxy, probe.ca_file] = new_client(probe.proxy, probe.ca_file, timeout)
+        task = asyncio.ensure_future(_chained(clients[probe.proxy, probe.ca_file], probe, result))
         task.add_done_callback(_done)
-    if tasks:
-        _, pending = await asyncio.wait(tasks, timeout=deadline)
-        for task in pending:
-            task.cancel()
-        await asyncio.gather(*pending, return_exceptions=True)
-    for result, task in zip(results, tasks, strict=True):
+        tasks.append(task)
+
+    async def _chained(client: httpx.AsyncClient, probe: Probe, result: Result) -> None:
+        await _send(client, probe, result)
+        for after in follow(result) if follow else []:  # a request that needs this one's answer: same deadline
+            results.append(Result(after))
+            start(after, results[-1])
+
+    for probe, result in zip(probes, results, strict=True):
+        start(probe, result)
+    ends = asyncio.get_running_loop().time() + deadline
+    while pending := [t for t in tasks if not t.done()]:  # a chained request joins while the others run
+        left = ends - asyncio.get_running_loop().time()
+        if left <= 0:
+            break
+        await asyncio.wait(pending, timeout=left, return_when=asyncio.FIRST_COMPLETED)
+    pending = [t for t in tasks if not t.done()]
+    for task in pending:
+        task.cancel()
+    await asyncio.gather(*pending, return_exceptions=True)
+    for n, (result, task) in enumerate(zip(results, tasks, strict=True)):
         if task.cancelled() and result.error is None:
-            result.elapsed = deadline
+            if n < len(probes):  # a chained request keeps its own elapsed time (it started later)
+                result.elapsed = deadline
             if not still_sending(result):  # else doctor stopped reading, not the server sending: judged as read
                 result.error, result.detail = "timeout", f"no complete answer within the {deadline:g} s deadline"
     for client in clients.values():
@@ -148,6 +167,13 @@ async def _run(probes: list[Probe], deadline: float, progress: Callable[[int, in
     return results
 
 
-def run(probes: list[Probe], deadline: float, progress: Callable[[int, int], None] | None = None) -> list[Result]:
-    """Send every probe at once; whatever has not finished at `deadline` seconds is a timeout."""
-    return asyncio.run(_run(probes, deadline, progress))
+def run(
+    probes: list[Probe],
+    deadline: float,
+    progress: Callable[[int, int], None] | None = None,
+    follow: Callable[[Result], list[Probe]] | None = None,
+) -> list[Result]:
+    """Send every probe at once; whatever has not finished at `deadline` seconds is a timeout. `follow` gives,
+    for an answer that came, the requests to send next (a second turn), under the same deadline; their
+    results come after the probes', in the order they were started."""
+    return asyncio.run(_run(probes, deadline, progress, follow))

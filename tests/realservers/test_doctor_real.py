@@ -200,3 +200,20 @@ def test_vllm_answering_at_length_is_not_a_broken_stream_for_codex(home: Home, p
     assert failing(findings) == set() and code == 0, findings
     codex = {(f["id"], f["status"]) for f in findings if f["agent"] == "codex"}
     assert ("stream-broken", "pass") in codex and ("server-slow", "warn") not in codex, codex
+
+
+def test_vllm_two_turn_tool_probe_reports_no_thinking_failure_falsely(home: Home, peers, keyring_file, compat):
+    """The real vLLM serves a tiny random model as "DeepSeek-V4-Flash" (a thinking family, so doctor sends its
+    two-turn tool probe) with the hermes parser and no reasoning parser. A forced first turn gets a real tool call
+    in each of the three protocols; the second turn, with each agent's replay, is accepted and goes on with
+    gibberish. Gibberish is never one of the three failures: no reasoning in turn 1 (nothing an agent could drop)
+    means a stop is not an early stop, and the markup patterns need a call's structure, not one token."""
+    record(compat, vllm(peers), "two-turn tool probe (thinking family, random model): thinking-tools passes")
+    add_profile(home, "local", peers.vllm, key=VLLM_KEY)
+    home.run("switch", "local", "--all")
+    code, findings = doctor(home)
+    probe = {f["agent"]: (f["id"], f["status"], f["evidence"]) for f in findings if f["id"].startswith("thinking-")}
+    assert {agent: found[:2] for agent, found in probe.items()} == {
+        agent: ("thinking-tools", "pass") for agent in AGENTS
+    }, probe
+    assert failing(findings) == set() and code == 0, findings
