@@ -56,6 +56,7 @@ COMMANDS = {
     "profile": ("profiles", "profile"),
     "rollback": ("switching", "rollback"),
     "route": ("route", "route"),
+    "serve": ("serve", "serve"),
     "status": ("switching", "status"),
     "switch": ("switching", "switch"),
     "trust": ("profiles", "trust_command"),

@@ -105,7 +105,7 @@ def build(
     profile: Profile, options: Options, environ: Mapping[str, str], *, gpu_count: int, key: str | None
 ) -> Command:
     """The command that serves `profile` on this machine; AgentcfgError where it cannot be one that works."""
-    _check_profile(profile)
+    check_profile(profile)
     extra = tuple(options.extra)
     given = {name for name in map(flag_name, extra) if name}
     if "--api-key" in given:
@@ -155,7 +155,7 @@ def build(
     )
 
 
-def _check_profile(profile: Profile) -> None:
+def check_profile(profile: Profile) -> None:
     if profile.route is not None:
         raise AgentcfgError(
             f"profile {profile.name} is a route: its router sends requests to other profiles' servers",

@@ -118,6 +118,7 @@ def world(tmp_path: Path, servers: tuple[str, str]) -> Iterator[World]:
     home.write("repo/.agentcfg/profiles/proj.toml", 'base_url = "https://proj.example/v1"\nmodel = "m"\n')
     yield found
     found.run("route", "stop", "r")  # a case that served the route
+    found.run("serve", "stop", "srv")  # a case that served the profile
 
 
 # -- the cases -----------------------------------------------------------------------------------------------
@@ -155,6 +156,23 @@ def _served(w: World) -> None:
     _key(w)
     _route(w)
     assert w.run("route", "serve", "r").returncode == 0
+
+
+def _serve_options(w: World) -> None:
+    """Profile srv on a free loopback port, and the options `serve` keeps for it: tests/serve/fake_vllm.py as vLLM."""
+    import sys
+
+    w.profile("srv", f'base_url = "http://127.0.0.1:{_free_port()}/v1"\nmodel = "{MODEL}"\ncontext_window = 4096\n')
+    program = w.home.root.parent / "vllm"
+    program.write_text(f"#!{sys.executable}\n" + (REPO / "tests" / "serve" / "fake_vllm.py").read_text())
+    program.chmod(0o755)
+    options = {"weights": str(w.home.root), "vllm": str(program), "family": "hermes"}
+    w.home.write(".config/agentcfg/serve/srv.json", json.dumps(options))
+
+
+def _serving(w: World) -> None:
+    _serve_options(w)
+    assert w.run("serve", "start", "srv", "--timeout", "30").returncode == 0
 
 
 def _free_port() -> int:
@@ -257,6 +275,20 @@ CASES = [
     fails("route status", "r", exit=Exit.FAILED, setup=[_route]),  # not running
     ok("route stop", "r", setup=[_served]),
     fails("route stop", "r", exit=Exit.NOTHING, setup=[_route]),
+    ok("serve start", "srv", setup=[_serve_options]),
+    fails("serve start", "nope"),
+    ok("serve restart", "srv", setup=[_serving]),
+    fails("serve restart", "nope"),
+    ok("serve stop", "srv", setup=[_serving]),
+    fails("serve stop", "srv", exit=Exit.NOTHING, setup=[_serve_options]),
+    ok("serve sweep", "srv", setup=[_serve_options]),
+    fails("serve sweep", "../x"),
+    ok("serve status", "srv", setup=[_serving]),
+    fails("serve status", "srv", exit=Exit.FAILED, setup=[_serve_options]),  # not running
+    ok("serve unit", "srv", "--print", setup=[_serve_options]),
+    fails("serve unit", "nope"),
+    ok("serve logs", "srv", setup=[_serving]),
+    fails("serve logs", "srv", exit=Exit.NOTHING, setup=[_serve_options]),
     ok("trust", "repo"),
     fails("trust"),  # run in HOME: no project here
 ]
@@ -271,6 +303,7 @@ OWN_DOCUMENT = {
     ("switch",): {Exit.NOTHING, Exit.NO_KEY},
     ("init",): {Exit.NOTHING, Exit.NO_KEY},
     ("route", "status"): {Exit.FAILED},
+    ("serve", "status"): {Exit.FAILED},
 }
 
 
