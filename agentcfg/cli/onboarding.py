@@ -234,6 +234,11 @@ def _write_init(
     later = [n for n in plan.notes + key_notes if key_state != "missing" or "stored no key" not in n]
     base.emit_notes([n for n in later if n not in imported.notes])  # the move said how to start its agents
     doctor = _closing_check(switched, agents, check, say, environ)
+    from agentcfg.serve.offer import offer
+
+    serve = offer(chosen, environ)
+    if serve:
+        say(f"6. serve: vLLM is installed and nothing answers at {chosen.base_url}: start it with `{serve}`")
     status = onboard.exit_status(switched=switched, key=key_state)
     if status == Exit.NOTHING:
         why = (
@@ -264,6 +269,7 @@ def _write_init(
                 },
                 "doctor": doctor,
                 "checked": doctor is not None,
+                "serve": serve,
                 "nothing_to_switch": status == Exit.NOTHING,  # as in `switch --json`
                 "key_missing": {"profile": chosen.name, "key_env": chosen.key_env, "fix": fixes.key_set(chosen.name)}
                 if key_state == "missing"

@@ -1,0 +1,43 @@
+"""What `init` offers when the chosen profile is this machine's vLLM, vLLM is installed, and nothing serves it."""
+
+from __future__ import annotations
+
+import shutil
+import socket
+from urllib.parse import urlsplit
+
+from agentcfg import env, fixes
+from agentcfg.profiles import Profile
+
+
+def answering(host: str, port: int, timeout: float = 0.5) -> bool:
+    try:
+        with socket.create_connection((host, port), timeout=timeout):
+            return True
+    except OSError:
+        return False
+
+
+def offer(profile: Profile, environ: env.Environ) -> str | None:
+    """The `agentcfg serve` command to run, or None: not a server of this machine, vLLM not installed (no `vllm`
+    on PATH and no kept `--vllm`), or something already answers on the profile's port."""
+    if profile.route is not None or not profile.is_local:
+        return None
+    from agentcfg.serve import lifecycle
+
+    try:
+        kept = lifecycle.load_options(profile.name, environ)
+    except Exception:  # a broken settings file: `serve` itself says what is wrong with it
+        kept = None
+    if shutil.which("vllm", path=environ.get("PATH")) is None and (kept is None or not kept.vllm):
+        return None
+    parts = urlsplit(profile.base_url)
+    try:
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError:
+        return None
+    if answering(parts.hostname or "127.0.0.1", port):
+        return None
+    if kept is not None and kept.weights:
+        return fixes.command("agentcfg", "serve", profile.name)
+    return fixes.command("agentcfg", "serve", profile.name, "--weights") + " PATH_OR_HF_ID"
