@@ -578,11 +578,12 @@ def _sweep(record: dict[str, Any], where: Files, tick: Tick | None = None) -> di
     }
 
 
-def unmanaged(port: int) -> list[Any]:
-    """`vllm serve` processes on `port` that agentcfg did not start (for the message that says so)."""
+def unmanaged(port: int, ours: set[int] | frozenset[int] = frozenset()) -> list[Any]:
+    """`vllm serve` processes on `port` that agentcfg did not start (`ours`: pids it did), for the message that says
+    so."""
     from agentcfg.doctor import localserver
 
-    return [p for p in localserver.processes() if p.is_server and localserver.port_of(p) == port]
+    return [p for p in localserver.processes() if p.is_server and localserver.port_of(p) == port and p.pid not in ours]
 
 
 def stop(name: str, environ: dict[str, str], *, timeout: float = STOP_TIMEOUT, tick: Tick | None = None) -> dict:
@@ -710,6 +711,7 @@ def status(name: str, environ: dict[str, str]) -> dict[str, Any]:
     server = server_alive(record, table) if record else None
     uid = os.getuid()
     left = [p for p in leftovers(record, table, uid) if p.pid != int(record["pid"])] if record is not None else []
+    ours = {p.pid for p in left}  # a forked engine keeps its server's command line until it renames itself
     port = _profile_port(profile)
     result: dict[str, Any] = {
         "profile": name,
@@ -723,7 +725,9 @@ def status(name: str, environ: dict[str, str]) -> dict[str, Any]:
         "uptime_seconds": round(time.time() - float(record["started"])) if server and record else None,
         "log": str(where.log),
         "orphans": [{"pid": p.pid, "name": p.name} for p in left] if server is None else [],
-        "unmanaged": [{"pid": p.pid, "argv": redacted(p.args)} for p in unmanaged(port)] if port and not server else [],
+        "unmanaged": [{"pid": p.pid, "argv": redacted(p.args)} for p in unmanaged(port, ours)]
+        if port and not server
+        else [],
         "agents": profile_edit.pointing_agents(name, environ),
         "serving": None,
         "problems": [],

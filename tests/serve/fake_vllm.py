@@ -12,7 +12,8 @@
 FAKE_VLLM_MODE picks a fault: `wrong-name` (serves "other-model"), `dead-engine` (/health 200, completions 500),
 `slow-stop` (ignores SIGINT; SIGTERM works), `exit` (exits at once with an error line), `busy:N` (N requests in
 flight in /metrics until a file `drained` appears beside its log). FAKE_VLLM_RECORD names a file where it writes
-its argv and environment as JSON (the tests check what agentcfg gave it).
+its argv and environment as JSON (the tests check what agentcfg gave it). FAKE_VLLM_GPU_MIB=N: the engine holds N
+MiB of GPU memory through PyTorch (the gpu tier).
 """
 
 from __future__ import annotations
@@ -41,6 +42,12 @@ def _flag(args: list[str], name: str, default: str = "") -> str:
 def _engine() -> int:
     pid = os.fork()
     if pid == 0:
+        if mib := int(os.environ.get("FAKE_VLLM_GPU_MIB") or 0):  # the gpu tier: hold GPU memory, as an engine does
+            import torch
+
+            held = torch.ones(mib * 1024 * 1024, dtype=torch.uint8, device="cuda")
+            torch.cuda.synchronize()
+            globals()["held"] = held
         _name("VLLM::EngineCore")
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # vLLM's engine leaves the stop to its server
         signal.signal(signal.SIGTERM, lambda *_: os._exit(0))

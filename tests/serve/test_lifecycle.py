@@ -132,6 +132,7 @@ def test_a_server_killed_hard_leaves_its_engine_and_restart_ends_exactly_that(ho
     assert alive(engine)
     status = home.run("serve", "status", "srv", "--json", check=1)
     assert json.loads(status.stdout)["orphans"] == [{"pid": engine, "name": "VLLM::EngineCor"}]
+    assert json.loads(status.stdout)["unmanaged"] == []  # its engine (a fork: the server's command line) is ours
 
     restarted = json.loads(home.run("serve", "restart", "srv", "--json", **served["env"]).stdout)
     assert restarted["stopped"]["orphans_ended"] == [engine] and restarted["stopped"]["server_seconds"] is None
