@@ -359,7 +359,11 @@ THINKING_OFF = '`chat_template_kwargs: {"thinking": false}` on vLLM'
 
 def advice(agent: str) -> str:
     """How to keep `agent`'s tool turns working with a thinking model (issue 28: the field reports' fixes)."""
-    router = f"route {agent} through a router that passes the reasoning back (agentcfg's router with reasoning kept)"
+    # agentcfg's route (LiteLLM) does not replay reasoning: named as not doing it, so no one tries it for this
+    router = (
+        f"put a proxy in front of {agent} that passes the reasoning back (cc-switch's proxy does since 3.15; "
+        "agentcfg's route does not)"
+    )
     if agent == "codex":
         return f"{router}, or turn thinking off for tool turns: {THINKING_OFF} (Codex sends back only "
         "`encrypted_content`, never the reasoning text)"
