@@ -219,3 +219,32 @@ def test_every_command_is_covered(command_tree: dict[str, set[str]]):
     covered = {command for names in COVERED.values() for command in names}
     assert sorted(commands - covered) == [], "commands no test of the installed tier runs"
     assert sorted(covered - commands) == [], "covered commands that agentcfg does not have"
+
+
+@covers("serve start", "serve status", "serve logs", "serve restart", "serve unit", "serve stop", "serve sweep")
+def test_serve_life_cycle_with_a_stand_in_vllm(installed: Installed, real_keyring, tmp_path: Path):
+    """tests/serve/fake_vllm.py plays vLLM (an API server and its engine); the key comes from the Secret Service."""
+    import json
+    import sys
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    installed.run("profile", "add", "srv", "--base-url", f"http://127.0.0.1:{port}/v1", "--model", MODEL,
+                  "--context-window", "8192", "--key-env", "SRV_API_KEY")  # fmt: skip
+    installed.run("key", "set", "srv", stdin_text=KEY + "\n")
+    program = tmp_path / "vllm"
+    program.write_text(f"#!{sys.executable}\n" + (Path(__file__).parents[1] / "serve" / "fake_vllm.py").read_text())
+    program.chmod(0o755)
+    started = installed.json("serve", "start", "srv", "--weights", str(tmp_path), "--vllm", str(program),
+                             "--family", "hermes", "--timeout", "60")  # fmt: skip
+    assert started["env"]["set"]["VLLM_API_KEY"] != KEY and KEY not in json.dumps(started)  # masked
+    status = installed.json("serve", "status", "srv")
+    assert status["running"] and status["serving"] == {"id": MODEL, "max_model_len": 8192}, status
+    assert "fake vLLM serving" in installed.run("serve", "logs", "srv").stdout
+    restarted = installed.json("serve", "restart", "srv", "--drain", "1")
+    assert restarted["stopped"]["pid"] == started["pid"] and restarted["pid"] != started["pid"]
+    assert "KillMode=mixed" in installed.run("serve", "unit", "srv", "--print").stdout
+    stopped = installed.json("serve", "stop", "srv")
+    assert stopped["pid"] == restarted["pid"] and stopped["orphans_ended"] == []
+    assert installed.json("serve", "sweep", "srv")["orphans_ended"] == []
