@@ -32,6 +32,7 @@ from agentcfg.serve import gpus, procs
 READY_TIMEOUT = 1200.0  # s: a large model loads its weights and compiles for minutes; the tiny CPU one in ~1
 STOP_TIMEOUT = 120.0  # s after SIGINT: vLLM frees the engines and the GPU memory; a large model takes a while
 TERM_TIMEOUT = 15.0  # s after SIGTERM, before SIGKILL
+ENGINE_GRACE = 10.0  # s the engines may take to exit after their server did, before they count as left behind
 RELEASE_TIMEOUT = 60.0  # s for nvidia-smi to stop listing the ended processes
 DRAIN_TIMEOUT = 30.0  # s `restart` waits for requests in flight to finish before it stops the server
 COMPLETION_TRIES = 5  # one-token requests that fail with a 5xx before the engine is taken for dead
@@ -47,18 +48,22 @@ class Files:
     process: Path
 
 
-def files(name: str, environ: env.Environ) -> Files:
-    """The server's runtime files; a name that is no profile's (a path, say) refused before any is touched."""
+def _checked(name: str) -> str:
+    """A profile's name, or the error: a name that is a path must never become one of serve's files."""
     from agentcfg import fields
 
     if problem := fields.name_problem(name):
         raise AgentcfgError(f"{name!r} is not a profile's name: {problem}")
-    directory = env.runtime_dir(environ) / "serve" / name
+    return name
+
+
+def files(name: str, environ: env.Environ) -> Files:
+    directory = env.runtime_dir(environ) / "serve" / _checked(name)
     return Files(directory, directory / "vllm.log", directory / "process.json")
 
 
 def settings_path(name: str, environ: env.Environ) -> Path:
-    return env.config_dir(environ) / "serve" / f"{name}.json"
+    return env.config_dir(environ) / "serve" / f"{_checked(name)}.json"
 
 
 # -- what the user told serve, kept -----------------------------------------------------------------------------
@@ -544,6 +549,11 @@ def _stop(
             if server_alive(record, procs.snapshot()) is None:
                 break
         phases["server_seconds"] = round(time.monotonic() - started, 2)
+        # Its engines got the signal too and may still be freeing memory: what is gone within the grace left
+        # on its own; only what is still there after it is an orphan to end
+        deadline = time.monotonic() + ENGINE_GRACE
+        while time.monotonic() < deadline and leftovers(record, procs.snapshot(), uid):
+            time.sleep(0.1)
     else:
         phases["server_seconds"] = None  # gone already (a kill -9, a crash): only its leftovers
     swept = _sweep(record, where, tick=tick)

@@ -229,3 +229,10 @@ def test_logs_show_the_end_of_the_servers_log(home: Home, served: dict) -> None:
     shown = home.run("serve", "logs", "srv", "-n", "5")
     assert "GET /health" in shown.stdout or "fake vLLM serving" in shown.stdout
     assert home.run("serve", "logs", "nosuch", check=None).returncode in (2, 3)
+
+
+@pytest.mark.parametrize("command", ["start", "stop", "status", "logs", "sweep", "restart"])
+def test_a_name_that_is_a_path_never_becomes_a_file(home: Home, command: str) -> None:
+    refused = home.run("serve", command, "../../x", check=2)
+    assert "is not a profile's name" in refused.stderr or "unknown profile '../../x'" in refused.stderr
+    assert not (Path(home.env["XDG_RUNTIME_DIR"]).parent / "x").exists()
