@@ -139,6 +139,8 @@ def _started(result: dict[str, Any]) -> None:
                f"/health in {ready.get('health', 0):.0f} s, "
                f"a one-token answer in {ready.get('completion', 0):.0f} s)")  # fmt: skip
     click.echo(f"  family {result['family'] or '(given by flags)'}; log: {result['log']}")
+    for problem in result.get("problems", []):
+        click.echo(f"  differs from the profile: {problem} (agentcfg profile set, or the flag after `--`)")
     click.echo(f"Point the agents at it: agentcfg switch {result['profile']}; stop it: agentcfg serve stop "
                f"{result['profile']}")  # fmt: skip
 
@@ -243,7 +245,7 @@ def serve_status(profile: str, as_json: bool) -> None:
 def _status_text(result: dict[str, Any]) -> None:
     name = result["profile"]
     if result["running"]:
-        click.echo(f"serve {name}: running (pid {result['pid']}, up {result['uptime_seconds']} s) at {result['url']}")
+        click.echo(f"serve {name}: running (pid {result['pid']}, since {result['started_at']}) at {result['url']}")
         click.echo(f"  {result['argv']}")
         serving = result["serving"] or {}
         click.echo(f"  serves {serving.get('id')} with a window of {serving.get('max_model_len')} tokens")

@@ -486,7 +486,9 @@ def start(
                 raise
             record["engines"] = _engines(record, procs.snapshot())
             _write_record(where, record)
-    return {**result, "pid": process.pid, "already_running": False,
+    model = served(root_url(built), built.env.get("VLLM_API_KEY"))
+    problems = compare(profile, model) if model else []
+    return {**result, "pid": process.pid, "already_running": False, "problems": problems,
             "ready_seconds": {k: round(v, 1) for k, v in reached.items()}}  # fmt: skip
 
 
@@ -733,6 +735,7 @@ def status(name: str, environ: dict[str, str]) -> dict[str, Any]:
         "pid": server.pid if server else None,
         "argv": redacted(server.args) if server else None,
         "uptime_seconds": round(time.time() - float(record["started"])) if server and record else None,
+        "started_at": _iso(float(record["started"])) if server and record else None,
         "log": str(where.log),
         "orphans": [{"pid": p.pid, "name": p.name} for p in left] if server is None else [],
         "unmanaged": [{"pid": p.pid, "argv": redacted(p.args)} for p in unmanaged(port, ours)]
@@ -754,6 +757,12 @@ def status(name: str, environ: dict[str, str]) -> dict[str, Any]:
         result["serving"] = model and {"id": model.get("id"), "max_model_len": model.get("max_model_len")}
         result["problems"] = compare(profile, model) if model else ["it does not answer /v1/models"]
     return result
+
+
+def _iso(epoch: float) -> str:
+    from datetime import datetime, timezone
+
+    return datetime.fromtimestamp(epoch, timezone.utc).isoformat(timespec="seconds")
 
 
 def log_lines(name: str, environ: env.Environ, lines: int) -> tuple[Path, list[str]]:

@@ -236,3 +236,10 @@ def test_a_name_that_is_a_path_never_becomes_a_file(home: Home, command: str) ->
     refused = home.run("serve", command, "../../x", check=2)
     assert "is not a profile's name" in refused.stderr or "unknown profile '../../x'" in refused.stderr
     assert not (Path(home.env["XDG_RUNTIME_DIR"]).parent / "x").exists()
+
+
+def test_a_window_other_than_the_profiles_is_said_at_start(home: Home, served: dict) -> None:
+    result = json.loads(start(home, served, "--", "--max-model-len", "8192").stdout)
+    assert result["problems"] == ["its window is 8,192 tokens, the profile's 65,536"]
+    status = home.run("serve", "status", "srv", check=1)
+    assert "differs from the profile: its window is 8,192 tokens" in status.stdout and "since 20" in status.stdout

@@ -1,4 +1,4 @@
-"""init offers `agentcfg serve` when the chosen profile is this machine's vLLM, vLLM is installed and nothing answers."""
+"""init offers `agentcfg serve` when the profile is this machine's vLLM, vLLM is installed and nothing answers."""
 
 from __future__ import annotations
 
