@@ -178,18 +178,25 @@ def server_alive(record: dict[str, Any], table: list[procs.Proc]) -> procs.Proc 
 
 
 def leftovers(record: dict[str, Any], table: list[procs.Proc], uid: int) -> list[procs.Proc]:
-    """This user's processes that belong to the recorded server: its process group's members, its descendants, and
-    the engine processes recorded under it (each by pid and start time). The server itself included if it runs."""
+    """This user's processes that belong to the recorded server (the server itself included while it runs): its
+    descendants and process group while it runs; once it is gone, the engines recorded under it (pid and start time)
+    and the members of its group that started with it, not after its engines (a pid and so a group id can be reused
+    once all of a group is gone: a later group of that id is not the server's)."""
     pid, pgid = int(record["pid"]), int(record["pgid"])
+    start = record.get("start")
     recorded = {(int(p), s) for p, s in record.get("engines", [])}
+    latest = max((s for _, s in recorded if s is not None), default=None)
     found: dict[int, procs.Proc] = {}
-    for proc in procs.in_group(table, pgid) + procs.descendants(table, pid):
-        found[proc.pid] = proc
+    if (server := server_alive(record, table)) is not None:
+        for proc in [server, *procs.in_group(table, pgid), *procs.descendants(table, pid)]:
+            found[proc.pid] = proc
+    else:
+        for proc in procs.in_group(table, pgid):
+            if (start is None or proc.start >= start) and (latest is None or proc.start <= latest):
+                found[proc.pid] = proc
     for proc in table:
         if (proc.pid, proc.start) in recorded:
             found[proc.pid] = proc
-    if (server := server_alive(record, table)) is not None:
-        found[server.pid] = server
     return [p for p in found.values() if p.uid == uid]
 
 
