@@ -682,11 +682,11 @@ def drain_requests(record: dict[str, Any], environ: env.Environ, limit: float, t
     root = f"http://{f'[{host}]' if ':' in host else host}:{record['port']}"
     started = time.monotonic()
     while (elapsed := time.monotonic() - started) < limit:
-        busy = in_flight(root)
+        busy = in_flight(root)  # a server busy streaming answers /metrics late: the time is taken after it
         if busy is None:
             return None
         if busy == 0:
-            return round(elapsed, 2)
+            return round(time.monotonic() - started, 2)
         if tick:
             tick(f"waiting for {busy} request(s) in flight", elapsed)
         time.sleep(0.25)
@@ -707,7 +707,8 @@ def requests_in_flight(metrics: str) -> int | None:
     """vllm:num_requests_running + vllm:num_requests_waiting from Prometheus text (pure)."""
     total, seen = 0.0, False
     for line in metrics.splitlines():
-        if line.startswith(("vllm:num_requests_running", "vllm:num_requests_waiting")):
+        name = line.split("{", 1)[0].split(" ", 1)[0]
+        if name in ("vllm:num_requests_running", "vllm:num_requests_waiting"):  # not ..._waiting_by_reason
             with contextlib.suppress(ValueError, IndexError):
                 total += float(line.rsplit(None, 1)[1])
                 seen = True

@@ -60,6 +60,7 @@ def test_requests_in_flight_from_vllm_metrics() -> None:
         "# HELP vllm:num_requests_running Number of requests in model execution batches.\n"
         'vllm:num_requests_running{engine="0",model_name="m"} 2.0\n'
         'vllm:num_requests_waiting{engine="0",model_name="m"} 1.0\n'
+        'vllm:num_requests_waiting_by_reason{engine="0",model_name="m",reason="capacity"} 1.0\n'  # vLLM 0.32: a part
     )
     assert requests_in_flight(text) == 3
     assert requests_in_flight("vllm:num_requests_running 0.0\n") == 0
