@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 from typing import Any, TextIO
 
 from agentcfg.patterns import lazy
@@ -253,3 +254,12 @@ class RedactingStream:
         if name == "buffer":  # click would write bytes around the scrubbing through it
             raise AttributeError(name)
         return getattr(self.raw, name)
+
+
+def file_tail(path: Path, lines: int) -> str:
+    """The last `lines` lines of a server's log, keys masked and safe for a terminal ("(no log)", "(empty)")."""
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return "(no log)"
+    return terminal_safe(scrub("\n".join(text.splitlines()[-lines:]))) or "(empty)"

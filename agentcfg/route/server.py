@@ -321,11 +321,7 @@ def wait_ready(
 def log_tail(where: Files, lines: int = 15) -> str:
     from agentcfg import redact
 
-    try:
-        text = where.log.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return "(no log)"
-    return redact.terminal_safe(redact.scrub("\n".join(text.splitlines()[-lines:]))) or "(empty)"
+    return redact.file_tail(where.log, lines)
 
 
 def stop(where: Files, timeout: float = STOP_TIMEOUT) -> int | None:

@@ -404,19 +404,19 @@ def wait_ready(
 
 
 def root_url(built: commands.Command) -> str:
-    host = built.host if built.host not in ("0.0.0.0", "::", "") else "127.0.0.1"
-    host = f"[{host}]" if ":" in host else host
-    return f"http://{host}:{built.port}"
+    return _root(built.host, built.port)
+
+
+def _root(host: str, port: int) -> str:
+    """Where to reach a server listening on `host` (every interface: through loopback)."""
+    host = host if host not in ("0.0.0.0", "::", "") else "127.0.0.1"
+    return f"http://{f'[{host}]' if ':' in host else host}:{port}"
 
 
 def _log_tail(where: Files, lines: int = 20) -> str:
     from agentcfg import redact
 
-    try:
-        text = where.log.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return "(no log)"
-    return redact.terminal_safe(redact.scrub("\n".join(text.splitlines()[-lines:]))) or "(empty)"
+    return redact.file_tail(where.log, lines)
 
 
 def _result(name: str, profile: Profile, built: commands.Command, where: Files, environ: env.Environ) -> dict[str, Any]:
@@ -677,9 +677,7 @@ def restart(
 
 def drain_requests(record: dict[str, Any], environ: env.Environ, limit: float, tick: Tick | None) -> float | None:
     """Seconds until vLLM's /metrics shows no request running or waiting (at most `limit`); None: no metrics."""
-    host = str(record.get("host") or "127.0.0.1")
-    host = "127.0.0.1" if host in ("0.0.0.0", "::", "") else host
-    root = f"http://{f'[{host}]' if ':' in host else host}:{record['port']}"
+    root = _root(str(record.get("host") or ""), int(record["port"]))
     started = time.monotonic()
     while (elapsed := time.monotonic() - started) < limit:
         busy = in_flight(root)  # a server busy streaming answers /metrics late: the time is taken after it
