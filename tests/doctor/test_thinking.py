@@ -161,7 +161,7 @@ def test_a_400_asking_for_the_reasoning_is_reasoning_dropped(message: str) -> No
     body = json.dumps({"error": {"message": message, "type": "invalid_request_error"}})
     finding = thinking.judge(target("codex"), chain("qwen", None, status=400, body=body))
     assert (finding.id, finding.status) == ("thinking-reasoning-dropped", "fail")
-    assert message in finding.evidence and "router" in finding.hint and "thinking" in finding.hint
+    assert message in finding.evidence and "passes the reasoning back" in finding.hint and "thinking" in finding.hint
 
 
 def test_another_400_on_turn_2_is_a_skip_not_a_failure() -> None:
