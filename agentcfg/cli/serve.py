@@ -254,7 +254,8 @@ def _status_text(result: dict[str, Any]) -> None:
     for problem in result["problems"]:
         click.echo(f"  differs from the profile: {problem} (agentcfg serve restart {name})")
     for orphan in result["orphans"]:
-        click.echo(f"  left by its server: {orphan['name']} pid {orphan['pid']} (agentcfg serve stop {name} ends it)")
+        held = f", holding {', '.join(orphan['gpu_devices'])}" if orphan["gpu_devices"] else ""
+        click.echo(f"  left by its server: {orphan['name']} pid {orphan['pid']}{held} (`agentcfg serve stop {name}`)")
     for other in result["unmanaged"]:
         click.echo(f"  a vLLM agentcfg did not start is on its port: pid {other['pid']}: {other['argv']}")
     agents = ", ".join(result["agents"]) or "none (agentcfg switch " + name + ")"

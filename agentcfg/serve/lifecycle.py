@@ -743,7 +743,9 @@ def status(name: str, environ: dict[str, str]) -> dict[str, Any]:
         "uptime_seconds": round(time.time() - float(record["started"])) if server and record else None,
         "started_at": _iso(float(record["started"])) if server and record else None,
         "log": str(where.log),
-        "orphans": [{"pid": p.pid, "name": p.name} for p in left] if server is None else [],
+        "orphans": [{"pid": p.pid, "name": p.name, "gpu_devices": procs.gpu_devices(p.pid)} for p in left]
+        if server is None
+        else [],
         "unmanaged": [{"pid": p.pid, "argv": redacted(p.args)} for p in unmanaged(port, ours)]
         if port and not server
         else [],

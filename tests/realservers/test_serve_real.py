@@ -89,10 +89,11 @@ def test_serve_then_switch_and_every_agent_answers_through_it(agent_home, profil
     _, findings = doctor(agent_home)
     assert not {f for f in failing(findings) if f[1] in SERVER_SIDE}, findings
 
-    agent_home.run("profile", "set", "srv", "context_window=32768")  # the profile moves: status says so
+    agent_home.run("profile", "set", "srv", "context_window=32768", "model=Other-Model")  # the profile moves on
     moved = json.loads(agent_home.run("serve", "status", "srv", "--json", check=1).stdout)
-    assert moved["problems"] == [f"its window is {WINDOW:,} tokens, the profile's 32,768"]
-    agent_home.run("profile", "set", "srv", f"context_window={WINDOW}")
+    assert moved["problems"] == [f"it serves '{MODEL}', the profile's model is 'Other-Model'",
+                                 f"its window is {WINDOW:,} tokens, the profile's 32,768"]  # fmt: skip
+    agent_home.run("profile", "set", "srv", f"context_window={WINDOW}", f"model={MODEL}")
 
     stopped = json.loads(agent_home.run("serve", "stop", "srv", "--json", timeout=300).stdout)
     print(f"serve stop: {stopped}")
@@ -151,3 +152,14 @@ def test_restart_in_flight_then_a_kill_9_and_restart_ends_exactly_the_engine_lef
     print(f"restart after kill -9: {json.dumps(third['stopped'])}, ready {third['ready_seconds']}")
     stopped = serve(agent_home, "stop", "srv", "--json")
     assert stopped["orphans_ended"] == [] and group(third["pid"]) == {} and port_free(profile["port"])
+
+
+def test_a_port_held_by_another_program_is_refused_before_vllm_starts(agent_home, profile) -> None:
+    with socket.socket() as holder:
+        holder.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        holder.bind(("127.0.0.1", profile["port"]))
+        holder.listen()
+        refused = agent_home.run("serve", "start", "srv", *profile["args"], check=2, **QUIET_ENV)
+    error = json.loads(refused.stdout)["error"]
+    assert f"port {profile['port']} is in use: pid {os.getpid()}" in error, error
+    assert not list((Path(agent_home.env["XDG_RUNTIME_DIR"]) / "agentcfg" / "serve" / "srv").glob("vllm.log"))

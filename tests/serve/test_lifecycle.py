@@ -131,7 +131,7 @@ def test_a_server_killed_hard_leaves_its_engine_and_restart_ends_exactly_that(ho
         time.sleep(0.05)
     assert alive(engine)
     status = home.run("serve", "status", "srv", "--json", check=1)
-    assert json.loads(status.stdout)["orphans"] == [{"pid": engine, "name": "VLLM::EngineCor"}]
+    assert json.loads(status.stdout)["orphans"] == [{"pid": engine, "name": "VLLM::EngineCor", "gpu_devices": []}]
     assert json.loads(status.stdout)["unmanaged"] == []  # its engine (a fork: the server's command line) is ours
 
     restarted = json.loads(home.run("serve", "restart", "srv", "--json", **served["env"]).stdout)

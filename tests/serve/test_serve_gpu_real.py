@@ -98,6 +98,7 @@ def test_a_killed_servers_engine_is_ended_by_pid_and_its_gpu_memory_waited_for(c
     assert alive(engine.pid) and engine.pid in {a.pid for a in gpus.query_apps() or []}
     status = json.loads(cli.run("serve", "status", "gpu", "--json", check=1).stdout)
     assert [o["pid"] for o in status["orphans"]] == [engine.pid]
+    assert any(d.startswith("/dev/nvidia") for d in status["orphans"][0]["gpu_devices"]), status  # the evidence
 
     stopped = json.loads(cli.run("serve", "stop", "gpu", "--json").stdout)
     print(f"stop after kill -9: {stopped}")
