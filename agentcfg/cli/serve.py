@@ -50,7 +50,11 @@ def _options(func: Callable[..., Any]) -> Callable[..., Any]:
             click.option("--gpus", metavar="0,1", help="The GPUs it may use (CUDA_VISIBLE_DEVICES); TP = their count."),
             click.option("--host", help="Where it listens. Default 127.0.0.1 (this machine only)."),
             click.option("--port", type=base.Int(1, 65535), help="Default: the port of the profile's base_url."),
-            click.option("--enforce-eager", is_flag=True, default=None, help="Disable CUDA graphs (slow: debug only)."),
+            click.option(
+                "--enforce-eager/--no-enforce-eager",
+                default=None,
+                help="Disable CUDA graphs (slow: debug only); --no-...: drop a kept --enforce-eager.",
+            ),
             click.argument("extra", nargs=-1, type=click.UNPROCESSED),
         ]
     ):

@@ -243,3 +243,13 @@ def test_a_window_other_than_the_profiles_is_said_at_start(home: Home, served: d
     assert result["problems"] == ["its window is 8,192 tokens, the profile's 65,536"]
     status = home.run("serve", "status", "srv", check=1)
     assert "differs from the profile: its window is 8,192 tokens" in status.stdout and "since 20" in status.stdout
+
+
+def test_a_kept_enforce_eager_is_dropped_with_no_enforce_eager(home: Home, served: dict) -> None:
+    args = ["--weights", served["weights"], "--vllm", served["program"], "--family", "hermes", "--json"]
+    eager = home.json("serve", "start", "srv", *args, "--enforce-eager", "--print")
+    assert "--enforce-eager" in eager["argv"]
+    home.write(".config/agentcfg/serve/srv.json", json.dumps({"weights": served["weights"], "vllm": served["program"],
+                                                              "family": "hermes", "enforce_eager": True}))  # fmt: skip
+    assert "--enforce-eager" in home.json("serve", "start", "srv", "--print")["argv"]  # a kept one stays
+    assert "--enforce-eager" not in home.json("serve", "start", "srv", "--no-enforce-eager", "--print")["argv"]
