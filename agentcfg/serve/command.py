@@ -122,8 +122,8 @@ def build(
         )
     family = _family(profile, options, given)
     weights = _weights(profile, options, family)
-    url_port = _url_port(profile)
-    port = options.port if options.port is not None else url_port
+    profile_port = url_port(profile) or 80  # a loaded profile's base_url is valid: None does not come
+    port = options.port if options.port is not None else profile_port
     count = len(options.gpus) if options.gpus is not None else gpu_count
 
     ours: list[list[str]] = [["--served-model-name", profile.model]]
@@ -144,7 +144,7 @@ def build(
     host = flag_value(extra, "--host") or options.host
     port_text = flag_value(extra, "--port")
     final_port = int(port_text) if port_text and port_text.isdigit() else port
-    warnings = _warnings(profile, family, argv, extra, host, final_port, url_port)
+    warnings = _warnings(profile, family, argv, extra, host, final_port, profile_port)
     return Command(
         argv=argv,
         env=_environment(profile, options, environ, key),
@@ -206,11 +206,15 @@ def _weights(profile: Profile, options: Options, family: Family | None) -> str:
     )
 
 
-def _url_port(profile: Profile) -> int:
+def url_port(profile: Profile) -> int | None:
+    """The port of the profile's base_url (its scheme's when none is given); None: not a valid one."""
     from urllib.parse import urlsplit
 
-    parts = urlsplit(profile.base_url)
-    return parts.port or (443 if parts.scheme == "https" else 80)
+    try:
+        parts = urlsplit(profile.base_url)
+        return parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError:
+        return None
 
 
 def _environment(profile: Profile, options: Options, environ: Mapping[str, str], key: str | None) -> dict[str, str]:

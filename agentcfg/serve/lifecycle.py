@@ -281,32 +281,18 @@ def check_memory(built: commands.Command) -> None:
 # -- waits ----------------------------------------------------------------------------------------------------
 
 
-def _opener() -> Any:
-    import urllib.request
-
-    return urllib.request.build_opener(urllib.request.ProxyHandler({}))  # loopback: never through a proxy
-
-
-def _get(url: str, key: str | None, timeout: float) -> tuple[int, bytes]:
+def _request(url: str, key: str | None, timeout: float, body: dict[str, Any] | None = None) -> tuple[int, bytes]:
+    """GET (or POST `body` as JSON) to the server on loopback, never through a proxy: its status and body."""
     import urllib.error
     import urllib.request
 
-    request = urllib.request.Request(url, headers={"Authorization": f"Bearer {key}"} if key else {})
+    headers = {"Authorization": f"Bearer {key}"} if key else {}
+    data = None if body is None else json.dumps(body).encode()
+    if data is not None:
+        headers["Content-Type"] = "application/json"
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
     try:
-        with _opener().open(request, timeout=timeout) as response:
-            return response.status, response.read(1 << 20)
-    except urllib.error.HTTPError as error:
-        return error.code, error.read(1 << 16)
-
-
-def _post(url: str, body: dict[str, Any], key: str | None, timeout: float) -> tuple[int, bytes]:
-    import urllib.error
-    import urllib.request
-
-    headers = {"Content-Type": "application/json", **({"Authorization": f"Bearer {key}"} if key else {})}
-    request = urllib.request.Request(url, json.dumps(body).encode(), headers=headers)
-    try:
-        with _opener().open(request, timeout=timeout) as response:
+        with opener.open(urllib.request.Request(url, data, headers=headers), timeout=timeout) as response:
             return response.status, response.read(1 << 20)
     except urllib.error.HTTPError as error:
         return error.code, error.read(1 << 16)
@@ -315,7 +301,7 @@ def _post(url: str, body: dict[str, Any], key: str | None, timeout: float) -> tu
 def served(root: str, key: str | None, timeout: float = 10) -> dict[str, Any] | None:
     """The first model /v1/models lists (id, max_model_len), or None when it does not answer so."""
     try:
-        status, body = _get(root + "/v1/models", key, timeout)
+        status, body = _request(root + "/v1/models", key, timeout)
         data = json.loads(body)["data"] if status == 200 else None
     except (OSError, ValueError, KeyError, TypeError):
         return None
@@ -337,7 +323,7 @@ def one_token(root: str, model: str, key: str | None, timeout: float = 60) -> st
     """Why a one-token chat completion fails (None: it answered): /health can say 200 while the engine is dead."""
     body = {"model": model, "messages": [{"role": "user", "content": "hi"}], "max_tokens": 1, "stream": False}
     try:
-        status, text = _post(root + "/v1/chat/completions", body, key, timeout)
+        status, text = _request(root + "/v1/chat/completions", key, timeout, body)
     except OSError as exc:
         return f"{type(exc).__name__}: {exc}"
     if status != 200:
@@ -368,7 +354,7 @@ def wait_ready(
             raise AgentcfgError(f"vLLM exited before it was ready (waiting for {phase})")
         if phase == "health":
             with contextlib.suppress(OSError):
-                if _get(root + "/health", None, 5)[0] == 200:
+                if _request(root + "/health", None, 5)[0] == 200:
                     reached["health"], phase = elapsed, "models"
                     continue
         elif phase == "models":
@@ -477,9 +463,7 @@ def start(
                     list(built.argv), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
                     env=built.env, cwd=where.directory, start_new_session=True,
                 )  # fmt: skip
-            record = {"pid": process.pid, "pgid": process.pid, "start": _start_time(process.pid),
-                      "started": time.time(), "argv": list(built.argv), "host": built.host, "port": built.port,
-                      "profile": name}  # fmt: skip
+            record = _new_record(name, built, process.pid, process.pid)
             try:
                 _write_record(where, record)
                 reached = wait_ready(root_url(built), profile, built.env.get("VLLM_API_KEY"),
@@ -510,8 +494,7 @@ def start_foreground(name: str, given: dict[str, Any], environ: dict[str, str]) 
     check_port(built.host, built.port)
     check_memory(built)
     save_options(name, options, environ)
-    record = {"pid": os.getpid(), "pgid": os.getpgid(0), "start": _start_time(os.getpid()), "started": time.time(),
-              "argv": list(built.argv), "host": built.host, "port": built.port, "profile": name}  # fmt: skip
+    record = _new_record(name, built, os.getpid(), os.getpgid(0))
     _write_record(where, record)
     sys.stdout.flush()
     sys.stderr.flush()
@@ -524,8 +507,15 @@ def _make_directory(where: Files) -> None:
     os.chmod(where.directory, 0o700)
 
 
+def _new_record(name: str, built: commands.Command, pid: int, pgid: int) -> dict[str, Any]:
+    """What `process.json` holds of a server just started: enough to prove later which processes are its."""
+    return {"pid": pid, "pgid": pgid, "start": _start_time(pid), "started": time.time(), "argv": list(built.argv),
+            "host": built.host, "port": built.port, "profile": name}  # fmt: skip
+
+
 def _start_time(pid: int) -> int | None:
-    return next((p.start for p in procs.snapshot() if p.pid == pid), None)
+    found = procs.read(pid)
+    return found.start if found else None
 
 
 # -- stop -----------------------------------------------------------------------------------------------------
@@ -624,23 +614,13 @@ def _not_running(name: str, environ: dict[str, str]) -> AgentcfgError:
     hint = f"Start it with `agentcfg serve start {name}`."
     with contextlib.suppress(AgentcfgError):
         profile = profile_of(name, environ)
-        port = _profile_port(profile)
+        port = commands.url_port(profile)
         others = unmanaged(port) if port else []
         if others:
             pids = ", ".join(str(p.pid) for p in others)
             hint = (f"A vLLM that agentcfg did not start serves port {port} (pid {pids}): stop it where it was "
                     "started (its terminal, its systemd unit); agentcfg ends only servers it started.")  # fmt: skip
     return AgentcfgError(f"agentcfg runs no server for {name!r}", hint=hint, exit_code=Exit.NOTHING)
-
-
-def _profile_port(profile: Profile) -> int | None:
-    from urllib.parse import urlsplit
-
-    try:
-        parts = urlsplit(profile.base_url)
-        return parts.port or (443 if parts.scheme == "https" else 80)
-    except ValueError:
-        return None
 
 
 def sweep(name: str, environ: dict[str, str]) -> dict[str, Any]:
@@ -693,7 +673,7 @@ def drain_requests(record: dict[str, Any], environ: env.Environ, limit: float, t
 
 def in_flight(root: str) -> int | None:
     try:
-        status, body = _get(root + "/metrics", None, 5)
+        status, body = _request(root + "/metrics", None, 5)
     except OSError:
         return None
     if status != 200:
@@ -730,7 +710,7 @@ def status(name: str, environ: dict[str, str]) -> dict[str, Any]:
     uid = os.getuid()
     left = [p for p in leftovers(record, table, uid) if p.pid != int(record["pid"])] if record is not None else []
     ours = {p.pid for p in left}  # a forked engine keeps its server's command line until it renames itself
-    port = _profile_port(profile)
+    port = commands.url_port(profile)
     result: dict[str, Any] = {
         "profile": name,
         "url": profile.base_url,

@@ -3,19 +3,11 @@
 from __future__ import annotations
 
 import shutil
-import socket
 from urllib.parse import urlsplit
 
 from agentcfg import env, fixes
+from agentcfg.errors import AgentcfgError
 from agentcfg.profiles import Profile
-
-
-def answering(host: str, port: int, timeout: float = 0.5) -> bool:
-    try:
-        with socket.create_connection((host, port), timeout=timeout):
-            return True
-    except OSError:
-        return False
 
 
 def offer(profile: Profile, environ: env.Environ) -> str | None:
@@ -27,16 +19,15 @@ def offer(profile: Profile, environ: env.Environ) -> str | None:
 
     try:
         kept = lifecycle.load_options(profile.name, environ)
-    except Exception:  # a broken settings file: `serve` itself says what is wrong with it
+    except AgentcfgError:  # a broken settings file: `serve` itself says what is wrong with it
         kept = None
     if shutil.which("vllm", path=environ.get("PATH")) is None and (kept is None or not kept.vllm):
         return None
-    parts = urlsplit(profile.base_url)
-    try:
-        port = parts.port or (443 if parts.scheme == "https" else 80)
-    except ValueError:
-        return None
-    if answering(parts.hostname or "127.0.0.1", port):
+    from agentcfg.doctor.probes import tcp_open
+    from agentcfg.serve.command import url_port
+
+    port = url_port(profile)
+    if port is None or tcp_open(urlsplit(profile.base_url).hostname or "127.0.0.1", port, 0.5):
         return None
     if kept is not None and kept.weights:
         return fixes.command("agentcfg", "serve", profile.name)
