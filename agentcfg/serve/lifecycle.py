@@ -739,7 +739,7 @@ def status(name: str, environ: dict[str, str]) -> dict[str, Any]:
         if profile.needs_key:
             from agentcfg.cli.hotpath import resolve_key
 
-            with contextlib.suppress(Exception):
+            with contextlib.suppress(AgentcfgError):  # no key to be had: /v1/models says 401, status says so
                 key = resolve_key(profile, environ).value
         model = served(root, key)
         result["serving"] = model and {"id": model.get("id"), "max_model_len": model.get("max_model_len")}
