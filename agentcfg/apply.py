@@ -244,8 +244,8 @@ def _revert(entry: Entry, item: dict[str, Any], before: str | None, current: str
         None if written is None else written.decode("utf-8"),
         current,
         [tuple(owned["key"]) for owned in item["owned"]],
-        stamps=agent.STAMPS if agent else (),
-        moves=agent.MOVES if agent else None,
+        stamps=agent.TRAITS.stamps if agent else (),
+        moves=agent.TRAITS.moves if agent else None,
         shown=shown,
     )
 

@@ -44,8 +44,12 @@ from agentcfg.patterns import lazy
 # C0 (tab and newlines included), DEL, C1, the line/paragraph separators, bidi marks, embeddings,
 # overrides and isolates (they reorder what a terminal shows), and zero-width characters.
 CONTROL_CLASS = r"[\u0000-\u001f\u007f-\u009f\u061c\u200b-\u200f\u2028-\u202e\u2060\u2066-\u2069\ufeff]"
-# What opencode ({env:, {file:) and qwen-code / Claude Code ($NAME, ${...}) expand; see the table above.
-TEMPLATE_PATTERN = r"\{([Ee][Nn][Vv]|[Ff][Ii][Ll][Ee]):|\$[A-Za-z0-9_{]"
+# What opencode ({env:, {file:) and qwen-code / Claude Code ($NAME, ${...}) expand; see the table above. Each
+# agent names the syntaxes it expands (Traits.expands); tests/agents/test_registry.py holds this union to them.
+ENV_FILE_TEMPLATE = r"\{([Ee][Nn][Vv]|[Ff][Ii][Ll][Ee]):"
+DOLLAR_TEMPLATE = r"\$[A-Za-z0-9_{]"
+TEMPLATE_SYNTAXES = (ENV_FILE_TEMPLATE, DOLLAR_TEMPLATE)
+TEMPLATE_PATTERN = "|".join(TEMPLATE_SYNTAXES)
 _LABEL = r"[A-Za-z0-9_]([A-Za-z0-9_-]*[A-Za-z0-9_])?"
 HOST_PATTERN = rf"{_LABEL}(\.{_LABEL})*\.?|\[[0-9A-Fa-f:.]+\]"  # a fully qualified name may end in "."
 PORT_PATTERN = r"6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[1-9][0-9]{0,3}"

@@ -13,22 +13,21 @@ import stat
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePath
-from types import ModuleType
 
 from agentcfg import env
 from agentcfg.agents import AGENTS
-from agentcfg.agents.base import Launch, LaunchContext
+from agentcfg.agents.base import Agent, Launch, LaunchContext
 from agentcfg.env import runtime_dir  # exec's files and the routes' live there
 from agentcfg.errors import AgentcfgError
 from agentcfg.profiles import PROJECT, Profile
 
 
-def agent_for(program: str) -> ModuleType | None:
+def agent_for(program: str) -> Agent | None:
     """The agent a command's program is (`codex`, `/usr/local/bin/claude`, `qwen.cmd`), or None."""
     name = PurePath(program).name.lower()
     for suffix in (".exe", ".cmd", ".ps1", ".bat"):
         name = name.removesuffix(suffix)
-    return next((agent for agent in AGENTS.values() if name == agent.BINARY), None)
+    return next((agent for agent in AGENTS.values() if name == agent.TRAITS.binary), None)
 
 
 @dataclass(frozen=True)
@@ -40,7 +39,7 @@ class Prepared:
 
 
 def prepare(
-    profile: Profile, agent: ModuleType, command: tuple[str, ...], environ: env.Environ, key: str | None = None
+    profile: Profile, agent: Agent, command: tuple[str, ...], environ: env.Environ, key: str | None = None
 ) -> Prepared:
     """The agent's argv and what its process gets, with the files it reads written to the runtime dir.
     `key`: the profile's key, for an agent that takes it otherwise than in its variable (LaunchContext.key)."""
@@ -50,11 +49,11 @@ def prepare(
     from agentcfg.switch import read_current, self_command
 
     if reason := agent.unsupported(profile):
-        raise AgentcfgError(f"{agent.NAME} cannot run on this profile: {reason}")
+        raise AgentcfgError(f"{agent.TRAITS.name} cannot run on this profile: {reason}")
     # Only an agent whose launch depends on its version is asked (`AGENT --version` starts Node the first time,
     # and its answer is cached in agentcfg's state dir).
     program = env.which(command[0], environ) if os.sep not in command[0] else command[0]
-    asks = getattr(agent, "LAUNCH_BY_VERSION", False)
+    asks = agent.TRAITS.launch_by_version
     version = versions.of_program(program, environ) if program and asks else None
     runtime = runtime_dir(environ)
     # `key get` reads user and built-in profiles only; a project's key stays in the variable exec sets.
@@ -69,7 +68,7 @@ def prepare(
     for name, text in launch.key_files.items():
         _write(runtime / name, text)
     key_files = tuple(runtime / name for name in launch.key_files)
-    return Prepared(agent.NAME, launch, [command[0], *launch.args], key_files)
+    return Prepared(agent.TRAITS.name, launch, [command[0], *launch.args], key_files)
 
 
 def _write(path: Path, text: str) -> None:

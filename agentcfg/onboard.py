@@ -72,11 +72,11 @@ def bindings(environ: env.Environ) -> tuple[dict[str, Binding], list[str]]:
             current = read_current(agent, environ)
             if any(text is not None for text in current.values()):
                 binding = agent.read(current)
-                if agent.NAME == "claude" and not binding.model:
+                if agent.TRAITS.name == "claude" and not binding.model:
                     binding = replace(binding, model=_claude_model(current))
-                found[agent.NAME] = binding
+                found[agent.TRAITS.name] = binding
         except AgentcfgError as exc:
-            notes.append(f"{agent.NAME}: not imported, its file does not parse ({exc.message})")
+            notes.append(f"{agent.TRAITS.name}: not imported, its file does not parse ({exc.message})")
     return found, notes
 
 
@@ -248,9 +248,9 @@ def move_question(candidate: Candidate, environ: env.Environ) -> str:
         f"{found_where(candidate.found_in, environ)}."
     )
     if readers := variable_readers(candidate, environ):
-        one, plain = len(readers) == 1, AGENTS[readers[0]].BINARY
+        one, plain = len(readers) == 1, AGENTS[readers[0]].TRAITS.binary
         them, files = ("it", f"{readers[0]}'s file") if one else ("them", "their files")
-        starts = ", ".join(f"`{fixes.exec_agent(candidate.name, AGENTS[n].BINARY)}`" for n in readers)
+        starts = ", ".join(f"`{fixes.exec_agent(candidate.name, AGENTS[n].TRAITS.binary)}`" for n in readers)
         question += (
             f" {' and '.join(readers)} cannot fetch a key from the keyring: after a move, start {them} with "
             f'{starts} (or run `eval "$(agentcfg env {candidate.name})"` once per shell); n keeps it in {files}, '
@@ -339,7 +339,7 @@ def _move_key(profile: profiles.Profile, candidate: Candidate, environ: env.Envi
 def _forget_key(change: FileChange, key: str, key_env: str, environ: env.Environ) -> FileChange:
     """The user's own provider entries that held the key now name its variable (Codex, opencode)."""
     agent = AGENTS[change.agent]
-    if not hasattr(agent, "key_references") or change.after is None:
+    if change.after is None:
         return change
     after = change.after
     for file_edit in agent.key_references({change.file: after}, key, key_env):

@@ -84,7 +84,7 @@ def nothing_to_switch_help(profile: str, any_selected: bool) -> str:
     every = fixes.command("agentcfg", "switch", profile, "--all")
     again = fixes.switch(profile)
     return (
-        "Nothing was written. To set up all four agents' files anyway (they are used once an agent is installed):\n"
+        "Nothing was written. To set up every agent's files anyway (they are used once an agent is installed):\n"
         f"  {every}\n"
         f"or install one of them (codex, qwen, opencode or claude on PATH) and run: {again}"
     )

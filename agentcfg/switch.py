@@ -5,12 +5,11 @@ from __future__ import annotations
 import os
 import sys
 from dataclasses import dataclass, field
-from types import ModuleType
 from typing import Any
 
 from agentcfg import budget, edit, env, fixes, fsutil
 from agentcfg.agents import AGENTS
-from agentcfg.agents.base import Binding, FileEdit, KeySource, Texts, helper_exposure
+from agentcfg.agents.base import Agent, Binding, FileEdit, KeySource, Texts, helper_exposure
 from agentcfg.errors import AgentcfgError, Exit
 from agentcfg.plan import FileChange, Plan, drifted
 from agentcfg.profiles import Profile, is_placeholder
@@ -25,7 +24,7 @@ def _unknown_agent(name: str) -> AgentcfgError:
 
 def select(
     names: tuple[str, ...], every: bool, environ: env.Environ, profile: str | None = None
-) -> tuple[list[ModuleType], dict[str, str]]:
+) -> tuple[list[Agent], dict[str, str]]:
     """The agents to switch, and why the others are left alone (with `profile`: the complete command that
     sets one up anyway).
 
@@ -38,17 +37,17 @@ def select(
         return [AGENTS[n] for n in AGENTS if every or n in names], {}
     chosen, skipped = [], {}
     for agent in AGENTS.values():
-        if env.which(agent.BINARY, environ) or any(f.path.exists() for f in agent.files(environ)):
+        if env.which(agent.TRAITS.binary, environ) or any(f.path.exists() for f in agent.files(environ)):
             chosen.append(agent)
         else:
-            anyway = f"`{fixes.switch(profile, agent.NAME)}`" if profile else f"--agent {agent.NAME}"
-            skipped[agent.NAME] = (
-                f"not installed (no `{agent.BINARY}` on PATH) and no config file; {anyway} sets it up anyway"
+            anyway = f"`{fixes.switch(profile, agent.TRAITS.name)}`" if profile else f"--agent {agent.TRAITS.name}"
+            skipped[agent.TRAITS.name] = (
+                f"not installed (no `{agent.TRAITS.binary}` on PATH) and no config file; {anyway} sets it up anyway"
             )
     return chosen, skipped
 
 
-def read_current(agent: ModuleType, environ: env.Environ) -> Texts:
+def read_current(agent: Agent, environ: env.Environ) -> Texts:
     return {f: fsutil.read_text(f.path, env.display(f.path, environ)) for f in agent.files(environ)}
 
 
@@ -101,14 +100,14 @@ def _import_dirs() -> list[str]:
     return sorted(found, key=lambda d: order.get(d, -1))
 
 
-def runs_helper(agent: ModuleType, environ: env.Environ) -> bool:
+def runs_helper(agent: Agent, environ: env.Environ) -> bool:
     """Whether the installed agent can run a key helper command (detected from its version, never assumed)."""
-    since = agent.KEY_HELPER_SINCE
+    since = agent.TRAITS.key_helper_since
     if since is None or since == ():
         return since == ()
     from agentcfg import versions
 
-    version = versions.installed(agent.BINARY, environ)
+    version = versions.installed(agent.TRAITS.binary, environ)
     return version is not None and version >= since
 
 
@@ -118,7 +117,7 @@ def _they(names: list[str], one: str, many: str) -> str:
 
 def variable_note(profile: Profile, names: list[str]) -> str:
     """What starts agents that read the key from the profile's variable (they cannot fetch it themselves)."""
-    starts = ", ".join(f"`{fixes.exec_agent(profile.name, AGENTS[n].BINARY)}`" for n in names)
+    starts = ", ".join(f"`{fixes.exec_agent(profile.name, AGENTS[n].TRAITS.binary)}`" for n in names)
     return (
         f"{_they(names, 'reads', 'read')} the key from {profile.key_env}: start "
         f"{'it' if len(names) == 1 else 'them'} with {starts} "
@@ -127,14 +126,14 @@ def variable_note(profile: Profile, names: list[str]) -> str:
 
 
 def key_source(
-    profile: Profile, agents: list[ModuleType], environ: env.Environ, *, store_in_files: bool = False
+    profile: Profile, agents: list[Agent], environ: env.Environ, *, store_in_files: bool = False
 ) -> tuple[KeySource, list[str]]:
     """How the agents will get a keyed profile's key, and what the user should know about it."""
     notes: list[str]
     if not profile.key_env:
         notes = [f"profile {profile.name!r} needs no key: nothing to store"] if store_in_files else []
         exported = environ.get("OPENAI_API_KEY")
-        qwen = any(a.NAME == "qwen" and a.unsupported(profile) is None for a in agents)
+        qwen = any(a.TRAITS.name == "qwen" and a.unsupported(profile) is None for a in agents)
         if qwen and exported and not is_placeholder(exported):
             # qwen reads OPENAI_API_KEY, and the shell's value beats the placeholder switch writes in its .env.
             notes.append(
@@ -161,17 +160,17 @@ def key_source(
         notes.append("the key is in the agents' files now (mode 0600), as asked; `agentcfg status` flags them")
         return KeySource(literal=resolved.value), notes
     agents = [a for a in agents if a.unsupported(profile) is None]
-    helpers = frozenset(a.NAME for a in agents if runs_helper(a, environ))
+    helpers = frozenset(a.TRAITS.name for a in agents if runs_helper(a, environ))
     keys = KeySource(helper=(*self_command(), "key", "get", profile.name), runs_helper=helpers)
-    readers = [a.NAME for a in agents if a.NAME not in helpers]
+    readers = [a.TRAITS.name for a in agents if a.TRAITS.name not in helpers]
     if readers and not keystore.reads_environment(profile, environ):
-        raise _unapproved_readers(profile, readers, [a.NAME for a in agents if a.NAME in helpers])
+        raise _unapproved_readers(profile, readers, [a.TRAITS.name for a in agents if a.TRAITS.name in helpers])
     if helpers:
-        names = [a.NAME for a in agents if a.NAME in helpers]
+        names = [a.TRAITS.name for a in agents if a.TRAITS.name in helpers]
         notes.append(
             f"{_they(names, 'fetches', 'fetch')} the key from the keyring by itself (`agentcfg key get {profile.name}`)"
         )
-    if by_env := [a.NAME for a in agents if a.NAME not in helpers]:
+    if by_env := [a.TRAITS.name for a in agents if a.TRAITS.name not in helpers]:
         notes.append(variable_note(profile, by_env))
     if "claude" in helpers:
         from agentcfg.agents import claude
@@ -198,7 +197,7 @@ def _unapproved_readers(profile: Profile, readers: list[str], fetchers: list[str
         f"{trust.sent_to(profile)})",
         hint=f"If {profile.key_env} holds that key, approve it: `{trust.approve_command(profile)}`. Otherwise store "
         f"the key (`{fixes.key_set(profile.name)}`) and {only if fetchers else ''}start "
-        f"{readers[0]} with `{fixes.exec_agent(profile.name, AGENTS[readers[0]].BINARY)}`.",
+        f"{readers[0]} with `{fixes.exec_agent(profile.name, AGENTS[readers[0]].TRAITS.binary)}`.",
     )
 
 
@@ -273,7 +272,7 @@ def outcome(plan: Plan, missing: MissingKey | None) -> Exit:
 
 def plan_switch(
     profile: Profile,
-    agents: list[ModuleType],
+    agents: list[Agent],
     environ: env.Environ,
     keys: KeySource | None = None,
     codex_profiles: list[Profile] | None = None,
@@ -286,21 +285,23 @@ def plan_switch(
     plan = Plan(profile)
     for agent in agents:
         if reason := agent.unsupported(profile):
-            plan.skipped[agent.NAME] = reason
+            plan.skipped[agent.TRAITS.name] = reason
             continue
         current = read_current(agent, environ)
-        refuse_foreign_format(agent, current, environ, profile, [a.NAME for a in agents])
+        refuse_foreign_format(agent, current, environ, profile, [a.TRAITS.name for a in agents])
         after_texts = dict(current)
         for file_edit in agent.edits(profile, current, keys):
             after_texts[file_edit.file] = _plan_edit(
-                plan, agent.NAME, file_edit, current[file_edit.file], keys, environ
+                plan, agent.TRAITS.name, file_edit, current[file_edit.file], keys, environ
             )
-        if agent.NAME == "codex":
+        if agent.TRAITS.name == "codex":
             for file_edit in codex_profile_edits(profile, codex_profiles, environ, keys):
                 before = fsutil.read_text(file_edit.file.path, env.display(file_edit.file.path, environ))
-                _plan_edit(plan, agent.NAME, file_edit, before, keys, environ)
+                _plan_edit(plan, agent.TRAITS.name, file_edit, before, keys, environ)
         plan.notes.extend(header_notes(agent, current, after_texts, environ))
-        if warning := budget.warning(profile, agent.NAME, agent.PROMPT_TOKENS, bounds_output=agent.NAME != "codex"):
+        if warning := budget.warning(
+            profile, agent.TRAITS.name, agent.TRAITS.prompt_tokens, bounds_output=agent.TRAITS.bounds_output
+        ):
             plan.notes.append(warning)
     if profile.context_window is None and any(c.agent != "codex" for c in plan.changes):
         plan.notes.append(
@@ -330,23 +331,26 @@ def _plan_edit(
 
 
 def refuse_foreign_format(
-    agent: ModuleType, current: Texts, environ: env.Environ, profile: Profile, chosen: list[str]
+    agent: Agent, current: Texts, environ: env.Environ, profile: Profile, chosen: list[str]
 ) -> None:
     """A file in a format agentcfg does not write (opencode's V2 config) is refused whole, never half-edited."""
-    found = agent.foreign_format(current) if hasattr(agent, "foreign_format") else None
+    found = agent.foreign_format(current)
     if not found:
         return
     from agentcfg import versions
 
     file, what = found
-    version = versions.installed(agent.BINARY, environ)
-    installed = f"{agent.BINARY} {'.'.join(map(str, version))} is installed" if version else "it is not installed"
-    others = [name for name in chosen if name != agent.NAME]
+    version = versions.installed(agent.TRAITS.binary, environ)
+    installed = (
+        f"{agent.TRAITS.binary} {'.'.join(map(str, version))} is installed" if version else "it is not installed"
+    )
+    others = [name for name in chosen if name != agent.TRAITS.name]
     raise AgentcfgError(
         f"this is the {what}, which agentcfg does not write ({installed}); nothing was changed",
         where=env.display(file.path, environ),
         hint=(f"Switch the others without it: `{fixes.switch(profile.name, agents=others)}`; or " if others else "")
-        + f"move the file aside and switch again: agentcfg writes {agent.NAME}'s config in the format it supports.",
+        + f"move the file aside and switch again: agentcfg writes {agent.TRAITS.name}'s config in the format it "
+        "supports.",
     )
 
 
@@ -360,7 +364,7 @@ def codex_profile_edits(
     from agentcfg import keystore, versions
     from agentcfg.agents import codex
 
-    version = versions.installed(codex.BINARY, environ)
+    version = versions.installed(codex.TRAITS.binary, environ)
     if version is not None and version < codex.PROFILE_FILES_SINCE:
         return []
     if others is None:
@@ -371,7 +375,7 @@ def codex_profile_edits(
     edits = [codex.profile_edits(profile, codex.profile_file(profile.name, environ), keys)]
     # Another profile's key is fetched as the installed Codex can, never as the switched profile's is: a keyless
     # or --store-key-in-files switch runs no helper, and would turn every other file's `key get` into an env_key.
-    fetches = frozenset({codex.NAME}) if runs_helper(codex, environ) else frozenset()
+    fetches = frozenset({codex.TRAITS.name}) if runs_helper(codex, environ) else frozenset()
     for other in others:
         # A project profile whose variable you have not approved gets no file that would read it from the shell.
         if other.name != profile.name and (fetches or not other.key_env or keystore.reads_environment(other, environ)):
@@ -380,7 +384,7 @@ def codex_profile_edits(
     return edits
 
 
-def header_notes(agent: ModuleType, before: Texts, after: Texts, environ: env.Environ) -> list[str]:
+def header_notes(agent: Agent, before: Texts, after: Texts, environ: env.Environ) -> list[str]:
     """Credential headers of the user's that stay in an agent's file while its endpoint moves to another host.
 
     agentcfg does not own these headers (a gateway's token in ANTHROPIC_CUSTOM_HEADERS, Codex's
@@ -389,6 +393,8 @@ def header_notes(agent: ModuleType, before: Texts, after: Texts, environ: env.En
     """
     from agentcfg.agents.base import is_credential
     from agentcfg.keystore import origin
+
+    name = agent.TRAITS.name
 
     try:
         old, new = agent.read(before), agent.read(after)
@@ -401,7 +407,7 @@ def header_notes(agent: ModuleType, before: Texts, after: Texts, environ: env.En
     host = urlsplit(new.base_url).hostname or new.base_url
     shown = ", ".join(env.display(f.path, environ) for f in after)
     notes = []
-    if agent.NAME == "claude" and environ.get("ANTHROPIC_CUSTOM_HEADERS"):  # the shell's go along too
+    if agent.TRAITS.name == "claude" and environ.get("ANTHROPIC_CUSTOM_HEADERS"):  # the shell's go along too
         from agentcfg.agents import claude
 
         shell = claude.custom_headers(environ["ANTHROPIC_CUSTOM_HEADERS"], "ANTHROPIC_CUSTOM_HEADERS")
@@ -413,8 +419,8 @@ def header_notes(agent: ModuleType, before: Texts, after: Texts, environ: env.En
             if is_credential(header, environ)
         ]
     return notes + [
-        f"{agent.NAME}: {shown} keeps your header {header.name} ({header.where}), which looks like a credential: "
-        f"{agent.NAME} will now send it to {host}. If it is not meant for {host}, remove it from {header.where} "
+        f"{name}: {shown} keeps your header {header.name} ({header.where}), which looks like a credential: "
+        f"{name} will now send it to {host}. If it is not meant for {host}, remove it from {header.where} "
         "(`agentcfg rollback` undoes this switch)."
         for header in new.headers
         if is_credential(header, environ)
@@ -469,7 +475,7 @@ def status(environ: env.Environ, profiles: dict[str, Profile], journal_entries: 
     """Per agent: its files, what they point at, and whether someone edited what agentcfg owns."""
     result = []
     for agent in AGENTS.values():
-        item = AgentStatus(agent.NAME, installed=bool(env.which(agent.BINARY, environ)), files=[])
+        item = AgentStatus(agent.TRAITS.name, installed=bool(env.which(agent.TRAITS.binary, environ)), files=[])
         result.append(item)
         try:
             current = read_current(agent, environ)
@@ -482,7 +488,9 @@ def status(environ: env.Environ, profiles: dict[str, Profile], journal_entries: 
         item.base_url, item.model, item.key = binding.base_url, binding.model, binding.key
         item.key_in_file = bool(binding.key and binding.key.startswith("in "))
         item.key_helper_unisolated = helper_exposure(binding.helper)
-        last = next((e for e in reversed(journal_entries) if any(f["agent"] == agent.NAME for f in e.files)), None)
+        last = next(
+            (e for e in reversed(journal_entries) if any(f["agent"] == agent.TRAITS.name for f in e.files)), None
+        )
         if last is not None:
             item.last_switch = {
                 "entry": last.id,
@@ -491,7 +499,7 @@ def status(environ: env.Environ, profiles: dict[str, Profile], journal_entries: 
             }
             by_path = {str(f.path): f for f in current}
             for recorded in last.files:
-                file = by_path.get(recorded["path"]) if recorded["agent"] == agent.NAME else None
+                file = by_path.get(recorded["path"]) if recorded["agent"] == agent.TRAITS.name else None
                 if file is not None:
                     shown = env.display(file.path, environ)
                     item.edited += drifted(recorded["format"], current[file], recorded["owned"], shown)

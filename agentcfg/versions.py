@@ -15,23 +15,14 @@ from agentcfg import env
 Version = tuple[int, ...]
 _VERSION = re.compile(r"(\d+)\.(\d+)\.(\d+)")
 
-# The releases of each agent CI has run agentcfg against (tests/e2e: switch and a turn through the
-# test server, exec side by side, every corpus file loading; tests/realservers for the pinned ones).
-# tests/e2e/agents.py PINNED must be among them (tests/test_versions.py checks it).
-PROVEN: dict[str, tuple[str, ...]] = {
-    "codex": ("0.171.0",),
-    "qwen": ("0.15.10", "0.24.4"),
-    "opencode": ("1.18.33",),
-    "claude": ("2.1.197", "2.1.332"),
-}
 
-
-def proven(agent: str, version: Version | None) -> str | None:
-    """Whether agentcfg is proven with `agent` at `version`: None when it is not installed, "proven",
-    or what is known instead ("newer than 0.24.4, the newest proven", ...)."""
+def proven(releases_proven: tuple[str, ...], version: Version | None) -> str | None:
+    """Whether agentcfg is proven with an agent at `version`, given the releases CI ran it against (its
+    Traits.proven): None when it is not installed, "proven", or what is known instead ("newer than 0.24.4,
+    the newest proven", ...)."""
     if version is None:
         return None
-    releases = sorted(parse(r) or () for r in PROVEN.get(agent, ()))
+    releases = sorted(parse(r) or () for r in releases_proven)
     if version in releases:
         return "proven"
     if not releases:
@@ -40,7 +31,7 @@ def proven(agent: str, version: Version | None) -> str | None:
         return f"newer than {'.'.join(map(str, releases[-1]))}, the newest proven"
     if version < releases[0]:
         return f"older than {'.'.join(map(str, releases[0]))}, the oldest proven"
-    return "not proven (proven: " + ", ".join(PROVEN[agent]) + ")"
+    return "not proven (proven: " + ", ".join(releases_proven) + ")"
 
 
 def parse(output: str) -> Version | None:

@@ -30,7 +30,7 @@ def _profile(window: int | None, maximum: int | None = None) -> Profile:
 def test_every_window_gets_a_monotone_sane_bound(agent: str) -> None:
     """Every window from 4,096 to 1,048,576: the bound never shrinks as the window grows, stays under the
     window and the ceiling, and is at least what an agent needs wherever a quarter of the window holds it."""
-    prompt = AGENTS[agent].PROMPT_TOKENS
+    prompt = AGENTS[agent].TRAITS.prompt_tokens
     windows = range(SMALLEST, LARGEST + 1)
     tokens = [budget.bound(window, prompt) for window in windows]
     shrinks = [(w, a, b) for w, a, b in zip(windows[1:], tokens, tokens[1:], strict=False) if b < a]
@@ -53,7 +53,7 @@ def test_below_what_the_agent_needs_or_over_its_room_always_warns(window: int, m
     """The bound an agent gets (through its profile) is what it needs and fits half the prompt's room, or
     switch says why not."""
     profile = _profile(window, maximum)
-    prompt = AGENTS[agent].PROMPT_TOKENS
+    prompt = AGENTS[agent].TRAITS.prompt_tokens
     tokens = budget.output_tokens(profile, prompt)
     assert tokens == budget.bound(window, prompt, maximum or budget.CEILING)
     if tokens < budget.MIN_OUTPUT or tokens > (window - prompt) // 2:
@@ -65,27 +65,27 @@ def test_below_what_the_agent_needs_or_over_its_room_always_warns(window: int, m
 @pytest.mark.parametrize("window", [16_384, 32_768])
 def test_claude_gets_what_it_needs_and_a_warning_at_16k_and_32k_alike(window: int) -> None:
     profile = _profile(window)
-    assert budget.output_tokens(profile, claude.PROMPT_TOKENS) == budget.MIN_OUTPUT == 4_096
-    warning = budget.warning(profile, "claude", claude.PROMPT_TOKENS)
+    assert budget.output_tokens(profile, claude.TRAITS.prompt_tokens) == budget.MIN_OUTPUT == 4_096
+    warning = budget.warning(profile, "claude", claude.TRAITS.prompt_tokens)
     assert warning is not None
     assert f"{window:,}-token window" in warning
-    assert "--max-model-len" in warning and f"{claude.PROMPT_TOKENS + 2 * budget.MIN_OUTPUT:,}" in warning
+    assert "--max-model-len" in warning and f"{claude.TRAITS.prompt_tokens + 2 * budget.MIN_OUTPUT:,}" in warning
 
 
 def test_a_large_enough_window_gives_claude_room_and_no_warning() -> None:
-    window = claude.PROMPT_TOKENS + 2 * budget.MIN_OUTPUT
-    assert budget.output_tokens(_profile(window), claude.PROMPT_TOKENS) == budget.MIN_OUTPUT
-    assert budget.warning(_profile(window), "claude", claude.PROMPT_TOKENS) is None
-    assert budget.warning(_profile(window - 1), "claude", claude.PROMPT_TOKENS) is not None
+    window = claude.TRAITS.prompt_tokens + 2 * budget.MIN_OUTPUT
+    assert budget.output_tokens(_profile(window), claude.TRAITS.prompt_tokens) == budget.MIN_OUTPUT
+    assert budget.warning(_profile(window), "claude", claude.TRAITS.prompt_tokens) is None
+    assert budget.warning(_profile(window - 1), "claude", claude.TRAITS.prompt_tokens) is not None
 
 
 def test_a_profile_maximum_below_the_need_is_written_and_warned_about() -> None:
     profile = _profile(131_072, maximum=1_000)
-    assert budget.output_tokens(profile, claude.PROMPT_TOKENS) == 1_000  # the user's own bound, kept
-    warning = budget.warning(profile, "claude", claude.PROMPT_TOKENS)
+    assert budget.output_tokens(profile, claude.TRAITS.prompt_tokens) == 1_000  # the user's own bound, kept
+    warning = budget.warning(profile, "claude", claude.TRAITS.prompt_tokens)
     assert warning is not None
     assert "max_output_tokens" in warning and "agentcfg profile set p max_output_tokens=4096" in warning
-    assert budget.warning(_profile(None, maximum=1_000), "claude", claude.PROMPT_TOKENS) == warning
+    assert budget.warning(_profile(None, maximum=1_000), "claude", claude.TRAITS.prompt_tokens) == warning
 
 
 def test_codex_is_warned_only_when_its_prompt_does_not_fit() -> None:

@@ -496,7 +496,7 @@ class World:
 
     def profile(self, name: str) -> Profile:
         profile = profiles.get(name, self.environ)
-        if self.agent.NAME == "claude" and not profile.anthropic_base_url:
+        if self.agent.TRAITS.name == "claude" and not profile.anthropic_base_url:
             # taotoken states no Anthropic URL, so Claude Code would be skipped: give it one to switch to
             profile = dataclasses.replace(profile, anthropic_base_url="https://taotoken.net/api/anthropic")
         return profile
@@ -534,7 +534,7 @@ def make_world(corpus: Path, tmp: Path) -> World:
 
 def edited_file(world: World) -> Path:
     """The file the edit goes into: qwen's settings.json even when the corpus file is its .env."""
-    if world.agent.NAME == "qwen":
+    if world.agent.TRAITS.name == "qwen":
         return world.home / ".qwen" / "settings.json"
     return world.placed
 
@@ -647,7 +647,7 @@ def plain_round_trip(corpus: Path, tmp_path_factory: pytest.TempPathFactory) -> 
 def edit_round_trip(corpus: Path, edit: str, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     def run() -> dict[str, Any]:
         world = make_world(corpus, tmp_path_factory.mktemp(f"edit-{edit}"))
-        change = EDITS[world.agent.NAME][edit]
+        change = EDITS[world.agent.TRAITS.name][edit]
         target = edited_file(world)
         rel = str(target.relative_to(world.home))
         before = world.snapshot()

@@ -47,7 +47,7 @@ GW = Profile(
 )
 def test_agent_for_knows_each_agent_by_its_program(program: str, agent: str) -> None:
     found = launch.agent_for(program)
-    assert found is not None and found.NAME == AGENTS[agent].NAME
+    assert found is not None and found.TRAITS.name == AGENTS[agent].TRAITS.name
 
 
 @pytest.mark.parametrize(

@@ -53,14 +53,14 @@ def test_created_file_with_only_agent_stamps_is_removed():
     written, owned = switched(qwen, "json", None, index=1)
     # qwen-code rewrites the file it reads with its version stamp first
     data = {"$version": 4, **json.loads(written)}
-    result = undo.revert("json", None, written, json.dumps(data, indent=2) + "\n", owned, stamps=qwen.STAMPS)
+    result = undo.revert("json", None, written, json.dumps(data, indent=2) + "\n", owned, stamps=qwen.TRAITS.stamps)
     assert result == undo.Reverted(None, undo.REMOVED)
 
 
 def test_created_file_keeps_what_others_added_without_agentcfg_containers():
     written, owned = switched(qwen, "json", None, index=1)
     data = {"$version": 4, **json.loads(written), "ui": {"theme": "dark"}}
-    result = undo.revert("json", None, written, json.dumps(data, indent=2) + "\n", owned, stamps=qwen.STAMPS)
+    result = undo.revert("json", None, written, json.dumps(data, indent=2) + "\n", owned, stamps=qwen.TRAITS.stamps)
     assert result.how == undo.KEPT
     assert json.loads(result.text) == {"$version": 4, "ui": {"theme": "dark"}}
 
@@ -149,12 +149,14 @@ def test_a_value_the_agent_moved_when_it_migrated_its_file_comes_back_in_its_new
     data = json.loads(written)
     del data["selectedAuthType"]  # migrated: agentcfg's selectedType was already in the new place
     migrated = json.dumps({"$version": 4, **data}, indent=2) + "\n"
-    result = undo.revert("json", before, written, migrated, owned, stamps=qwen.STAMPS, moves=qwen.MOVES)
+    result = undo.revert("json", before, written, migrated, owned, stamps=qwen.TRAITS.stamps, moves=qwen.TRAITS.moves)
     assert json.loads(result.text) == {
         "$version": 4,
         "theme": "Dracula",
         "security": {"auth": {"selectedType": "qwen-oauth"}},
     }
     # not migrated (the old key still there): the plain undo
-    result = undo.revert("json", before, written, written.replace("{", '{\n  "x": 1,', 1), owned, moves=qwen.MOVES)
+    result = undo.revert(
+        "json", before, written, written.replace("{", '{\n  "x": 1,', 1), owned, moves=qwen.TRAITS.moves
+    )
     assert json.loads(result.text) == {"x": 1, **json.loads(before)}

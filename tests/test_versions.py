@@ -164,10 +164,13 @@ def test_the_version_command_gets_the_given_environment(agent, environ, tmp_path
 
 
 def test_every_pinned_release_of_the_e2e_tier_is_listed_as_proven():
+    from agentcfg.agents import AGENTS
     from tests.e2e.agents import PINNED
 
     for agent, version in PINNED.items():
-        assert version in versions.PROVEN[agent], f"tests/e2e/agents.py pins {agent} {version}: add it to PROVEN"
+        assert version in AGENTS[agent].TRAITS.proven, (
+            f"tests/e2e/agents.py pins {agent} {version}: add it to its proven"
+        )
 
 
 @pytest.mark.parametrize(
@@ -180,9 +183,8 @@ def test_every_pinned_release_of_the_e2e_tier_is_listed_as_proven():
         (None, None),
     ],
 )
-def test_proven_says_what_is_known_of_a_version(monkeypatch, version, said):
-    monkeypatch.setitem(versions.PROVEN, "qwen", ("0.15.10", "0.24.4"))
-    assert versions.proven("qwen", version) == said
+def test_proven_says_what_is_known_of_a_version(version, said):
+    assert versions.proven(("0.15.10", "0.24.4"), version) == said
 
 
 def test_agents_shows_whether_the_installed_version_is_proven(agent, environ, tmp_path):
@@ -194,7 +196,7 @@ def test_agents_shows_whether_the_installed_version_is_proven(agent, environ, tm
     shown = subprocess.run([AGENTCFG, "agents", "--json"], env=environ, capture_output=True, text=True, timeout=60)
     rows = {r["agent"]: r for r in json.loads(shown.stdout)}
     assert rows["codex"]["version"] == "0.171.0"
-    assert rows["codex"]["proven"] == versions.proven("codex", (0, 171, 0)) == "proven"
+    assert rows["codex"]["proven"] == versions.proven(("0.171.0",), (0, 171, 0)) == "proven"
     assert rows["qwen"]["proven"] is None  # not installed
     text = subprocess.run([AGENTCFG, "agents"], env=environ, capture_output=True, text=True, timeout=60).stdout
     assert "0.171.0 (proven)" in text

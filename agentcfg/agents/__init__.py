@@ -1,9 +1,12 @@
-"""The registry: agent name -> module. Adding an agent is one module and one line here."""
+"""The registry: the one list of agents. Adding an agent is one module and its entry in `_MODULES`.
+
+Each module is held to the `Agent` interface by mypy (the annotation below), not by `hasattr` at run time.
+"""
 
 from __future__ import annotations
 
-from types import ModuleType
-
 from agentcfg.agents import claude, codex, opencode, qwen
+from agentcfg.agents.base import Agent
 
-AGENTS: dict[str, ModuleType] = {m.NAME: m for m in (codex, qwen, opencode, claude)}
+_MODULES: tuple[Agent, ...] = (codex, qwen, opencode, claude)
+AGENTS: dict[str, Agent] = {agent.TRAITS.name: agent for agent in _MODULES}

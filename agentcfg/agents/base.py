@@ -226,7 +226,7 @@ class LaunchContext:
     environ: env.Environ
     version: (
         tuple[int, ...] | None
-    )  # the installed version (asked only of an agent with LAUNCH_BY_VERSION); None: unknown
+    )  # the installed version (asked only of an agent whose TRAITS.launch_by_version); None: unknown
     runtime: Path  # agentcfg's private runtime directory, where Launch.files are written
     helper: tuple[str, ...] = ()  # the argv that prints the profile's key (`agentcfg key get NAME`), if it can
     # The profile's key as exec found it (keyring first, else its variable; None: keyless), for an agent that can
@@ -277,16 +277,48 @@ def flatten(data: dict, prefix: tuple[str, ...] = ()) -> list[Assignment]:
     return out
 
 
-class Agent(Protocol):
-    NAME: str
-    BINARY: str  # the program on PATH
-    PROMPT_TOKENS: int  # its first-turn prompt (system prompt + tool schemas), measured against vLLM
+@dataclass(frozen=True)
+class Traits:
+    """What is data about an agent (its behaviour is its module's functions): every table that once said
+    `"codex": ...` elsewhere is a field here, so a new agent states it once, in its own module."""
+
+    name: str  # the registry key: `--agent NAME`, the schemas' enum, every report's "agent"
+    title: str  # how its users know it ("Claude Code"), in messages
+    binary: str  # the program on PATH
+    prompt_tokens: int  # its first-turn prompt (system prompt + tool schemas), measured against vLLM
+    protocol: str  # the API it speaks to its endpoint: "responses", "chat" or "messages"
+    # The probes whose answer decides whether it works (doctor/probes.py names them), first the one it sends first.
+    probes: tuple[str, ...]
+    # The output tokens it asks for when its files set none; 0: it asks for no limit (the server's default).
+    default_output: int
+    bounds_output: bool  # whether switch gives it an output limit (Codex has none to give)
+    # Where a window reaches it, as the user would look for it; None: it takes no window from a file.
+    window_setting: str | None
+    compacts_every_turn: bool  # when its window is too small for its output limit (opencode)
+    replays_reasoning: bool  # sends a thinking model's reasoning back on the next turn (doctor/thinking.py)
+    # The template syntaxes it expands in the strings agentcfg writes for it (regexes; fields.TEMPLATE_SYNTAXES
+    # is their union, tests/agents/test_registry.py holds it to the registry).
+    expands: tuple[str, ...]
+    reads_all_proxy: bool  # honours ALL_PROXY (Codex's reqwest), not only HTTPS_PROXY
+    ignores_no_proxy: bool  # sends even loopback requests through HTTPS_PROXY (qwen-code's undici)
+    ca_variables: tuple[str, ...]  # variables it adds extra CA certificates from; the first is the one to advise
+    # The first version that can run a key helper command itself: () any version, None never.
+    key_helper_since: tuple[int, ...] | None
+    key_helper_setting: str | None  # where its key command is written, in messages ("apiKeyHelper")
     # Keys the agent writes into its own files when it runs (qwen's `$version`): a file agentcfg
     # created that holds only these is still agentcfg's to remove on rollback.
-    STAMPS: tuple[tuple[str, ...], ...]
-    MOVES: dict[tuple[str, ...], tuple[str, ...]]  # old key -> where the agent moves it when it migrates a file
-    # The first version that can run a key helper command itself: () any version, None never.
-    KEY_HELPER_SINCE: tuple[int, ...] | None
+    stamps: tuple[tuple[str, ...], ...] = ()
+    # old key -> where the agent moves it when it migrates a file
+    moves: dict[tuple[str, ...], tuple[str, ...]] = field(default_factory=dict)
+    launch_by_version: bool = False  # exec asks its version first (LaunchContext.version)
+    # The releases CI has run agentcfg against (tests/e2e, tests/realservers); tests/e2e/agents.py pins among them.
+    proven: tuple[str, ...] = ()
+
+
+class Agent(Protocol):
+    """The interface every module in agentcfg/agents/ implements; agents/__init__.py holds each to it (mypy)."""
+
+    TRAITS: Traits
 
     def files(self, environ: env.Environ) -> list[AgentFile]: ...
 
@@ -297,3 +329,17 @@ class Agent(Protocol):
     def read(self, current: Texts) -> Binding: ...
 
     def launch(self, profile: Profile, args: tuple[str, ...], context: LaunchContext) -> Launch: ...
+
+    def foreign_format(self, current: Texts) -> tuple[AgentFile, str] | None: ...
+
+    def key_references(self, current: Texts, key: str, key_env: str) -> list[FileEdit]: ...
+
+
+def no_foreign_format(current: Texts) -> tuple[AgentFile, str] | None:
+    """An agent whose files have one format agentcfg writes: nothing to refuse."""
+    return None
+
+
+def no_key_references(current: Texts, key: str, key_env: str) -> list[FileEdit]:
+    """An agent whose files never name a key's variable outside what switch sets."""
+    return []

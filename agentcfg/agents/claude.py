@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agentcfg import budget, edit, env
+from agentcfg import budget, edit, env, fields
 from agentcfg.agents import base
 from agentcfg.agents.base import (
     AgentFile,
@@ -18,19 +18,36 @@ from agentcfg.agents.base import (
     Launch,
     LaunchContext,
     Texts,
+    Traits,
     helper_command,
     is_helper,
+    no_foreign_format,
+    no_key_references,
 )
 from agentcfg.edit import MISSING, REMOVE, Assignment
 from agentcfg.errors import AgentcfgError
 from agentcfg.profiles import PLACEHOLDER_KEY, Profile
 
-NAME = "claude"
-BINARY = "claude"
-PROMPT_TOKENS = 32_000
-STAMPS: tuple[tuple[str, ...], ...] = ()  # keys the agent writes into its own files (see agentcfg.undo)
-MOVES: dict[tuple[str, ...], tuple[str, ...]] = {}  # keys the agent moves when it migrates its files
-KEY_HELPER_SINCE = ()  # apiKeyHelper: every version agentcfg supports
+TRAITS = Traits(
+    name="claude",
+    title="Claude Code",
+    binary="claude",
+    prompt_tokens=32_000,
+    protocol="messages",
+    probes=("messages-stream",),
+    default_output=32000,
+    bounds_output=True,
+    window_setting=None,
+    compacts_every_turn=False,
+    replays_reasoning=False,
+    expands=(fields.DOLLAR_TEMPLATE,),
+    reads_all_proxy=False,
+    ignores_no_proxy=False,
+    ca_variables=("NODE_EXTRA_CA_CERTS",),
+    key_helper_since=(),
+    key_helper_setting="apiKeyHelper",
+    proven=("2.1.197", "2.1.332"),
+)
 TOKEN = "ANTHROPIC_AUTH_TOKEN"
 API_KEY = "ANTHROPIC_API_KEY"
 CUSTOM_HEADERS = "ANTHROPIC_CUSTOM_HEADERS"  # "Name: value" lines Claude Code adds to every request
@@ -81,7 +98,7 @@ def edits(profile: Profile, current: Texts, keys: KeySource) -> list[FileEdit]:
     assignments: list[Assignment] = [
         (("env", "ANTHROPIC_BASE_URL"), base),
         *((("env", slot), profile.model) for slot in MODEL_SLOTS),
-        (("env", "CLAUDE_CODE_MAX_OUTPUT_TOKENS"), str(budget.output_tokens(profile, PROMPT_TOKENS))),
+        (("env", "CLAUDE_CODE_MAX_OUTPUT_TOKENS"), str(budget.output_tokens(profile, TRAITS.prompt_tokens))),
         (("env", MAX_CONTEXT), str(profile.context_window) if profile.context_window else REMOVE),
     ]
     # Claude Code prefers ANTHROPIC_AUTH_TOKEN, then ANTHROPIC_API_KEY, then apiKeyHelper, and sends both
@@ -163,7 +180,7 @@ def launch(profile: Profile, args: tuple[str, ...], context: LaunchContext) -> L
         TOKEN: "",
         API_KEY: "",
         **dict.fromkeys(EVERY_MODEL_SLOT, profile.model),
-        "CLAUDE_CODE_MAX_OUTPUT_TOKENS": str(budget.output_tokens(profile, PROMPT_TOKENS)),
+        "CLAUDE_CODE_MAX_OUTPUT_TOKENS": str(budget.output_tokens(profile, TRAITS.prompt_tokens)),
         MAX_CONTEXT: str(profile.context_window) if profile.context_window else "",
         **dict.fromkeys((CUSTOM_HEADERS, *OTHER_PROVIDERS), ""),
     }
@@ -195,3 +212,7 @@ def launch(profile: Profile, args: tuple[str, ...], context: LaunchContext) -> L
     name = base.runtime_name(f"claude-{profile.name}", text)
     fetches = bool(profile.needs_key and context.helper)
     return Launch(("--settings", str(context.runtime / name), *args), files={name: text}, key_in_env=not fetches)
+
+
+foreign_format = no_foreign_format
+key_references = no_key_references

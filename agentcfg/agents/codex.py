@@ -14,22 +14,38 @@ from agentcfg.agents.base import (
     Launch,
     LaunchContext,
     Texts,
+    Traits,
     header_table,
     helper_command,
+    no_foreign_format,
 )
 from agentcfg.attribution import label_from_name, profile_from_id
 from agentcfg.edit import REMOVE, Assignment
 from agentcfg.errors import AgentcfgError
 from agentcfg.profiles import Profile
 
-NAME = "codex"
-BINARY = "codex"
-PROMPT_TOKENS = 13_000
-STAMPS: tuple[tuple[str, ...], ...] = ()  # keys the agent writes into its own files (see agentcfg.undo)
-MOVES: dict[tuple[str, ...], tuple[str, ...]] = {}  # keys the agent moves when it migrates its files
-# `[model_providers.X.auth] command` came with openai/codex#16288 (merged 2026-03-31); 0.119.0 is the
-# first release surely after it. Older versions ignore the table silently and send no key.
-KEY_HELPER_SINCE = (0, 119, 0)
+TRAITS = Traits(
+    name="codex",
+    title="Codex",
+    binary="codex",
+    prompt_tokens=13_000,
+    protocol="responses",
+    probes=("responses-stream",),
+    default_output=0,
+    bounds_output=False,
+    window_setting="model_context_window in ~/.codex/config.toml",
+    compacts_every_turn=False,
+    replays_reasoning=False,
+    expands=(),
+    reads_all_proxy=True,
+    ignores_no_proxy=False,
+    ca_variables=("CODEX_CA_CERTIFICATE", "SSL_CERT_FILE"),
+    # `[model_providers.X.auth] command` came with openai/codex#16288 (merged 2026-03-31); 0.119.0 is the
+    # first release surely after it. Older versions ignore the table silently and send no key.
+    key_helper_since=(0, 119, 0),
+    key_helper_setting="the provider's auth.command",
+    proven=("0.171.0",),
+)
 BUILT_IN_PROVIDERS = {
     "openai": "https://api.openai.com/v1", "ollama": None, "lmstudio": None, "oss": None,
     "amazon-bedrock": None, "amazon-bedrock-runtime": None,
@@ -38,7 +54,7 @@ BUILT_IN_PROVIDERS = {
 # RESERVED_MODEL_PROVIDER_IDS; amazon-bedrock only takes a few fields): agentcfg's `agentcfg-` ids never are.
 RESERVED_IDS = ("openai", "ollama", "lmstudio", "amazon-bedrock", "amazon-bedrock-runtime")
 # Since 0.134 `codex --profile NAME` layers `$CODEX_HOME/NAME.config.toml` over config.toml (a deep
-# merge: what the profile file leaves out comes from config.toml); a legacy `[profiles.NAME]` table
+# merge: what the profile file leaves out comes from config.toml); a legacy `[profiles.TRAITS.name]` table
 # then makes `--profile NAME` refuse to start, and a top-level `profile = "x"` makes every start fail.
 PROFILE_FILES_SINCE = (0, 134, 0)
 PROFILE_FILE_PREFIX = "agentcfg-"
@@ -88,7 +104,7 @@ def _key_assignments(table: tuple[str, ...], profile: Profile, keys: KeySource) 
     auth: list[Assignment] = [((*table, "auth"), REMOVE)]
     if profile.key_env and keys.literal:
         token = keys.literal
-    elif profile.key_env and NAME in keys.runs_helper:
+    elif profile.key_env and TRAITS.name in keys.runs_helper:
         auth = [((*table, "auth", "command"), keys.helper[0]), ((*table, "auth", "args"), list(keys.helper[1:]))]
     elif profile.key_env:
         env_key = profile.key_env
@@ -158,7 +174,7 @@ def legacy_profile_notes(current: Texts) -> tuple[str, ...]:
     if names := [n for n in base.table(data.get("profiles")) if isinstance(n, str)]:
         notes.append(
             f"{shown} has legacy [profiles.{names[0]}] tables: `codex --profile {names[0]}` refuses to start while "
-            f"they are there; move each into {moved}/NAME.config.toml (without the [profiles.NAME] header)"
+            f"they are there; move each into {moved}/NAME.config.toml (without the [profiles.TRAITS.name] header)"
             " and remove it"
         )
     return tuple(notes)
@@ -256,3 +272,6 @@ def key_references(current: Texts, key: str, key_env: str) -> list[FileEdit]:
                 (("model_providers", name, "env_key"), key_env),
             ]
     return [FileEdit(config_file, assignments)] if assignments else []
+
+
+foreign_format = no_foreign_format

@@ -9,20 +9,45 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from agentcfg import attribution, budget, edit, env
+from agentcfg import attribution, budget, edit, env, fields
 from agentcfg.agents import base
-from agentcfg.agents.base import AgentFile, Binding, FileEdit, KeySource, Launch, LaunchContext, Texts, header_table
+from agentcfg.agents.base import (
+    AgentFile,
+    Binding,
+    FileEdit,
+    KeySource,
+    Launch,
+    LaunchContext,
+    Texts,
+    Traits,
+    header_table,
+)
 from agentcfg.attribution import label_from_name, profile_from_id
 from agentcfg.edit import REMOVE, Assignment
 from agentcfg.errors import AgentcfgError
 from agentcfg.profiles import PLACEHOLDER_KEY, Profile
 
-NAME = "opencode"
-BINARY = "opencode"
-PROMPT_TOKENS = 10_000
-STAMPS: tuple[tuple[str, ...], ...] = ()  # keys the agent writes into its own files (see agentcfg.undo)
-MOVES: dict[tuple[str, ...], tuple[str, ...]] = {}  # keys the agent moves when it migrates its files
-KEY_HELPER_SINCE = None  # reads `{env:VAR}` or `{file:path}`; runs no command
+TRAITS = Traits(
+    name="opencode",
+    title="opencode",
+    binary="opencode",
+    prompt_tokens=10_000,
+    protocol="chat",
+    probes=("chat-stream", "chat"),
+    default_output=32000,
+    bounds_output=True,
+    window_setting="limit.context of its model in opencode.json",
+    compacts_every_turn=True,
+    replays_reasoning=True,
+    expands=(fields.ENV_FILE_TEMPLATE,),
+    reads_all_proxy=False,
+    ignores_no_proxy=False,
+    ca_variables=("NODE_EXTRA_CA_CERTS",),
+    key_helper_since=None,
+    key_helper_setting=None,
+    launch_by_version=True,  # exec refuses opencode 2 (anomalyco/opencode#36748: it ignores OPENCODE_CONFIG_CONTENT)
+    proven=("1.18.33",),
+)
 MERGE_ORDER = ("config.json", "opencode.json", "opencode.jsonc")
 SCHEMA = "https://opencode.ai/config.json"
 SEED = '{\n  "$schema": "https://opencode.ai/config.json"\n}\n'
@@ -51,7 +76,7 @@ def _config(profile: Profile, api_key: object, ident: str) -> dict:
     model = {
         "name": profile.model,
         "tool_call": True,
-        "limit": {"context": budget.window(profile), "output": budget.output_tokens(profile, PROMPT_TOKENS)},
+        "limit": {"context": budget.window(profile), "output": budget.output_tokens(profile, TRAITS.prompt_tokens)},
     }
     provider = {
         "npm": "@ai-sdk/openai-compatible",
@@ -96,7 +121,6 @@ def foreign_format(current: Texts) -> tuple[AgentFile, str] | None:
 
 
 V2_SINCE = (2, 0, 0)
-LAUNCH_BY_VERSION = True  # exec refuses opencode 2 (anomalyco/opencode#36748: it ignores OPENCODE_CONFIG_CONTENT)
 
 
 def launch(profile: Profile, args: tuple[str, ...], context: LaunchContext) -> Launch:

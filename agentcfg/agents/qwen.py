@@ -14,23 +14,49 @@ import os
 from dataclasses import replace
 from pathlib import Path
 
-from agentcfg import budget, edit, env
+from agentcfg import budget, edit, env, fields
 from agentcfg.agents import base
-from agentcfg.agents.base import AgentFile, Binding, FileEdit, KeySource, Launch, LaunchContext, Texts
+from agentcfg.agents.base import (
+    AgentFile,
+    Binding,
+    FileEdit,
+    KeySource,
+    Launch,
+    LaunchContext,
+    Texts,
+    Traits,
+    no_key_references,
+)
 from agentcfg.attribution import label_from_name
 from agentcfg.edit import MISSING, REMOVE, Assignment
 from agentcfg.errors import AgentcfgError
 from agentcfg.profiles import PLACEHOLDER_KEY, Profile
 
-NAME = "qwen"
-BINARY = "qwen"
-PROMPT_TOKENS = 22_000
-# qwen-code stamps its settings schema version into any settings.json it reads (seen with 0.15)
-STAMPS: tuple[tuple[str, ...], ...] = (("$version",),)
-# ... and migrates an old-layout file when it reads it: the top-level auth choice moves under security
-# (seen with 0.15: a rollback must give the user's "qwen-oauth" back in its new place, or it is lost)
-MOVES: dict[tuple[str, ...], tuple[str, ...]] = {("selectedAuthType",): ("security", "auth", "selectedType")}
-KEY_HELPER_SINCE = None  # reads the key from a variable (`envKey`); runs no command
+TRAITS = Traits(
+    name="qwen",
+    title="qwen-code",
+    binary="qwen",
+    prompt_tokens=22_000,
+    protocol="chat",
+    probes=("chat-stream", "chat"),
+    default_output=8000,
+    bounds_output=True,
+    window_setting="generationConfig.contextWindowSize of its model in ~/.qwen/settings.json",
+    compacts_every_turn=False,
+    replays_reasoning=True,
+    expands=(fields.DOLLAR_TEMPLATE,),
+    reads_all_proxy=False,
+    ignores_no_proxy=True,
+    ca_variables=("NODE_EXTRA_CA_CERTS",),
+    key_helper_since=None,
+    key_helper_setting=None,
+    # qwen-code stamps its settings schema version into any settings.json it reads (seen with 0.15) ...
+    stamps=(("$version",),),
+    # ... and migrates an old-layout file when it reads it: the top-level auth choice moves under security
+    # (seen with 0.15: a rollback must give the user's "qwen-oauth" back in its new place, or it is lost)
+    moves={("selectedAuthType",): ("security", "auth", "selectedType")},
+    proven=("0.15.10", "0.24.4"),
+)
 KEY = "OPENAI_API_KEY"
 PROVIDERS = ("modelProviders", "openai")
 
@@ -72,7 +98,9 @@ def _provider_entries(profile: Profile, settings: AgentFile, text: str, env_key:
 def _entry(profile: Profile, env_key: str | None) -> dict[str, object]:
     """agentcfg's `modelProviders.openai` entry: the endpoint, the key's variable (if it is read from one) and
     the bounds."""
-    generation: dict[str, object] = {"samplingParams": {"max_tokens": budget.output_tokens(profile, PROMPT_TOKENS)}}
+    generation: dict[str, object] = {
+        "samplingParams": {"max_tokens": budget.output_tokens(profile, TRAITS.prompt_tokens)}
+    }
     if profile.context_window:
         generation["contextWindowSize"] = profile.context_window
     entry = {"id": profile.model, "name": f"agentcfg: {profile.label}", "baseUrl": profile.base_url}
@@ -229,3 +257,6 @@ def _system_settings(environ: env.Environ) -> dict:
         return base.table(edit.load("json", path.read_text(encoding="utf-8"), path=str(path)))
     except (OSError, UnicodeDecodeError, AgentcfgError):
         return {}
+
+
+key_references = no_key_references

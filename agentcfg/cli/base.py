@@ -14,7 +14,23 @@ from agentcfg.cli import Requested
 from agentcfg.cli import print_json as print_json  # every command's, in agentcfg.cli: the hot path's too
 from agentcfg.errors import AgentcfgError
 
-AGENT_NAMES = ("codex", "qwen", "opencode", "claude")  # agents.AGENTS, without importing it for --help
+
+class AgentChoice(click.Choice):
+    """`--agent NAME`: the registry's agents (agentcfg.agents.AGENTS), looked up when the option is parsed or
+    shown, so that loading the CLI (every command, `key get` on an agent's start) imports no agent module."""
+
+    def __init__(self) -> None:
+        super().__init__(())
+
+    @property
+    def choices(self) -> tuple[str, ...]:
+        from agentcfg.agents import AGENTS  # lazy: the start-up budget (see the class docstring)
+
+        return tuple(AGENTS)
+
+    @choices.setter
+    def choices(self, value: object) -> None:
+        pass  # click.Choice sets it on construction; the registry is the only source
 
 
 def environ() -> dict[str, str]:

@@ -15,7 +15,7 @@ from agentcfg.errors import Exit
 
 @click.command()
 @click.argument("profile", required=False, shell_complete=base.complete_profile)
-@click.option("--agent", "agents", multiple=True, type=click.Choice(base.AGENT_NAMES), help="Check only this agent.")
+@click.option("--agent", "agents", multiple=True, type=base.AgentChoice(), help="Check only this agent.")
 @base.json_option("Print the findings as JSON.")
 @click.option(
     "--timeout",

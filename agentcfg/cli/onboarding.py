@@ -27,7 +27,7 @@ from agentcfg.errors import AgentcfgError, Exit
 )
 @click.option("--key-stdin", is_flag=True, help="Read the profile's key from one line of stdin (for scripts).")
 @click.option("--yes", is_flag=True, help="Answer yes to every question (move found keys); never prompt.")
-@click.option("--agents", "agents", multiple=True, type=click.Choice(base.AGENT_NAMES), help="Only these agents.")
+@click.option("--agents", "agents", multiple=True, type=base.AgentChoice(), help="Only these agents.")
 @click.option(
     "--no-check", "no_check", is_flag=True, help="Skip the closing `agentcfg doctor` check (it sends requests)."
 )
@@ -209,11 +209,11 @@ def _write_init(
     selected, skipped = select(agents, False, environ, profile=chosen.name)
     skipped_before = set(skipped)  # not installed, no config: not init's choice
     holding = imported.holding_keys | {u.where for u in found.unmodelled if u.key}
-    for agent in [a for a in selected if a.NAME in holding]:  # a switch would replace their key
+    for agent in [a for a in selected if a.TRAITS.name in holding]:  # a switch would replace their key
         selected.remove(agent)
-        skipped[agent.NAME] = (
+        skipped[agent.TRAITS.name] = (
             f"its file holds a plaintext key that stayed out of the keyring; "
-            f"`{fixes.switch(chosen.name, agent.NAME)}` replaces it (rollback restores)"
+            f"`{fixes.switch(chosen.name, agent.TRAITS.name)}` replaces it (rollback restores)"
         )
     keys, key_notes = key_source(chosen, selected, environ)
     journal = Journal(environ)
@@ -221,7 +221,7 @@ def _write_init(
         plan = plan_switch(chosen, selected, environ, keys)
         entry = journal.commit(plan.changes, {"kind": "switch", "profile": chosen.name, "label": "init"})
     base.emit_notes(recovered)
-    switched = [a.NAME for a in selected if a.NAME not in plan.skipped]
+    switched = [a.TRAITS.name for a in selected if a.TRAITS.name not in plan.skipped]
     names = ", ".join(dict.fromkeys(c.agent for c in plan.pending)) or "nothing to change"
     undo = " (undo: agentcfg rollback" + (", again for each key moved" if imported.moved else "") + ")"
     if plan.changes:

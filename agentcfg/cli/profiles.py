@@ -281,12 +281,13 @@ def profile_unset(name: str, names: tuple[str, ...], as_json: bool) -> None:
 
 def _change_profile(name: str, changes: tuple[str, ...], removed: tuple[str, ...], detect: bool, as_json: bool) -> None:
     from agentcfg import env, fixes, profile_edit, report
+    from agentcfg.agents import AGENTS
 
     environ = base.environ()
     done = profile_edit.change(name, changes, removed, detect, environ)
     path, built_in, differences, pointing, notes = done.path, done.built_in, done.differences, done.pointing, done.notes
     shown = env.display(path, environ)
-    some = pointing if len(pointing) < len(base.AGENT_NAMES) else ()
+    some = pointing if len(pointing) < len(AGENTS) else ()
     run_next = fixes.switch(name, agents=some) if pointing else None
     if as_json:
         data = {

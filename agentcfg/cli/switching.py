@@ -17,10 +17,8 @@ if TYPE_CHECKING:
 
 @click.command()
 @click.argument("profile", shell_complete=base.complete_profile)
-@click.option(
-    "--agent", "agents", multiple=True, type=click.Choice(base.AGENT_NAMES), help="Switch only this agent (repeatable)."
-)
-@click.option("--all", "every", is_flag=True, help="Switch all four agents, installed or not.")
+@click.option("--agent", "agents", multiple=True, type=base.AgentChoice(), help="Switch only this agent (repeatable).")
+@click.option("--all", "every", is_flag=True, help="Switch every agent agentcfg supports, installed or not.")
 @click.option("--dry-run", is_flag=True, help="Show the diff; write nothing.")
 @base.json_option("Print the plan and result as JSON.")
 @click.option(
@@ -284,14 +282,15 @@ def agents_command(as_json: bool) -> None:
     rows = []
     journal = Journal(environ)
     for item in agent_status(environ, profiles.load_all(environ), journal.entries()):
-        binary = AGENTS[item.name].BINARY
+        traits = AGENTS[item.name].TRAITS
+        binary = traits.binary
         version = versions.installed(binary, environ, timeout=3.0)
         rows.append(
             {
                 "agent": item.name,
                 "path": env.which(binary, environ),
                 "version": ".".join(map(str, version)) if version else None,
-                "proven": versions.proven(item.name, version),
+                "proven": versions.proven(traits.proven, version),
                 "files": item.files,
                 "configured": item.configured,
                 "profile": item.profile,

@@ -380,8 +380,8 @@ def _codex_undercut(data: dict[str, Any], where: str, ours: Profile | None) -> l
                 f"`codex --profile {names[0]}` refuses to start while they are there",
                 ", ".join(f"[profiles.{n}]" for n in names),
                 "",
-                f"move each [profiles.NAME] table of {where} into ~/.codex/NAME.config.toml (without the "
-                "[profiles.NAME] header) and remove it",
+                f"move each [profiles.TRAITS.name] table of {where} into ~/.codex/NAME.config.toml (without the "
+                "[profiles.TRAITS.name] header) and remove it",
             )
         )
     return findings
@@ -809,17 +809,17 @@ def _claude_output_advice(profile: Profile) -> tuple[str, str]:
     """(fix, hint) for Claude Code's output bound under `profile`: a switch where it now writes enough (a
     file from an older agentcfg), else the profile's max_output_tokens raised, else a larger server window."""
     need = budget.MIN_OUTPUT
-    if budget.output_tokens(profile, claude.PROMPT_TOKENS) >= need:
+    if budget.output_tokens(profile, claude.TRAITS.prompt_tokens) >= need:
         return fixes.switch(profile.name, "claude"), ""
     raised = replace(profile, max_output_tokens=max(profile.max_output_tokens or 0, need))
-    if budget.output_tokens(raised, claude.PROMPT_TOKENS) >= need:
+    if budget.output_tokens(raised, claude.TRAITS.prompt_tokens) >= need:
         if profile.source.startswith(PROJECT):  # `profile set` refuses a project's profile: its file is the project's
             return "", f"the project's profile {profile.name} sets max_output_tokens below {need}: raise it there"
         fix = fixes.then(fixes.profile_set(profile.name, max_output_tokens=need), fixes.switch(profile.name, "claude"))
         return fix, ""
     return "", (
         f"profile {profile.name}'s window is too small for Claude Code: restart vLLM with --max-model-len "
-        f"{budget.needed_window(claude.PROMPT_TOKENS):,} or more, then `agentcfg profile set {profile.name} "
+        f"{budget.needed_window(claude.TRAITS.prompt_tokens):,} or more, then `agentcfg profile set {profile.name} "
         "context_window=` that number and switch again"
     )
 

@@ -8,12 +8,11 @@ import json
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 from urllib.parse import urlsplit
 
 from agentcfg import attribution, budget, env, fixes
-from agentcfg.agents.base import Binding, Header, helper_profile_name, is_credential, is_helper
+from agentcfg.agents.base import Agent, Binding, Header, helper_profile_name, is_credential, is_helper
 from agentcfg.agents.codex import BUILT_IN_PROVIDERS
 from agentcfg.doctor import agentfiles, keyhelpers
 from agentcfg.doctor.keyhelpers import HELPER_SETTING
@@ -271,7 +270,7 @@ def _exec_advice(target: Target, profile: Profile | None, stored: bool) -> tuple
 
     variable = target.key_env or "its key variable"
     if profile and profile.key_env and profile.key_env == target.key_env:
-        run = fixes.exec_agent(profile.name, AGENTS[target.agent].BINARY)
+        run = fixes.exec_agent(profile.name, AGENTS[target.agent].TRAITS.binary)
         hint = f"`agentcfg exec` puts the key of {profile.name} in {variable} for that run"
         return (run if stored else fixes.then(fixes.key_set(profile.name), run)), hint
     return (
@@ -792,15 +791,17 @@ def _journal_switches(environ: env.Environ) -> dict[str, str]:
         return {}
 
 
-def _unconfigured(agent: ModuleType, current: dict[Any, str | None], environ: env.Environ) -> bool:
+def _unconfigured(agent: Agent, current: dict[Any, str | None], environ: env.Environ) -> bool:
     unconfigured = not any(text is not None for text in current.values())
-    if agent.NAME == "claude":  # Claude Code also takes its endpoint from the shell, or a login
-        unconfigured = unconfigured and not env.which(agent.BINARY, environ) and not environ.get("ANTHROPIC_BASE_URL")
+    if agent.TRAITS.name == "claude":  # Claude Code also takes its endpoint from the shell, or a login
+        unconfigured = (
+            unconfigured and not env.which(agent.TRAITS.binary, environ) and not environ.get("ANTHROPIC_BASE_URL")
+        )
     return unconfigured
 
 
 def _key_helpers(
-    agent: ModuleType,
+    agent: Agent,
     current: dict[Any, str | None],
     binding: Binding,
     environ: env.Environ,
@@ -810,7 +811,7 @@ def _key_helpers(
     Codex's auth command in config.toml), and for Codex the one of each profile file agentcfg keeps
     (`codex --profile agentcfg-NAME`), which a switch rewrites while NAME is a profile."""
     found = [keyhelpers.KeyHelper(", ".join(env.display(f.path, environ) for f in current), binding.helper or "")]
-    if agent.NAME == "codex":
+    if agent.TRAITS.name == "codex":
         from agentcfg import fsutil
         from agentcfg.agents import codex
 
@@ -826,7 +827,7 @@ def _key_helpers(
 
 
 def targets_from_files(
-    agents: list[ModuleType],
+    agents: list[Agent],
     environ: env.Environ,
     profiles: dict[str, Profile],
     cwd: Path,
@@ -842,18 +843,18 @@ def targets_from_files(
     result = []
     for agent in agents:
         target = Target(
-            agent.NAME,
-            "anthropic" if agent.NAME == "claude" else "openai",
+            agent.TRAITS.name,
+            "anthropic" if agent.TRAITS.name == "claude" else "openai",
             None,
             None,
-            prompt_tokens=agent.PROMPT_TOKENS,
-            default_output=DEFAULT_OUTPUT[agent.NAME],
+            prompt_tokens=agent.TRAITS.prompt_tokens,
+            default_output=DEFAULT_OUTPUT[agent.TRAITS.name],
         )
         result.append(target)
         try:
             current = read_current(agent, environ)
         except AgentcfgError as problem:
-            target.static.append(_unreadable(agent.NAME, problem, environ))
+            target.static.append(_unreadable(agent.TRAITS.name, problem, environ))
             continue
         shown = ", ".join(env.display(f.path, environ) for f in current)
         if _unconfigured(agent, current, environ):
@@ -861,28 +862,28 @@ def targets_from_files(
                 Finding(
                     "not-configured",
                     SKIP,
-                    agent.NAME,
+                    agent.TRAITS.name,
                     "no config file",
                     shown,
-                    hint=f"to set it up: agentcfg switch with one of your profiles and --agent {agent.NAME} "
+                    hint=f"to set it up: agentcfg switch with one of your profiles and --agent {agent.TRAITS.name} "
                     "(agentcfg profile list shows them)",
                 )
             )
             continue
         try:
             binding = agent.read(current)
-            target.static += agentfiles.check(agent.NAME, current, environ)
+            target.static += agentfiles.check(agent.TRAITS.name, current, environ)
         except AgentcfgError as problem:
-            target.static.append(_unparsable(agent.NAME, problem))
+            target.static.append(_unparsable(agent.TRAITS.name, problem))
             continue
         owner = binding.profile if binding.profile in profiles else None
         helpers = _key_helpers(agent, current, binding, environ, profiles)
-        target.static += keyhelpers.findings(agent.NAME, helpers, environ, owner)
+        target.static += keyhelpers.findings(agent.TRAITS.name, helpers, environ, owner)
         target.base_url, target.model = binding.base_url, binding.model
         target.output_tokens, target.wire_api = binding.output_tokens, binding.wire_api
         target.context_window = binding.context_window
         target.endpoint_from = shown
-        if agent.NAME == "codex" and target.base_url == OPENAI_API:
+        if agent.TRAITS.name == "codex" and target.base_url == OPENAI_API:
             # Codex's built-in provider: OpenAI's own API, like Claude Code's own: never probed (the
             # probes would leave this machine, and a ChatGPT login is not a key doctor can send).
             target.base_url = None
@@ -890,18 +891,20 @@ def targets_from_files(
                 Finding("not-configured", SKIP, "codex", "uses OpenAI's own API; doctor probes only custom endpoints")
             )
             continue
-        if agent.NAME == "qwen":
+        if agent.TRAITS.name == "qwen":
             if not target.base_url and environ.get("OPENAI_BASE_URL"):
                 target.base_url, target.endpoint_from = environ["OPENAI_BASE_URL"], "OPENAI_BASE_URL in this shell"
             target.default_output = _qwen_default_output(target.model)
-        claude_env = _claude_endpoint(target, binding, _claude_layers(environ, cwd)) if agent.NAME == "claude" else None
+        claude_env = (
+            _claude_endpoint(target, binding, _claude_layers(environ, cwd)) if agent.TRAITS.name == "claude" else None
+        )
         found = attribution.attribute(
             target.base_url,
             target.model,
             profiles,
             own=binding.profile,
             label=binding.label,
-            last_switch=switched.get(agent.NAME),
+            last_switch=switched.get(agent.TRAITS.name),
         )
         target.profile = found.profile
         target.profile_project = bool(found.profile) and profiles[str(found.profile)].source.startswith(PROJECT)
@@ -918,7 +921,7 @@ def targets_from_files(
             _claude_auth(target, binding, key_profile, environ, claude_env, profiles)
         else:
             target.static += _header_findings(target, binding.headers, profiles, environ)
-            if agent.NAME == "codex" and target.wire_api not in (None, "responses"):
+            if agent.TRAITS.name == "codex" and target.wire_api not in (None, "responses"):
                 target.static.append(
                     Finding(
                         "codex-wire-api",
@@ -933,35 +936,37 @@ def targets_from_files(
             _resolve_key(target, binding, key_profile, environ, profiles)
         _guard(target, profiles)
         if not target.base_url and not target.static:
-            target.static.append(Finding("not-configured", SKIP, agent.NAME, "no custom endpoint configured"))
+            target.static.append(Finding("not-configured", SKIP, agent.TRAITS.name, "no custom endpoint configured"))
     return result
 
 
-def targets_from_profile(profile: Profile, agents: list[ModuleType], environ: env.Environ) -> list[Target]:
+def targets_from_profile(profile: Profile, agents: list[Agent], environ: env.Environ) -> list[Target]:
     """Each agent as `agentcfg switch PROFILE` would configure it, with the key `agentcfg exec` would give."""
     result = []
     for agent in agents:
-        claude = agent.NAME == "claude"
+        claude = agent.TRAITS.name == "claude"
         target = Target(
-            agent.NAME,
+            agent.TRAITS.name,
             "anthropic" if claude else "openai",
             profile.anthropic_base_url if claude else profile.base_url,
             profile.model,
             profile=profile.name,
             profile_project=profile.source.startswith(PROJECT),
-            prompt_tokens=agent.PROMPT_TOKENS,
-            output_tokens=None if agent.NAME == "codex" else budget.output_tokens(profile, agent.PROMPT_TOKENS),
-            wire_api="responses" if agent.NAME == "codex" else None,
+            prompt_tokens=agent.TRAITS.prompt_tokens,
+            output_tokens=None
+            if agent.TRAITS.name == "codex"
+            else budget.output_tokens(profile, agent.TRAITS.prompt_tokens),
+            wire_api="responses" if agent.TRAITS.name == "codex" else None,
             key_env=profile.key_env,
             # the window switch tells the agent (Claude Code is told none)
             context_window={"codex": profile.context_window, "qwen": profile.context_window}.get(
-                agent.NAME, budget.window(profile) if agent.NAME == "opencode" else None
+                agent.TRAITS.name, budget.window(profile) if agent.TRAITS.name == "opencode" else None
             ),
         )
         result.append(target)
         if reason := agent.unsupported(profile):
             target.base_url = None
-            target.static.append(Finding("not-configured", SKIP, agent.NAME, reason))
+            target.static.append(Finding("not-configured", SKIP, agent.TRAITS.name, reason))
             continue
         if profile.key_env:
             # As `agentcfg exec` (and Claude's apiKeyHelper) would give it: the keyring first.
@@ -970,13 +975,13 @@ def targets_from_profile(profile: Profile, agents: list[ModuleType], environ: en
             try:
                 target.key, source = _exec_key(profile, environ)
             except AgentcfgError as problem:
-                target.static.append(_wrong_origin(agent.NAME, problem, profile))
+                target.static.append(_wrong_origin(agent.TRAITS.name, problem, profile))
                 continue
             target.key_source = f"{source} (as `agentcfg {'key get' if claude else 'exec'}` gives it)"
             if target.key is None:
-                target.static.append(_no_profile_key(agent.NAME, profile, environ))
+                target.static.append(_no_profile_key(agent.TRAITS.name, profile, environ))
             target.static += _key_checks(target, target.key, profile)
-        elif agent.NAME in ("qwen", "claude"):  # what `switch` writes: these two refuse to run without a key
+        elif agent.TRAITS.name in ("qwen", "claude"):  # what `switch` writes: these two refuse to run without a key
             target.key, target.key_source = PLACEHOLDER_KEY, "placeholder"
             target.static += _key_checks(target, target.key, profile)
     return result

@@ -371,7 +371,7 @@ def test_qwen_literal():
 
 
 @pytest.mark.parametrize("keys", [HELPER, ENV_ONLY, LITERAL, NO_KEYS], ids=["helper", "env", "literal", "none"])
-@pytest.mark.parametrize("agent", [claude, codex, opencode, qwen], ids=lambda a: a.NAME)
+@pytest.mark.parametrize("agent", [claude, codex, opencode, qwen], ids=lambda a: a.TRAITS.name)
 def test_a_second_identical_switch_changes_nothing(agent, keys):
     texts = {file: None for file in agent.files(ENVIRON)}
     once, _ = run_switch(agent, GW, texts, keys)

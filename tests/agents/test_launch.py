@@ -174,7 +174,7 @@ def test_claude_settings_file_sets_every_variable_a_lower_layer_could_hold():
             "ANTHROPIC_AUTH_TOKEN": "",  # "" reads as unset: a user token below does not go along
             "ANTHROPIC_API_KEY": "",
             **dict.fromkeys(claude.EVERY_MODEL_SLOT, "glm-4.6"),
-            "CLAUDE_CODE_MAX_OUTPUT_TOKENS": str(budget.output_tokens(GATEWAY_ANTHROPIC, claude.PROMPT_TOKENS)),
+            "CLAUDE_CODE_MAX_OUTPUT_TOKENS": str(budget.output_tokens(GATEWAY_ANTHROPIC, claude.TRAITS.prompt_tokens)),
             "CLAUDE_CODE_MAX_CONTEXT_TOKENS": "200000",
             # a user's headers may carry another host's key; the switches would send every request to a cloud
             **dict.fromkeys((claude.CUSTOM_HEADERS, *claude.OTHER_PROVIDERS), ""),
@@ -252,7 +252,7 @@ def test_opencode_content_sets_the_model_small_model_and_provider():
                         "tool_call": True,
                         "limit": {
                             "context": 200_000,
-                            "output": budget.output_tokens(GATEWAY_ANTHROPIC, opencode.PROMPT_TOKENS),
+                            "output": budget.output_tokens(GATEWAY_ANTHROPIC, opencode.TRAITS.prompt_tokens),
                         },
                     }
                 },
@@ -352,7 +352,9 @@ def test_qwen_gets_the_key_in_its_system_settings_file_of_this_run_only():
                     "name": "agentcfg: gw",
                     "baseUrl": "https://gw.example/v1",
                     "generationConfig": {
-                        "samplingParams": {"max_tokens": budget.output_tokens(GATEWAY_ANTHROPIC, qwen.PROMPT_TOKENS)},
+                        "samplingParams": {
+                            "max_tokens": budget.output_tokens(GATEWAY_ANTHROPIC, qwen.TRAITS.prompt_tokens)
+                        },
                         "contextWindowSize": 200_000,
                     },
                 }
@@ -397,7 +399,7 @@ WITH_KEYS = {
 }
 
 
-@pytest.mark.parametrize("agent", [codex, claude, opencode, qwen], ids=lambda a: a.NAME)
+@pytest.mark.parametrize("agent", [codex, claude, opencode, qwen], ids=lambda a: a.TRAITS.name)
 @pytest.mark.parametrize("profile", [GATEWAY_ANTHROPIC, LOCAL], ids=["keyed", "keyless"])
 @pytest.mark.parametrize("helper", [HELPER, ()], ids=["keyring", "project"])
 def test_no_launch_carries_a_key(agent, profile, helper):
@@ -407,7 +409,7 @@ def test_no_launch_carries_a_key(agent, profile, helper):
     assert launch.args[-1] == "run"
 
 
-@pytest.mark.parametrize("agent", [codex, claude, opencode, qwen], ids=lambda a: a.NAME)
+@pytest.mark.parametrize("agent", [codex, claude, opencode, qwen], ids=lambda a: a.TRAITS.name)
 @pytest.mark.parametrize("helper", [HELPER, ()], ids=["keyring", "project"])
 def test_the_profiles_key_is_only_ever_in_a_key_file_and_then_out_of_the_processs_variables(agent, helper):
     """The key exec found reaches a Launch only in key_files (this run's, removed after it); an agent that

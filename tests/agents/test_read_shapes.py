@@ -30,7 +30,7 @@ def written(agent, profile: Profile, keys: KeySource = NO_KEYS):
 def test_codex_and_opencode_carry_the_profiles_id(keys):
     for agent in (codex, opencode):
         binding = written(agent, TEAM, keys)
-        assert (binding.profile, binding.label) == ("team", "team"), agent.NAME
+        assert (binding.profile, binding.label) == ("team", "team"), agent.TRAITS.name
         assert written(agent, KEYLESS).profile == "lab"
         assert written(agent, KEYLESS).label == "the lab's vLLM"
 
@@ -60,7 +60,7 @@ def test_every_helper_agentcfg_writes_or_wrote_is_its_own(command):
     keys = KeySource(helper=(*command, "key", "get", "team"), runs_helper=frozenset({"claude", "codex"}))
     for agent in (claude, codex):
         binding = written(agent, TEAM, keys)
-        assert binding.profile == "team" and is_helper(binding.helper), agent.NAME
+        assert binding.profile == "team" and is_helper(binding.helper), agent.TRAITS.name
         assert helper_profile_name(binding.helper) == "team"
 
 

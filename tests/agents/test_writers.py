@@ -356,7 +356,7 @@ def test_opencode_keyless_profile_has_no_api_key_and_a_bounded_output():
     assert model["tool_call"] is True
     assert model["limit"]["context"] == 65536
     assert model["limit"]["output"] == 27768
-    assert model["limit"]["output"] <= (model["limit"]["context"] - opencode.PROMPT_TOKENS) / 2
+    assert model["limit"]["output"] <= (model["limit"]["context"] - opencode.TRAITS.prompt_tokens) / 2
     assert data["provider"]["ollama"]["options"] == {"baseURL": "http://localhost:11434/v1"}
     assert data["mcp"] == {"fs": {"type": "local", "command": ["npx", "fs"]}}
 
@@ -461,7 +461,7 @@ def test_claude_max_output_tokens_is_a_string_bounded_by_the_window():
     out, _ = _claude(LOCAL, None)
     value = json.loads(out)["env"]["CLAUDE_CODE_MAX_OUTPUT_TOKENS"]
     assert isinstance(value, str)
-    assert 0 < int(value) <= (65536 - claude.PROMPT_TOKENS) // 2
+    assert 0 < int(value) <= (65536 - claude.TRAITS.prompt_tokens) // 2
 
 
 def test_claude_keyed_profile_removes_the_placeholder_and_writes_no_token():
@@ -527,7 +527,7 @@ EXPECTED_OUTPUT = {  # window -> agent -> tokens
 
 
 def test_agents_declare_the_prompt_sizes_the_budget_assumes():
-    assert {name: agent.PROMPT_TOKENS for name, agent in AGENTS.items()} == PROMPTS
+    assert {name: agent.TRAITS.prompt_tokens for name, agent in AGENTS.items()} == PROMPTS
 
 
 @pytest.mark.parametrize("window", list(EXPECTED_OUTPUT), ids=str)

@@ -247,13 +247,13 @@ def test_target_shape(profile: Profile, environ: dict[str, str], keyring: dict[s
     for t, module in zip(targets, AGENT_MODULES, strict=True):
         assert t.profile == profile.name
         assert t.model == profile.model
-        assert t.prompt_tokens == module.PROMPT_TOKENS
+        assert t.prompt_tokens == module.TRAITS.prompt_tokens
         assert t.key_env == profile.key_env
         if t.agent == "codex":
             assert t.output_tokens is None
             assert t.wire_api == "responses"
         else:
-            assert t.output_tokens == budget.output_tokens(profile, module.PROMPT_TOKENS)
+            assert t.output_tokens == budget.output_tokens(profile, module.TRAITS.prompt_tokens)
             assert t.wire_api is None
         assert t.protocol == ("anthropic" if t.agent == "claude" else "openai")
         if t.agent != "claude":

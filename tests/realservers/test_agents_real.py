@@ -37,7 +37,7 @@ def test_switch_local_and_the_agent_completes_a_turn_on_vllm(
         # vLLM's request log: the agent asked for agentcfg's bound, not its own default (qwen-code
         # 8000 then 384000 for a deepseek-v4 name; opencode and Claude Code 32000)
         profile = Profile(name="local", base_url=peers.vllm + "/v1", model=MODEL, context_window=WINDOW)
-        bound = budget.output_tokens(profile, AGENT_MODULES[agent].PROMPT_TOKENS)
+        bound = budget.output_tokens(profile, AGENT_MODULES[agent].TRAITS.prompt_tokens)
         assert f"max_tokens={bound}," in peers.vllm_log.read_text(errors="replace"), bound
 
 
