@@ -282,3 +282,16 @@ def test_doctor_online_names_a_broken_endpoint(agent: Agent, home: Home, environ
         report = json_of(cli, "doctor", "fs", "--agent", agent.TRAITS.name, "--timeout", "10", codes=(1,))
     validate("doctor", report)
     assert any(f["status"] == "fail" and f["agent"] == agent.TRAITS.name for f in report["findings"]), report
+
+
+def test_agents_lists_it_installed_at_a_proven_version(agent: Agent, home: Home, environ, cli: Run) -> None:
+    switch(cli, agent)
+    version = agent.TRAITS.proven[-1]
+    program = home.root.parent / "bin" / agent.TRAITS.binary  # first on the test HOME's PATH
+    program.write_text(f"#!/bin/sh\necho {version}\n")
+    program.chmod(0o755)
+    report = json_of(cli, "agents")
+    validate("agents", report)
+    (row,) = [r for r in report if r["agent"] == agent.TRAITS.name]
+    assert row["path"] == str(program) and row["version"] == version and row["proven"] == "proven", row
+    assert row["configured"] and row["profile"] == "local"

@@ -5,6 +5,7 @@ template guard (fields.TEMPLATE_SYNTAXES) is the union of what the agents expand
 
 from __future__ import annotations
 
+import inspect
 import re
 from collections.abc import Iterator
 from typing import Any
@@ -14,14 +15,33 @@ import pytest
 
 from agentcfg import fields
 from agentcfg.agents import AGENTS
+from agentcfg.agents.base import Agent, Traits
 from agentcfg.cli.app import cli, every_command
 from agentcfg.cli.base import AgentChoice
 from agentcfg.errors import AgentcfgError
+from tests.agents import synthetic
 from tests.agents.schemas import SCHEMAS, agent_enums
 from tests.agents.synthetic import synth  # noqa: F401 (fixture)
 
 # One value per template syntax an agent expands: a new syntax needs its sample here (the test says so).
 TEMPLATE_SAMPLES = ("{env:HOME}", "{ENV:HOME}", "{file:/etc/passwd}", "$HOME", "${HOME}", "$0")
+
+
+def _members() -> list[str]:
+    return [*Agent.__annotations__, *sorted(name for name in vars(Agent) if not name.startswith("_"))]
+
+
+@pytest.mark.parametrize("name", [*AGENTS, synthetic.TRAITS.name])
+def test_each_module_has_every_member_of_the_interface(name: str) -> None:
+    """What mypy holds agentcfg/'s modules to (agents/__init__.py), said at run time for one that is not in
+    agentcfg/ (tests/agents/synthetic.py): every member, each function taking the Protocol's parameters."""
+    module = synthetic if name == synthetic.TRAITS.name else AGENTS[name]
+    assert isinstance(module.TRAITS, Traits) and module.TRAITS.name == name
+    for member in _members():
+        assert hasattr(module, member), f"{name} lacks {member}"
+        if member not in Agent.__annotations__:
+            wanted = list(inspect.signature(getattr(Agent, member)).parameters)[1:]  # without self
+            assert list(inspect.signature(getattr(module, member)).parameters) == wanted, (name, member)
 
 
 def test_each_key_is_its_modules_name() -> None:
