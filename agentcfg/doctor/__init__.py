@@ -243,7 +243,8 @@ def _conclude(
     report: Report, check: route_check.Check, seen_by: dict[int, dict[str, probes.Result]], alive: probes.Result | None
 ) -> None:
     """The route's verdict from what the router's and the legs' probes got (doctor/route.py decides)."""
-    from agentcfg.doctor.rules import PRIMARY, classify
+    from agentcfg.agents import AGENTS
+    from agentcfg.doctor.rules import classify
 
     def requests(leg: str | None) -> list[tuple[probes.Result, bool]]:
         return [
@@ -251,7 +252,7 @@ def _conclude(
             for t in report.targets
             if t.leg == leg
             for seen in [seen_by[id(t)]]
-            for kind in PRIMARY.get(t.agent, ())
+            for kind in AGENTS[t.agent].TRAITS.probes
             if kind in seen
         ]
 
