@@ -87,13 +87,14 @@ def _header_note(target: Target, evidence: str) -> str:
 
 
 def _oauth_expired(target: Target, verdict: Verdict, seen: Seen) -> Finding:
+    """An expired claude.ai login: Claude Code's, so its fix and hint are about Claude Code (its id says so)."""
     return _finding(
         target,
         "claude-oauth-expired",
         FAIL,
         "the claude.ai login has expired",
         verdict.message,
-        fixes.switch(target.profile, target.agent) if target.profile else "",
+        fixes.switch(target.profile, "claude") if target.profile else "",
         "run `claude` and /login again"
         + (", or point Claude Code at this profile's key with the fix" if target.profile else ""),
     )
