@@ -9,7 +9,7 @@ collect.py and agentfiles.py for the agent's files, keyhelpers.py, localserver.p
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from agentcfg import fixes
@@ -28,7 +28,11 @@ class Entry:
     passed: str = ""
 
 
-def _entries(*rows: tuple[str, str, str, tuple[Builder, ...]] | tuple[str, str, str, tuple[Builder, ...], str]):
+Row = tuple[str, str, str, tuple[Builder, ...]] | tuple[str, str, str, tuple[Builder, ...], str]
+
+
+def _entries(*rows: Row) -> Iterator[Entry]:
+    """(id, severities joined by commas, trigger, fix builders[, passed]) rows as Entries."""
     for row in rows:
         ident, severities, trigger, builders, *passed = row
         yield Entry(ident, frozenset(severities.split(",")), trigger, builders, *passed)
@@ -81,7 +85,7 @@ CATALOGUE: dict[str, Entry] = {
             "key-missing",
             f"{FAIL},{WARN},{SKIP}",
             "the agent sends no key (its variable unset) where one is wanted",
-            _KEY,
+            (*_KEY, fixes.command),  # command: `agentcfg trust` approving a project profile's variable
         ),
         ("key-malformed", FAIL, "the key cannot be sent as a header (whitespace, a line break)", _KEY),
         (
@@ -125,6 +129,7 @@ CATALOGUE: dict[str, Entry] = {
             "the server (or a gateway's upstream) has no such model, or /models lacks it",
             _PROFILE,
         ),
+        # The order of the entries with `passed` is the order their passes are listed in (passes()).
         (
             "tool-parser-missing",
             FAIL,
@@ -210,7 +215,12 @@ CATALOGUE: dict[str, Entry] = {
         ("vllm-window-differs", WARN, "vllm serve's --max-model-len is larger than the agents are told", _PROFILE),
         ("vllm-parser-differs", WARN, "the server's tool or reasoning parser is not its family's", ()),
         ("vllm-duplicate-servers", WARN, "more than one vllm serve for one port", ()),
-        ("vllm-duplicate-units", f"{FAIL},{WARN}", "several systemd units start vLLM on the agents' port", ()),
+        (  # the fix: serve/unit.py's `systemctl disable --now` lines, joined by fixes.then
+            "vllm-duplicate-units",
+            f"{FAIL},{WARN}",
+            "several systemd units start vLLM on the agents' port",
+            (fixes.then,),
+        ),
         # -- thinking models with tools (thinking.py)
         ("thinking-reasoning-dropped", FAIL, "turn 2 is refused for want of the reasoning the agent dropped", ()),
         ("thinking-early-stop", FAIL, "turn 2 ends with no text and no tool call after a turn 1 that reasoned", ()),
