@@ -313,6 +313,12 @@ class Traits:
     launch_by_version: bool = False  # exec asks its version first (LaunchContext.version)
     # The releases CI has run agentcfg against (tests/e2e, tests/realservers); tests/e2e/agents.py pins among them.
     proven: tuple[str, ...] = ()
+    # After a reply reaches `default_output`, it asks again with a larger limit (doctor's Target.default_output):
+    # qwen-code's 8000, then its limit for the model name.
+    retries_output: bool = False
+    # Its own proxy setting besides the variables, as the user would look for it (qwen-code's), where it
+    # ignores NO_PROXY: running it without the proxy must leave that unset too.
+    proxy_setting: str | None = None
 
 
 class Agent(Protocol):

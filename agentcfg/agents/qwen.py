@@ -56,6 +56,8 @@ TRAITS = Traits(
     # (seen with 0.15: a rollback must give the user's "qwen-oauth" back in its new place, or it is lost)
     moves={("selectedAuthType",): ("security", "auth", "selectedType")},
     proven=("0.15.10", "0.24.4"),
+    retries_output=True,
+    proxy_setting="`proxy` setting in ~/.qwen/settings.json",
 )
 KEY = "OPENAI_API_KEY"
 PROVIDERS = ("modelProviders", "openai")

@@ -15,12 +15,13 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from agentcfg import env
+from agentcfg.agents import AGENTS
 from agentcfg.doctor import probes, proxies, thinking
 from agentcfg.doctor import route as route_check
 from agentcfg.doctor.collect import targets_from_files, targets_from_profile
 from agentcfg.doctor.model import BLOCKING, FAIL, PASS, SKIP, WARN, Finding, Target
 from agentcfg.doctor.replies import alternative_base
-from agentcfg.doctor.rules import diagnose
+from agentcfg.doctor.rules import classify, diagnose
 from agentcfg.profiles import is_loopback
 
 __all__ = ["Finding", "Report", "Target", "check_now", "run", "summary", "targets_from_files", "targets_from_profile"]
@@ -243,7 +244,6 @@ def _conclude(
     report: Report, check: route_check.Check, seen_by: dict[int, dict[str, probes.Result]], alive: probes.Result | None
 ) -> None:
     """The route's verdict from what the router's and the legs' probes got (doctor/route.py decides)."""
-    from agentcfg.doctor.rules import PRIMARY, classify
 
     def requests(leg: str | None) -> list[tuple[probes.Result, bool]]:
         return [
@@ -251,7 +251,7 @@ def _conclude(
             for t in report.targets
             if t.leg == leg
             for seen in [seen_by[id(t)]]
-            for kind in PRIMARY.get(t.agent, ())
+            for kind in AGENTS[t.agent].TRAITS.probes
             if kind in seen
         ]
 

@@ -6,7 +6,7 @@ import json
 import re
 from typing import Any
 
-from agentcfg.doctor.probes import Result
+from agentcfg.doctor.wire import Result
 
 
 def parse_json(text: str) -> Any:

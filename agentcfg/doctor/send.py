@@ -13,8 +13,8 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from agentcfg.doctor.probes import BODY_LIMIT, REDIRECTS, Probe, Result, error_kind, import_httpx, verify
 from agentcfg.doctor.replies import still_sending
+from agentcfg.doctor.wire import BODY_LIMIT, REDIRECTS, Probe, Result, error_kind, import_httpx, verify
 
 if TYPE_CHECKING:
     import httpx
@@ -49,10 +49,15 @@ class TLSOnDemand(httpx.AsyncBaseTransport):
             await self._tls.aclose()
 
 
-def new_client(proxy: str | None, ca_file: str | None, timeout: httpx.Timeout) -> httpx.AsyncClient:
+def new_client(
+    proxy: str | None, ca_file: str | None, timeout: httpx.Timeout, transport: httpx.AsyncBaseTransport | None = None
+) -> httpx.AsyncClient:
     """The client for the probes that share a proxy and a CA file. Through a proxy it is built as before,
-    its TLS context at once (the proxy's own URL may be https); direct, with a TLSOnDemand transport."""
+    its TLS context at once (the proxy's own URL may be https); direct, with a TLSOnDemand transport. A given
+    `transport` (a test's httpx.MockTransport) answers every request instead, proxied or not."""
     options: dict[str, Any] = {"trust_env": False, "timeout": timeout, "follow_redirects": True}
+    if transport is not None:
+        return httpx.AsyncClient(transport=transport, max_redirects=REDIRECTS, **options)
     if proxy is None:
         return httpx.AsyncClient(transport=TLSOnDemand(ca_file), max_redirects=REDIRECTS, **options)
     return httpx.AsyncClient(proxy=proxy, verify=verify(ca_file), max_redirects=REDIRECTS, **options)
@@ -118,6 +123,7 @@ async def _run(
     deadline: float,
     progress: Callable[[int, int], None] | None,
     follow: Callable[[Result], list[Probe]] | None = None,
+    transport: httpx.AsyncBaseTransport | None = None,
 ) -> list[Result]:
     results = [Result(p) for p in probes]
     clients: dict[tuple[str | None, str | None], httpx.AsyncClient] = {}
@@ -133,7 +139,7 @@ async def _run(
 
     def start(probe: Probe, result: Result) -> None:
         if (probe.proxy, probe.ca_file) not in clients:
-            clients[probe.proxy, probe.ca_file] = new_client(probe.proxy, probe.ca_file, timeout)
+            clients[probe.proxy, probe.ca_file] = new_client(probe.proxy, probe.ca_file, timeout, transport)
         task = asyncio.ensure_future(_chained(clients[probe.proxy, probe.ca_file], probe, result))
         task.add_done_callback(_done)
         tasks.append(task)
@@ -172,8 +178,10 @@ def run(
     deadline: float,
     progress: Callable[[int, int], None] | None = None,
     follow: Callable[[Result], list[Probe]] | None = None,
+    transport: httpx.AsyncBaseTransport | None = None,
 ) -> list[Result]:
     """Send every probe at once; whatever has not finished at `deadline` seconds is a timeout. `follow` gives,
     for an answer that came, the requests to send next (a second turn), under the same deadline; their
-    results come after the probes', in the order they were started."""
-    return asyncio.run(_run(probes, deadline, progress, follow))
+    results come after the probes', in the order they were started. `transport`: what answers instead of the
+    network (httpx.MockTransport in a test)."""
+    return asyncio.run(_run(probes, deadline, progress, follow, transport))
