@@ -7,7 +7,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from agentcfg import env, fsutil
+from agentcfg import env, fsutil, keyuse
 from agentcfg.errors import AgentcfgError, Exit
 from agentcfg.profiles import Profile
 from agentcfg.route import litellm, server, spec
@@ -137,10 +137,9 @@ def _serving_key(route: Profile, environ: dict[str, str]) -> tuple[str, bool]:
     (keystore.resolve: only for the route's own address), else a new one, stored (none was kept: a route from
     before every route had one, or a key removed)."""
     from agentcfg import keystore
-    from agentcfg.cli.hotpath import resolve_key
 
     try:
-        return resolve_key(route, environ).value, False
+        return keyuse.resolve_key(route, environ).value, False
     except keystore.KeyringProblem as problem:
         if problem.kind != "missing":
             raise
@@ -180,12 +179,11 @@ def key_note(name: str, variable: str, *, before: bool, pointing: list[str]) -> 
 def _keys(legs_: list[Profile], environ: dict[str, str]) -> dict[str, str]:
     """The legs' keys LiteLLM gets, by variable (keystore.resolve: each only towards its own hosts). None stored or
     exported: Exit.NO_KEY, naming the leg, before anything starts."""
-    from agentcfg.cli.hotpath import resolve_key
 
     found: dict[str, str] = {}
     for index, leg in enumerate(legs_):
         if leg.key_env:
-            found[litellm.key_variable(index)] = resolve_key(leg, environ).value
+            found[litellm.key_variable(index)] = keyuse.resolve_key(leg, environ).value
     return found
 
 
@@ -338,9 +336,8 @@ def status(name: str, environ: dict[str, str], *, timeout: float = 5.0) -> dict[
 def _router_key_value(route: Profile, environ: dict[str, str]) -> str | None:
     if not route.key_env:
         return None
-    from agentcfg.cli.hotpath import resolve_key
 
-    return resolve_key(route, environ).value
+    return keyuse.resolve_key(route, environ).value
 
 
 def stop(name: str, environ: dict[str, str]) -> dict[str, Any]:

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
 
-from agentcfg import env
+from agentcfg import env, keyuse
 from agentcfg.errors import AgentcfgError, Exit
 from agentcfg.profiles import Profile
 from agentcfg.serve import command as commands
@@ -138,9 +138,7 @@ def build(name: str, options: commands.Options, environ: env.Environ) -> tuple[P
     commands.check_profile(profile)  # not this machine's server: said before the keyring is asked anything
     key = None
     if profile.needs_key:
-        from agentcfg.cli.hotpath import resolve_key
-
-        key = resolve_key(profile, dict(environ)).value
+        key = keyuse.resolve_key(profile, dict(environ)).value
     vllm = commands.resolve_vllm(options.vllm, environ)
     found = gpus.query_gpus()
     built = commands.build(
@@ -737,10 +735,8 @@ def status(name: str, environ: dict[str, str]) -> dict[str, Any]:
         root = profile.base_url.removesuffix("/").removesuffix("/v1")
         key = None
         if profile.needs_key:
-            from agentcfg.cli.hotpath import resolve_key
-
             with contextlib.suppress(AgentcfgError):  # no key to be had: /v1/models says 401, status says so
-                key = resolve_key(profile, environ).value
+                key = keyuse.resolve_key(profile, environ).value
         model = served(root, key)
         result["serving"] = model and {"id": model.get("id"), "max_model_len": model.get("max_model_len")}
         result["problems"] = compare(profile, model) if model else ["it does not answer /v1/models"]
