@@ -9,7 +9,7 @@ from typing import Any
 
 from agentcfg import env, fixes
 from agentcfg.plan import Plan, unified_diff
-from agentcfg.profiles import BUILT_IN, Profile
+from agentcfg.profiles import BUILT_IN, PROJECT, Profile
 from agentcfg.redact import dumps as dumps  # every command's --json document (shared with the hot path)
 from agentcfg.switch import AgentStatus
 
@@ -207,7 +207,7 @@ def keys_text(backend: str, rows: list[dict[str, Any]]) -> str:
 def profile_dict(profile: Profile, environ: env.Environ) -> dict[str, Any]:
     data = {"name": profile.name, **profile.fields(), "source": profile.source}
     if profile.key_env:
-        from agentcfg import keystore
+        from agentcfg import keystore  # lazy: `status` imports report and reads no key (start-up budget)
 
         data["key_in_environment"] = keystore.exported(profile, environ) is not None  # one it may read
     return data
@@ -215,8 +215,6 @@ def profile_dict(profile: Profile, environ: env.Environ) -> dict[str, Any]:
 
 def source_text(source: str, environ: env.Environ) -> str:
     """Where a profile comes from, as the user thinks of it: built-in, ~/... or `project ~/...`."""
-    from agentcfg.profiles import PROJECT
-
     if source == BUILT_IN:
         return source
     if source.startswith(PROJECT):

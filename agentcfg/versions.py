@@ -11,6 +11,7 @@ import os
 import re
 
 from agentcfg import env
+from agentcfg.fsutil import private_dir, write_private
 
 Version = tuple[int, ...]
 _VERSION = re.compile(r"(\d+)\.(\d+)\.(\d+)")
@@ -78,7 +79,6 @@ def of_program(path: str, environ: env.Environ, timeout: float = 10.0) -> Versio
         return None  # not cached: a timeout may not repeat
     cache = {k: v for k, v in cache.items() if not k.startswith(os.path.realpath(path) + ":")}
     cache[identity] = output.strip()[:200]
-    from agentcfg.fsutil import private_dir, write_private
 
     try:
         private_dir(cache_path.parent)

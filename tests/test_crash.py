@@ -227,9 +227,10 @@ def run(environ, monkeypatch, capsys):
     import keyring
 
     import agentcfg.cli
+    import agentcfg.cli.common
     from tests.fake_keyring import MemoryKeyring
 
-    monkeypatch.setattr(agentcfg.cli, "environ", lambda: dict(environ))
+    monkeypatch.setattr(agentcfg.cli.common, "environ", lambda: dict(environ))
     monkeypatch.setattr(keyring.core, "_keyring_backend", MemoryKeyring())
 
     def run_cli(*argv: str) -> tuple[int, str, str]:

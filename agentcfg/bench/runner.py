@@ -21,10 +21,13 @@ from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
-from agentcfg import env
+from agentcfg import env, keystore, profiles
+from agentcfg.apply import Journal
 from agentcfg.bench import metrics
 from agentcfg.bench.measure import STREAM, Record, StreamMeter, http_error, prompt, read_answer, request_body
 from agentcfg.bench.summary import Phase, ProfileRun, Run, Settings
+from agentcfg.doctor import proxies
+from agentcfg.doctor.probes import error_kind, verify
 from agentcfg.profiles import Profile
 
 WARMUP_TOKENS = 8  # a warm-up request opens a pooled connection and wakes the server; it is not measured
@@ -68,9 +71,6 @@ def target(profile: Profile, environ: env.Environ) -> tuple[Target, str | None]:
 
     A keyed profile without a key stops here (exit 2, naming `agentcfg key set`), before anything is sent.
     """
-    from agentcfg import keystore
-    from agentcfg.doctor import proxies
-
     resolved = keystore.resolve(profile, environ)
     key = resolved.value if resolved else None
     found = Target(profile.name, profile.base_url, profile.model, metrics_url=metrics_address(profile.base_url))
@@ -86,9 +86,6 @@ def target(profile: Profile, environ: env.Environ) -> tuple[Target, str | None]:
 
 def default_profile(environ: env.Environ) -> str:
     """The profile of the last switch still in the journal (what `agentcfg status` shows), else local."""
-    from agentcfg import profiles
-    from agentcfg.apply import Journal
-
     entries = Journal(environ).entries()
     name = entries[-1].manifest.get("profile") if entries else None
     return name if name in profiles.load_all(environ) else "local"
@@ -123,8 +120,6 @@ async def request(
     client: Any, target: Target, mode: str, index: int, settings: Settings, ignore_eos: bool, max_tokens: int
 ) -> Record:
     """Send one chat completion and time it; a failure is a Record with its error, never an exception."""
-    from agentcfg.doctor.probes import error_kind
-
     body = request_body(
         target.model,
         prompt(settings.prompt_tokens, os.urandom(4).hex()),
@@ -279,8 +274,6 @@ async def _profile(
 
 async def _run(targets: list[Target], settings: Settings, progress: Progress | None) -> Run:
     import httpx
-
-    from agentcfg.doctor.probes import verify
 
     control = _Control(settings.deadline)
     run = Run(settings, [ProfileRun(t.name, t.base_url, t.model, t.proxy) for t in targets])

@@ -2,43 +2,21 @@
 
 This module is the entry point and imports nothing heavy: `agentcfg key get PROFILE`, which Claude Code and
 Codex run on every start, is answered by agentcfg.cli.hotpath without building the click application
-(agentcfg.cli.app); every other command goes through click. What both share lives here: the masking of
-every output line, and how a failure is shown (message on stderr, the error document under --json).
+(agentcfg.cli.app, imported only for the other commands); every other command goes through click. What both
+share: the masking of every output line (here), and how a failure is shown (agentcfg.cli.common).
 """
 
 from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable
 
-from agentcfg.errors import AgentcfgError, Exit
-
-
-def environ() -> dict[str, str]:
-    """The environment a command runs with: one seam for every command (in-process tests replace it). The
-    variables that say where the agents' files are, relative ones made absolute (env.absolute_locations)."""
-    from agentcfg import env
-
-    return env.absolute_locations(os.environ)
-
-
-def location_notes() -> list[str]:
-    """What environ() made of relative location variables, for the commands that say it (env.location_notes)."""
-    from agentcfg import env
-
-    return env.location_notes(os.environ)
-
-
-class Requested:
-    """Whether this run asked for --json (the flag's callback sets it): a failure is then JSON on stdout."""
-
-    json = False
+from agentcfg import redact
+from agentcfg.cli import hotpath
+from agentcfg.cli.common import Requested, run
 
 
 def main(argv: list[str] | None = None) -> None:
-    from agentcfg import redact
-
     # Every line agentcfg prints goes through the masking stream: no output path can show a key it has seen,
     # nor a secret by its shape (Bearer, URL password, --token value, ...); errors are masked the same way.
     redact.register_environment(os.environ)
@@ -47,8 +25,6 @@ def main(argv: list[str] | None = None) -> None:
         sys.stdout = redact.RedactingStream(sys.stdout)
         sys.stderr = redact.RedactingStream(sys.stderr)
     Requested.json = False
-    from agentcfg.cli import hotpath
-
     request = None if completing else hotpath.key_get_request(sys.argv[1:] if argv is None else argv)
     if request is not None:
         run(lambda: hotpath.key_get(*request), argv, notices=True)
@@ -56,81 +32,3 @@ def main(argv: list[str] | None = None) -> None:
     from agentcfg.cli import app
 
     run(lambda: app.invoke(argv), argv, notices=not completing, other=app.failure)
-
-
-def run(
-    call: Callable[[], None],
-    argv: list[str] | None,
-    *,
-    notices: bool,
-    other: Callable[[Exception, list[str] | None], None] | None = None,
-) -> None:
-    """Run a command; show its failure, if any, in the one shape every command shares. `other` shows the
-    failures only its caller knows (click's usage errors) and returns for an exception it does not know."""
-    try:
-        try:
-            call()
-        finally:
-            if notices:
-                _emit_profile_notices()  # before any error: an ignored project is often its cause
-    except AgentcfgError as exc:
-        fail(exc.message, exc.where, exc.hint, exc.exit_code, argv, text=f"agentcfg: error: {exc}")
-    except KeyboardInterrupt:  # as click shows its Abort (it turns Ctrl-C into one): the same on every path
-        echo_error("")
-        fail("aborted", None, None, Exit.INTERRUPTED, argv, text="Aborted.")
-    except BrokenPipeError:  # the reader went away (`agentcfg key get P | head -c 0`): as click, quietly exit 1
-        os.dup2(os.open(os.devnull, os.O_WRONLY), 1)  # what is still buffered for stdout goes nowhere
-        sys.exit(1)
-    except Exception as exc:
-        if other is not None:
-            other(exc, argv)
-        if os.environ.get("AGENTCFG_DEBUG"):
-            raise
-        message = f"internal error: {type(exc).__name__}: {exc}"
-        hint = "This is a bug; AGENTCFG_DEBUG=1 shows the traceback. No file was left half-written."
-        fail(message, None, hint, Exit.INTERNAL, argv, text=f"agentcfg: {message}\n  {hint}")
-
-
-def _emit_profile_notices() -> None:
-    """What reading profiles had to say (an ignored project, a skipped file), once per command."""
-    if "agentcfg.profiles" in sys.modules:  # a command that read no profile has nothing to say
-        for line in sys.modules["agentcfg.profiles"].notices():
-            echo_error(line)
-
-
-def echo_error(text: str) -> None:
-    sys.stderr.write(f"{text}\n")
-    sys.stderr.flush()
-
-
-def print_json(data: object) -> None:
-    """The --json document of a command (or a failure), masked (redact.dumps), on stdout."""
-    from agentcfg import redact
-
-    sys.stdout.write(f"{redact.dumps(data)}\n")
-    sys.stdout.flush()
-
-
-def _wants_json(argv: list[str] | None) -> bool:
-    """--json was given: seen by its callback, or (an error while parsing, before any callback) among agentcfg's
-    own words: those before `--`, and for `exec` those before its PROFILE (the rest is the command's)."""
-    if Requested.json:
-        return True
-    words = sys.argv[1:] if argv is None else argv
-    words = words[: words.index("--")] if "--" in words else words
-    if "exec" in words:
-        after = words.index("exec") + 1
-        profile = next((i for i in range(after, len(words)) if not words[i].startswith("-")), len(words))
-        words = words[:profile]
-    return "--json" in words
-
-
-def fail(message: str, where: str | None, hint: str | None, code: int, argv: list[str] | None, *, text: str) -> None:
-    """One failure, in both shapes: the message on stderr and, under --json, the error document on stdout."""
-    from agentcfg import redact
-
-    if text:
-        echo_error(redact.mask_text(text))
-    if _wants_json(argv):
-        print_json({"error": message, "where": where, "hint": hint, "exit": int(code)})
-    sys.exit(int(code))

@@ -13,7 +13,7 @@ import sys
 import click
 
 from agentcfg import __version__
-from agentcfg.cli import fail
+from agentcfg.cli.common import fail
 from agentcfg.errors import Exit
 
 # What each exit status means, the same in every command: `agentcfg --help` shows this table, every command's
@@ -157,7 +157,7 @@ def invoke(argv: list[str] | None) -> None:
 
 
 def failure(exc: Exception, argv: list[str] | None) -> None:
-    """click's own failures (agentcfg.cli.run shows every other): bad usage is Exit.REFUSED."""
+    """click's own failures (agentcfg.cli.common.run shows every other): bad usage is Exit.REFUSED."""
     if isinstance(exc, click.exceptions.Abort):
         fail("aborted", None, None, Exit.INTERRUPTED, argv, text="Aborted.")
     elif isinstance(exc, click.ClickException):  # bad usage: an unknown option, a value out of range, ...

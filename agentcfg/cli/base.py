@@ -9,9 +9,10 @@ from typing import Any
 
 import click
 
-from agentcfg import cli
-from agentcfg.cli import Requested
-from agentcfg.cli import print_json as print_json  # every command's, in agentcfg.cli: the hot path's too
+from agentcfg.cli import common
+from agentcfg.cli.common import Requested
+from agentcfg.cli.common import location_notes as location_notes  # every command's, as print_json
+from agentcfg.cli.common import print_json as print_json  # every command's, in agentcfg.cli.common: the hot path's too
 from agentcfg.errors import AgentcfgError
 
 
@@ -34,7 +35,7 @@ class AgentChoice(click.Choice):
 
 
 def environ() -> dict[str, str]:
-    return cli.environ()  # looked up when called: the one seam, agentcfg.cli.environ
+    return common.environ()  # looked up when called: the one seam, agentcfg.cli.common.environ
 
 
 def emit_notes(notes: list[str]) -> None:

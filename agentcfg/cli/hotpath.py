@@ -9,13 +9,10 @@ form (`--help`, a typo, another word) is left to click, which explains it.
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, TextIO
+from typing import TextIO
 
-from agentcfg.cli import Requested, environ, print_json
-from agentcfg.errors import Exit
-
-if TYPE_CHECKING:
-    from agentcfg import keystore, profiles
+from agentcfg import redact
+from agentcfg.cli.common import Requested, environ, print_json
 
 
 def key_get_request(words: list[str]) -> tuple[str, bool] | None:
@@ -31,14 +28,14 @@ def key_get_request(words: list[str]) -> tuple[str, bool] | None:
 
 def key_get(name: str, as_json: bool) -> None:
     """PROFILE's key on stdout and nothing else; with as_json, where it comes from (never the key)."""
-    from agentcfg import keystore, profiles, redact
+    from agentcfg import keystore, keyuse, profiles
 
     Requested.json = Requested.json or as_json
     variables = environ()
     found = profiles.find(name, variables)  # yours or a built-in: no project file is read
     if not found.key_env:
         raise keystore.not_keyed(found)
-    resolved = resolve_key(found, variables)
+    resolved = keyuse.resolve_key(found, variables)
     if as_json:
         print_json(
             {"profile": name, "key_env": found.key_env, "source": resolved.source, "tail": redact.tail(resolved.value)}
@@ -47,25 +44,9 @@ def key_get(name: str, as_json: bool) -> None:
     print_secret(resolved.value + "\n")
 
 
-def resolve_key(found: profiles.Profile, environ: dict[str, str]) -> keystore.ResolvedKey:
-    """The key of a keyed profile (keystore.resolve); none stored or exported: Exit.NO_KEY, before anything runs."""
-    from agentcfg import keystore
-
-    try:
-        resolved = keystore.resolve(found, environ)
-    except keystore.KeyringProblem as problem:
-        if problem.kind in ("missing", "no-backend"):  # neither stored nor exported, as switch's exit 4 means
-            problem.exit_code = Exit.NO_KEY
-        raise
-    assert resolved is not None  # found has a key_env
-    return resolved
-
-
 def print_secret(text: str) -> TextIO:
     """Write to the real stdout, around the scrubber: for the two commands whose job is to print a key."""
-    from agentcfg.redact import RedactingStream
-
-    out = sys.stdout.raw if isinstance(sys.stdout, RedactingStream) else sys.stdout
+    out = sys.stdout.raw if isinstance(sys.stdout, redact.RedactingStream) else sys.stdout
     out.write(text)
     out.flush()
     return out

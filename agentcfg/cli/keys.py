@@ -255,10 +255,12 @@ def _refuse_runtime_variable(found: Any) -> None:
 def _profile_variables(found: Any, environ: dict[str, str]) -> tuple[dict[str, str], dict[str, str]]:
     """The variables `exec` and `env` set (the profile's key, keyring first, and AGENTCFG_PROFILE), and where
     each comes from ("agentcfg", "keyring", "environment")."""
+    from agentcfg import keyuse
+
     variables, sources = {"AGENTCFG_PROFILE": found.name}, {"AGENTCFG_PROFILE": "agentcfg"}
     if found.key_env:
         _refuse_runtime_variable(found)
-        resolved = hotpath.resolve_key(found, environ)
+        resolved = keyuse.resolve_key(found, environ)
         variables[found.key_env] = resolved.value
         sources[found.key_env] = resolved.source
         if resolved.note:  # not in `key get`: its stderr may be an agent's (apiKeyHelper)

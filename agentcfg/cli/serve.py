@@ -111,8 +111,7 @@ def serve_start(
         _unit(profile, options, environ, system=False, user=None, key_file=None, force=False, as_json=as_json)
         return
     if print_only:
-        merged = lifecycle.merged(lifecycle.load_options(profile, environ), options)
-        _, built = lifecycle.build(profile, merged, environ)
+        _, built = lifecycle.build(profile, lifecycle.options_of(profile, options, environ), environ)
         if as_json:
             base.print_json({"profile": profile, **command.shown(built, environ)})
         else:
@@ -338,17 +337,17 @@ def _unit(
 ) -> None:
     import getpass
 
-    from agentcfg.serve import lifecycle, unit
+    from agentcfg.serve import lifecycle, records, unit
     from agentcfg.switch import self_command
 
-    options = lifecycle.merged(lifecycle.load_options(profile, environ), given)
+    options = lifecycle.options_of(profile, given, environ)
     found, built = lifecycle.build(profile, options, environ)  # the options checked as a start checks them
     text = unit.text(profile, self_command(), system=system, user=(user or getpass.getuser()) if system else None,
                      port=built.port, gpus=options.gpus, key_env=found.key_env, key_file=key_file)  # fmt: skip
     if print_only:
         base.print_json({"profile": profile, "unit": text, "path": None}) if as_json else click.echo(text, nl=False)
         return
-    lifecycle.save_options(profile, options, environ)  # what the unit's `serve start --foreground` runs
+    records.save_options(profile, options, environ)  # what the unit's `serve start --foreground` runs
     path = unit.install(profile, text, system=system, environ=environ, force=force,
                         say=lambda line: click.echo(line, err=True))  # fmt: skip
     if as_json:

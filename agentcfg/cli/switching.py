@@ -61,7 +61,7 @@ def switch(
       3  no agent to switch: none installed or configured, or none can use PROFILE
       4  switched, but PROFILE's key is neither stored nor exported: run `agentcfg key set PROFILE`
     """
-    from agentcfg import cli, profiles, report
+    from agentcfg import profiles, report
     from agentcfg.apply import Journal
     from agentcfg.switch import key_source, missing_key, outcome, plan_switch, select
 
@@ -85,7 +85,7 @@ def switch(
             )
             entry_id = entry.id if entry else None
     # Where relative variables led, what recovery did, and the journal entries it cannot use: before the plan's.
-    recovered = cli.location_notes() + list(recovered) + journal.warnings()
+    recovered = base.location_notes() + list(recovered) + journal.warnings()
     plan.skipped = {**skipped, **plan.skipped}
     code = outcome(plan, missing)
     if code == Exit.NOTHING:
@@ -228,7 +228,7 @@ def _rolled_back_by_recovery(recovered: list[str], environ: dict[str, str], as_j
 @base.json_option("Print the status as JSON.")
 def status(as_json: bool) -> None:
     """What each agent points at now, and whether its agentcfg-owned keys were edited since."""
-    from agentcfg import cli, env, profiles, report
+    from agentcfg import env, profiles, report
     from agentcfg.apply import Journal
     from agentcfg.switch import status as agent_status
 
@@ -246,7 +246,7 @@ def status(as_json: bool) -> None:
         return
     click.echo(report.status_text(statuses, report.use_colour(environ)))
     notes = (
-        cli.location_notes()
+        base.location_notes()
         + [u.note(environ) for u in unusable]
         + [
             f"a {e.manifest['kind']} was interrupted ({e.manifest.get('label') or e.id}); the next `agentcfg switch` "

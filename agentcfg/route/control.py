@@ -7,25 +7,23 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from agentcfg import env, fsutil
+from agentcfg import env, fields, fixes, fsutil, keystore, keyuse, profile_edit, profiles
 from agentcfg.errors import AgentcfgError, Exit
 from agentcfg.profiles import Profile
-from agentcfg.route import litellm, server, spec
+from agentcfg.route import health, litellm, server, spec
+from agentcfg.shells import systemd_command
+from agentcfg.switch import self_command
 
 FIRST_PORT = 4000  # LiteLLM's own default port; the next free one is taken from here
 ROUTER_KEY_PREFIX = "sk-agentcfg-"  # what `route add` makes, and the only stored key it reuses
 
 
 def _own(environ: env.Environ) -> dict[str, Profile]:
-    from agentcfg import profiles
-
     return profiles.load_own(environ)
 
 
 def route_and_legs(name: str, environ: env.Environ) -> tuple[Profile, list[Profile]]:
     """The route NAME (one of yours) and its legs, primary first; else one error saying what to run."""
-    from agentcfg import fixes, profiles
-
     known = _own(environ)
     found = known.get(name) or profiles.get(name, environ)  # not yours: the usual error, or a project's profile
     if found.route is None:
@@ -59,8 +57,6 @@ def add(
     environ: dict[str, str],
 ) -> dict[str, Any]:
     """Write the route's profile and make its router key (stored in the keyring): every route has one."""
-    from agentcfg import fsutil, profile_edit, profiles
-
     profile_edit.check_new_name(name, force, environ)
     known = _own(environ)
     if primary not in known:
@@ -102,8 +98,6 @@ def add(
 def _router_key(new: Profile, environ: dict[str, str]) -> bool:
     """Keep the route's router key: the one stored already, else a new one. True: stored now. No keyring to be
     had: the key exported in the route's variable, the way out the keyring's error gives."""
-    from agentcfg import keystore
-
     store = keystore.KeyStore(environ, new)
     try:
         stored = store.get(new.name)
@@ -136,11 +130,8 @@ def _serving_key(route: Profile, environ: dict[str, str]) -> tuple[str, bool]:
     """The router key `serve` starts LiteLLM with, and whether it was made now: the stored or exported one
     (keystore.resolve: only for the route's own address), else a new one, stored (none was kept: a route from
     before every route had one, or a key removed)."""
-    from agentcfg import keystore
-    from agentcfg.cli.hotpath import resolve_key
-
     try:
-        return resolve_key(route, environ).value, False
+        return keyuse.resolve_key(route, environ).value, False
     except keystore.KeyringProblem as problem:
         if problem.kind != "missing":
             raise
@@ -152,8 +143,6 @@ def _serving_key(route: Profile, environ: dict[str, str]) -> tuple[str, bool]:
 def _give_key_env(route: Profile, environ: dict[str, str]) -> list[str]:
     """Name the router key's variable in the file of a route from before every route had one (that field alone
     changes, as `profile set` changes it); the agents that point at the route now, without the key."""
-    from agentcfg import profile_edit
-
     assert route.key_env is not None
     done = profile_edit.change(route.name, (f"key_env={route.key_env}",), (), False, environ)
     return done.pointing
@@ -180,12 +169,11 @@ def key_note(name: str, variable: str, *, before: bool, pointing: list[str]) -> 
 def _keys(legs_: list[Profile], environ: dict[str, str]) -> dict[str, str]:
     """The legs' keys LiteLLM gets, by variable (keystore.resolve: each only towards its own hosts). None stored or
     exported: Exit.NO_KEY, naming the leg, before anything starts."""
-    from agentcfg.cli.hotpath import resolve_key
 
     found: dict[str, str] = {}
     for index, leg in enumerate(legs_):
         if leg.key_env:
-            found[litellm.key_variable(index)] = resolve_key(leg, environ).value
+            found[litellm.key_variable(index)] = keyuse.resolve_key(leg, environ).value
     return found
 
 
@@ -286,9 +274,6 @@ def _serving(route: Profile, legs_: list[Profile], where: server.Files, environ:
 
 def systemd_unit(name: str, environ: env.Environ) -> str:
     """A systemd user unit that runs the route's router (`route serve NAME --foreground`)."""
-    from agentcfg.shells import systemd_command
-    from agentcfg.switch import self_command
-
     route = route_and_legs(name, environ)[0]
     assert route.route is not None
     command = systemd_command((*self_command(), "route", "serve", name, "--foreground"))
@@ -321,7 +306,6 @@ def status(name: str, environ: dict[str, str], *, timeout: float = 5.0) -> dict[
     if running is None:
         return {**result, "running": False, "pid": None, "answering": False, "uptime_seconds": None,
                 "legs": [{**leg, "state": "unknown"} for leg in result["legs"]]}  # fmt: skip
-    from agentcfg.route import health
 
     key = _router_key_value(route, environ)
     seen = health.read(_url(route), key, [leg.name for leg in legs_], timeout)
@@ -338,15 +322,12 @@ def status(name: str, environ: dict[str, str], *, timeout: float = 5.0) -> dict[
 def _router_key_value(route: Profile, environ: dict[str, str]) -> str | None:
     if not route.key_env:
         return None
-    from agentcfg.cli.hotpath import resolve_key
 
-    return resolve_key(route, environ).value
+    return keyuse.resolve_key(route, environ).value
 
 
 def stop(name: str, environ: dict[str, str]) -> dict[str, Any]:
     """Stop the route's router: from its runtime files alone, so a route removed (or broken) since can be stopped."""
-    from agentcfg import fields
-
     if problem := fields.name_problem(name):
         raise AgentcfgError(f"{name!r} is not a route's name: {problem}")
     where = server.files(name, environ)

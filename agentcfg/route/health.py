@@ -12,6 +12,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
+from agentcfg import redact
+
 HEALTHY, UNHEALTHY, UNKNOWN = "healthy", "unhealthy", "unknown"
 
 
@@ -36,8 +38,6 @@ def leg_state(body: Any, leg: str) -> dict[str, Any]:
 
 def short_error(entry: dict[str, Any]) -> str:
     """LiteLLM's error (a message, then a stack trace) as one line, with its status when it gives one."""
-    from agentcfg import redact
-
     text = str(entry.get("error") or "").strip()
     first = next((line.strip() for line in text.splitlines() if line.strip()), "no reason given")
     status = entry.get("exception_status")

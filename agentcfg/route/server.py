@@ -22,8 +22,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
 
-from agentcfg import env
+from agentcfg import env, redact
 from agentcfg.errors import AgentcfgError, Exit
+from agentcfg.fsutil import write_private
+from agentcfg.route import litellm
 
 TESTED_LITELLM = "1.108.7"  # what the realservers tier runs; the `route` extra pins it
 READY_TIMEOUT = 180.0  # s: LiteLLM imports for 10-15 s on two idle cores, far longer on a loaded one
@@ -150,8 +152,6 @@ def read_process(where: Files) -> dict[str, Any] | None:
 def started_keyless(where: Files, record: dict[str, Any]) -> bool:
     """Whether the running router of `record` (read_process) was started without the router key: the config it was
     started with (still on disk: its digest is the record's) names none. False when that cannot be told."""
-    from agentcfg.route import litellm
-
     try:
         text = where.config.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
@@ -201,8 +201,6 @@ def make_directory(where: Files) -> None:
 
 
 def write_config(where: Files, text: str) -> None:
-    from agentcfg.fsutil import write_private
-
     write_private(where.config, text)
 
 
@@ -213,8 +211,6 @@ def argv(command: list[str], where: Files, host: str, port: int) -> list[str]:
 
 def start(command: list[str], where: Files, host: str, port: int, child_env: dict[str, str], text: str) -> int:
     """Start LiteLLM in its own session (a Ctrl-C in this terminal does not reach it); returns its pid."""
-    from agentcfg.fsutil import write_private
-
     with open(where.log, "wb") as log:  # this run's lines only: an old run's error must not pass for this one's
         os.chmod(where.log, 0o600)
         process = subprocess.Popen(
@@ -240,8 +236,6 @@ def exec_foreground(
     command: list[str], where: Files, host: str, port: int, child_env: dict[str, str], text: str
 ) -> NoReturn:
     """Become LiteLLM (a service manager then watches the router itself, and its signals reach it)."""
-    from agentcfg.fsutil import write_private
-
     record = {"pid": os.getpid(), "host": host, "port": port, "config": digest(text), "started": time.time()}
     write_private(where.process, json.dumps(record) + "\n")
     sys.stdout.flush()
@@ -319,8 +313,6 @@ def wait_ready(
 
 
 def log_tail(where: Files, lines: int = 15) -> str:
-    from agentcfg import redact
-
     return redact.file_tail(where.log, lines)
 
 

@@ -6,8 +6,11 @@ import shutil
 from urllib.parse import urlsplit
 
 from agentcfg import env, fixes
+from agentcfg.doctor.probes import tcp_open
 from agentcfg.errors import AgentcfgError
 from agentcfg.profiles import Profile
+from agentcfg.serve import records
+from agentcfg.serve.command import url_port
 
 
 def offer(profile: Profile, environ: env.Environ) -> str | None:
@@ -15,17 +18,12 @@ def offer(profile: Profile, environ: env.Environ) -> str | None:
     on PATH and no kept `--vllm`), or something already answers on the profile's port."""
     if profile.route is not None or not profile.is_local:
         return None
-    from agentcfg.serve import lifecycle
-
     try:
-        kept = lifecycle.load_options(profile.name, environ)
+        kept = records.load_options(profile.name, environ)
     except AgentcfgError:  # a broken settings file: `serve` itself says what is wrong with it
         kept = None
     if shutil.which("vllm", path=environ.get("PATH")) is None and (kept is None or not kept.vllm):
         return None
-    from agentcfg.doctor.probes import tcp_open
-    from agentcfg.serve.command import url_port
-
     port = url_port(profile)
     if port is None or tcp_open(urlsplit(profile.base_url).hostname or "127.0.0.1", port, 0.5):
         return None

@@ -1,9 +1,10 @@
-"""Which processes belong to a recorded server (lifecycle.leftovers): pure, over process tables written out."""
+"""Which processes belong to a recorded server (records.leftovers): pure, over process tables written out."""
 
 from __future__ import annotations
 
-from agentcfg.serve.lifecycle import leftovers, requests_in_flight, server_alive
 from agentcfg.serve.procs import Proc
+from agentcfg.serve.records import leftovers, server_alive
+from agentcfg.serve.waits import requests_in_flight
 
 ME, OTHER = 1000, 1001
 RECORD = {"pid": 100, "pgid": 100, "start": 5000, "engines": [[101, 5100], [102, 5200]]}
