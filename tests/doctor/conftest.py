@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from agentcfg.doctor import collect
+from agentcfg.doctor import keys
 from agentcfg.profiles import Profile
 
 
@@ -22,6 +22,6 @@ def keyring(monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
             return environ[profile.key_env], f"env {profile.key_env}"
         return None, "none"
 
-    monkeypatch.setattr(collect, "_exec_key", fake)
-    monkeypatch.setattr(collect, "_keyring_key", lambda profile, environ: fake(profile, environ)[0])
+    monkeypatch.setattr(keys, "exec_key", fake)
+    monkeypatch.setattr(keys, "keyring_key", lambda profile, environ: fake(profile, environ)[0])
     return stored
