@@ -202,7 +202,7 @@ def launch(profile: Profile, args: tuple[str, ...], context: LaunchContext) -> L
             hint=f"Remove that line (move [profiles.{legacy}] into {config_file.path.parent}/{legacy}.config.toml), "
             "then run again.",
         )
-    from agentcfg.edit import toml
+    from agentcfg.edit import toml  # lazy: a format's editor loads on first use (agentcfg.edit)
 
     ident = attribution.free_exec_id(profile.name, base.table(data.get("model_providers")))
     table = {"name": f"agentcfg: {profile.label}", "base_url": profile.base_url, "wire_api": "responses"}

@@ -43,8 +43,6 @@ def guard(target: Target, profiles: dict[str, Profile]) -> None:
     this shell that no profile may read goes to no host that only a project's profiles have.
     A withheld key becomes a FAIL, and the probes go without it.
     """
-    from agentcfg.keystore import key_allowed
-
     if not target.key or not target.base_url or is_placeholder(target.key):
         return
     host = shapes.host(target.base_url)
@@ -94,8 +92,6 @@ def guard(target: Target, profiles: dict[str, Profile]) -> None:
 def _unapproved_variable(target: Target, profiles: dict[str, Profile]) -> Finding | None:
     """A variable of this shell that no profile may read going to a project profile's host (and none of yours):
     the project chose that host, and you have not approved the variable for it at `agentcfg trust`."""
-    from agentcfg.keystore import key_allowed
-
     hosts = [p for p in profiles.values() if target.base_url and key_allowed(p, target.base_url)]
     if not hosts or not all(p.source.startswith(PROJECT) for p in hosts):
         return None
