@@ -39,7 +39,7 @@ def custom_headers(value: object, where: str) -> tuple[Header, ...]:
 class Layer:
     """One place Claude Code takes env variables from."""
 
-    shown: str  # SHELL, "~/.claude/settings.json", "~/.claude/settings.json", ".claude/settings.json (this project)"
+    shown: str  # SHELL, "~/.claude/settings.json", ".claude/settings.json (this project)"
     project: bool  # a project's file in the working directory (a cloned repository's, perhaps)
     variables: dict[str, str]
 
@@ -54,6 +54,7 @@ def read_json(path: Path) -> Any:
 
 
 def login_of(home: Path) -> dict[str, Any] | None:
+    """The claude.ai login kept in `home`: when it expires, and whether that has passed; None: no login."""
     data = read_json(home / ".credentials.json")
     oauth = data.get("claudeAiOauth") if isinstance(data, dict) else None
     if not isinstance(oauth, dict):
@@ -67,7 +68,7 @@ def layers(environ: env.Environ, cwd: Path) -> list[Layer]:
     (Claude Code's order: later ones win). Files in the working directory are the project's, unless
     it is HOME or the user's own Claude directory (then they are yours)."""
     user = home(environ)
-    layers = [Layer(SHELL, False, {k: v for k, v in environ.items() if k.startswith("ANTHROPIC_")})]
+    found = [Layer(SHELL, False, {k: v for k, v in environ.items() if k.startswith("ANTHROPIC_")})]
     yours = {user.resolve(), (env.home(environ) / ".claude").resolve()}
     for path, project in (
         (user / "settings.json", False),
@@ -79,5 +80,5 @@ def layers(environ: env.Environ, cwd: Path) -> list[Layer]:
         block = data.get("env") if isinstance(data, dict) else None
         if isinstance(block, dict):
             shown = env.display(path, environ) if not project else f"{path.relative_to(cwd)} (this project)"
-            layers.append(Layer(shown, project, {k: str(v) for k, v in block.items()}))
-    return layers
+            found.append(Layer(shown, project, {k: str(v) for k, v in block.items()}))
+    return found

@@ -4,8 +4,8 @@ agentcfg/agents/NAME_checks.py; this runs them). Pure: the files' texts (and the
 fix may name) in, Findings out; given no profiles, it reads the user's own, and only for a finding's fix.
 
 Every rule names where it was read (the agent's source, file and release) and was checked against the
-real programs the e2e tier runs (tests/e2e/test_agent_rules.py asks each agent): codex 0.171.0, opencode
-1.18.33, qwen-code 0.15.10 and 0.24.4, Claude Code 2.1.197 and 2.1.332; where releases differ, the rule says so.
+real programs the e2e tier runs (tests/e2e/test_agent_rules.py asks each agent, at the releases of its
+TRAITS.proven); where releases differ, the rule says so.
 
 FAIL: the agent refuses to load the file, or never uses agentcfg's settings. WARN: part of its traffic
 goes to another model or provider than the one agentcfg set.

@@ -1,9 +1,9 @@
 """Which proxy an agent's request to a URL goes through, by the rules of that agent's HTTP stack.
 
-Codex (Rust reqwest): HTTPS_PROXY/HTTP_PROXY by scheme, ALL_PROXY, NO_PROXY with names, IPs and CIDR
-ranges. opencode (Bun) and Claude Code (Node): HTTPS_PROXY/HTTP_PROXY and NO_PROXY. qwen-code (undici
-ProxyAgent): HTTPS_PROXY, then HTTP_PROXY, for every request, and NO_PROXY is ignored. Lower-case
-variants count everywhere (lower case first, as curl does).
+Most stacks: HTTPS_PROXY/HTTP_PROXY by scheme, and NO_PROXY with names, IPs and CIDR ranges. An agent's
+TRAITS say where its stack differs: reads_all_proxy (Codex's Rust reqwest also takes ALL_PROXY),
+ignores_no_proxy (qwen-code's undici ProxyAgent sends every request through HTTPS_PROXY, then HTTP_PROXY, and
+never reads NO_PROXY). Lower-case variants count everywhere (lower case first, as curl does).
 """
 
 from __future__ import annotations
