@@ -5,6 +5,8 @@ Only the variables below change; hooks, permissions and every other env variable
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from agentcfg import budget, edit, env, fields
 from agentcfg.agents import base
 from agentcfg.agents.base import (
@@ -27,10 +29,12 @@ from agentcfg.agents.base import (
     no_unreadable,
 )
 from agentcfg.agents.claude_env import API_KEY, CUSTOM_HEADERS, TOKEN, custom_headers, home
-from agentcfg.doctor.model import Finding, Target
 from agentcfg.edit import MISSING, REMOVE, Assignment
 from agentcfg.errors import AgentcfgError
 from agentcfg.profiles import PLACEHOLDER_KEY, Profile
+
+if TYPE_CHECKING:  # doctor's types: doctor.model loads only when doctor runs
+    from agentcfg.doctor.model import Finding, Target
 
 TRAITS = Traits(
     name="claude",

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from agentcfg import attribution, budget, edit, env, fixes, fsutil
+from agentcfg import attribution, budget, edit, env, fsutil
 from agentcfg.agents import base
 from agentcfg.agents.base import (
     AgentFile,
@@ -25,10 +26,12 @@ from agentcfg.agents.base import (
     no_foreign_format,
 )
 from agentcfg.attribution import label_from_name, profile_from_id
-from agentcfg.doctor.model import FAIL, SKIP, Finding, Target
 from agentcfg.edit import REMOVE, Assignment
 from agentcfg.errors import AgentcfgError
 from agentcfg.profiles import Profile
+
+if TYPE_CHECKING:  # doctor's types: doctor.model loads only when doctor runs
+    from agentcfg.doctor.model import Finding, Target
 
 TRAITS = Traits(
     name="codex",
@@ -297,17 +300,9 @@ def unreadable(problem: AgentcfgError, environ: env.Environ) -> Finding | None:
     """CODEX_HOME that is not a directory: Codex refuses to start."""
     if not isinstance(problem, HomeMissing):
         return None
-    what = "is a file, not a directory" if problem.exists else "does not exist"
-    return Finding(
-        "config-unreadable",
-        FAIL,
-        TRAITS.name,
-        f"CODEX_HOME points to {problem.value}, which {what}: Codex refuses to start",
-        f"CODEX_HOME={problem.value}",
-        "" if problem.exists else fixes.command("mkdir", "-p", problem.value),
-        ("point CODEX_HOME at a directory, or unset it" if problem.exists else "or unset CODEX_HOME")
-        + f" (Codex then uses {env.display(env.home(environ) / '.codex', environ)})",
-    )
+    from agentcfg.agents import codex_checks  # lazy: doctor's alone (switch and status load every agent module)
+
+    return codex_checks.home_missing(problem.value, problem.exists, environ)
 
 
 configured = configured_by_files
@@ -335,29 +330,16 @@ def locate(target: Target, binding: Binding, doctor: Doctoring) -> bool:
     leave this machine, and a ChatGPT login is not a key doctor can send)."""
     if target.base_url != BUILT_IN_PROVIDERS["openai"]:
         return True
-    target.base_url = None
-    target.static.append(
-        Finding("not-configured", SKIP, TRAITS.name, "uses OpenAI's own API; doctor probes only custom endpoints")
-    )
+    from agentcfg.agents import codex_checks  # lazy: doctor's alone (switch and status load every agent module)
+
+    codex_checks.built_in(target)
     return False
 
 
 def authorize(target: Target, binding: Binding, profile: Profile | None, doctor: Doctoring) -> None:
-    """The headers and key its files name; a wire_api other than "responses" is refused by current Codex."""
-    target.static += doctor.header_findings(target, binding.headers)
-    if target.wire_api not in (None, "responses"):
-        target.static.append(
-            Finding(
-                "codex-wire-api",
-                FAIL,
-                TRAITS.name,
-                f'wire_api = "{target.wire_api}": current Codex refuses to load the config',
-                f"wire_api={target.wire_api}",
-                fixes.switch(target.profile, TRAITS.name) if target.profile else "",
-                f'set wire_api = "responses" in the provider\'s table in {target.endpoint_from}',
-            )
-        )
-    doctor.resolve_key(target, binding, profile)
+    from agentcfg.agents import codex_checks  # lazy: doctor's alone (switch and status load every agent module)
+
+    codex_checks.authorize(target, binding, profile, doctor)
 
 
 def told_window(profile: Profile) -> int | None:

@@ -9,9 +9,9 @@ from typing import Any
 
 from agentcfg import attribution, env, fixes
 from agentcfg.agents import shapes
-from agentcfg.agents.base import Parsed
+from agentcfg.agents.base import Binding, Doctoring, Parsed
 from agentcfg.agents.shapes import Path_
-from agentcfg.doctor.model import FAIL, WARN, Finding
+from agentcfg.doctor.model import FAIL, SKIP, WARN, Finding, Target
 from agentcfg.profiles import Profile
 
 # -- Codex ----------------------------------------------------------------------------------------------
@@ -267,3 +267,47 @@ def _codex_undercut(data: dict[str, Any], where: str, ours: Profile | None) -> l
             )
         )
     return findings
+
+
+# -- what doctor says of Codex beyond its file ------------------------------------------------------------
+
+
+def home_missing(value: str, exists: bool, environ: env.Environ) -> Finding:
+    """CODEX_HOME names something that is not a directory (codex.HomeMissing)."""
+    what = "is a file, not a directory" if exists else "does not exist"
+    return Finding(
+        "config-unreadable",
+        FAIL,
+        "codex",
+        f"CODEX_HOME points to {value}, which {what}: Codex refuses to start",
+        f"CODEX_HOME={value}",
+        "" if exists else fixes.command("mkdir", "-p", value),
+        ("point CODEX_HOME at a directory, or unset it" if exists else "or unset CODEX_HOME")
+        + f" (Codex then uses {env.display(env.home(environ) / '.codex', environ)})",
+    )
+
+
+def built_in(target: Target) -> None:
+    """The target of Codex's built-in OpenAI provider: not probed."""
+    target.base_url = None
+    target.static.append(
+        Finding("not-configured", SKIP, "codex", "uses OpenAI's own API; doctor probes only custom endpoints")
+    )
+
+
+def authorize(target: Target, binding: Binding, profile: Profile | None, doctor: Doctoring) -> None:
+    """The headers and key its files name; a wire_api other than "responses" is refused by current Codex."""
+    target.static += doctor.header_findings(target, binding.headers)
+    if target.wire_api not in (None, "responses"):
+        target.static.append(
+            Finding(
+                "codex-wire-api",
+                FAIL,
+                "codex",
+                f'wire_api = "{target.wire_api}": current Codex refuses to load the config',
+                f"wire_api={target.wire_api}",
+                fixes.switch(target.profile, "codex") if target.profile else "",
+                f'set wire_api = "responses" in the provider\'s table in {target.endpoint_from}',
+            )
+        )
+    doctor.resolve_key(target, binding, profile)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from agentcfg import attribution, budget, edit, env, fields
 from agentcfg.agents import base
@@ -29,10 +30,12 @@ from agentcfg.agents.base import (
     no_unreadable,
 )
 from agentcfg.attribution import label_from_name, profile_from_id
-from agentcfg.doctor.model import Finding
 from agentcfg.edit import REMOVE, Assignment
 from agentcfg.errors import AgentcfgError
 from agentcfg.profiles import PLACEHOLDER_KEY, Profile
+
+if TYPE_CHECKING:  # doctor's types: doctor.model loads only when doctor runs
+    from agentcfg.doctor.model import Finding
 
 TRAITS = Traits(
     name="opencode",

@@ -13,6 +13,7 @@ import json
 import os
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from agentcfg import budget, edit, env, fields
 from agentcfg.agents import base
@@ -34,10 +35,12 @@ from agentcfg.agents.base import (
     no_unreadable,
 )
 from agentcfg.attribution import label_from_name
-from agentcfg.doctor.model import Finding, Target
 from agentcfg.edit import MISSING, REMOVE, Assignment
 from agentcfg.errors import AgentcfgError
 from agentcfg.profiles import PLACEHOLDER_KEY, Profile
+
+if TYPE_CHECKING:  # doctor's types: doctor.model loads only when doctor runs
+    from agentcfg.doctor.model import Finding, Target
 
 TRAITS = Traits(
     name="qwen",
