@@ -2,32 +2,321 @@
 
 The edge of doctor: collect.py reads the agents' files and this environment into Targets, probes.py
 sends the requests under one deadline, localserver.py reads the local vLLM processes, and the pure
-rules (rules.py) turn it all into Findings; render.py shows them. checkup.py runs it all.
-
-This package's own module is empty on purpose: every agent module imports doctor.model (its findings'
-type), and `switch` and `status`, which import every agent, must not load doctor with it. The names
-below come from checkup.py when first asked for.
+rules (rules.py) turn it all into Findings; render.py shows them.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
 
-if TYPE_CHECKING:
-    from agentcfg.doctor.checkup import Report, check_now, run, summary
-    from agentcfg.doctor.collect import targets_from_files, targets_from_profile
-    from agentcfg.doctor.model import Finding, Target
+from agentcfg import env, profiles, redact
+from agentcfg.agents import AGENTS
+from agentcfg.doctor import localserver, probes, proxies, thinking
+from agentcfg.doctor import route as route_check
+from agentcfg.doctor.collect import targets_from_files, targets_from_profile
+from agentcfg.doctor.model import BLOCKING, FAIL, PASS, SKIP, WARN, Finding, Target
+from agentcfg.doctor.replies import alternative_base
+from agentcfg.doctor.rules import classify, diagnose
+from agentcfg.profiles import is_loopback
+from agentcfg.serve import families, unit
 
 __all__ = ["Finding", "Report", "Target", "check_now", "run", "summary", "targets_from_files", "targets_from_profile"]
 
-
-# What `agentcfg.doctor.NAME` gives from checkup.py (the doctor command and init's closing check use these).
-_CHECKUP = {*__all__, "probe_plan", "_headers", "_local_findings"}
+DEFAULT_DEADLINE = 6.0
 
 
-def __getattr__(name: str) -> Any:
-    if name not in _CHECKUP:  # a submodule's name too: the import system then loads the submodule
-        raise AttributeError(f"module 'agentcfg.doctor' has no attribute {name!r}")
-    from agentcfg.doctor import checkup  # lazy: the agents import doctor.model (see the docstring)
+@dataclass
+class Report:
+    targets: list[Target]
+    findings: list[Finding]
+    elapsed: float = 0.0
+    probes: int = 0
+    offline: bool = False
+    extra: dict[str, Any] = field(default_factory=dict)
+    route: dict[str, Any] | None = None  # `doctor ROUTE`: the router and its legs (doctor/route.py summary_of)
 
-    return getattr(checkup, name)
+    @property
+    def failed(self) -> bool:
+        """A leg's own failures are the route's evidence, not its outcome: the route's verdict decides."""
+        return any(f.status == FAIL and f.leg is None for f in self.findings)
+
+    def summary(self) -> dict[str, int]:
+        return summary([f for f in self.findings if f.leg is None])
+
+    def leg_summary(self) -> dict[str, int]:
+        return summary([f for f in self.findings if f.leg is not None])
+
+
+# -- probing ------------------------------------------------------------------------------------------------
+
+
+def _headers(target: Target) -> dict[str, str]:
+    if not target.key:
+        return {}
+    if target.protocol == "anthropic":
+        if target.key_header == "x-api-key":
+            return {"x-api-key": target.key}
+        if target.key_header == "both":
+            return {"x-api-key": target.key, "Authorization": f"Bearer {target.key}"}
+    return {"Authorization": f"Bearer {target.key}"}
+
+
+def probe_plan(target: Target) -> dict[str, probes.Probe]:
+    """The requests this agent really makes (plus /models, and the base URL with /v1 added or removed)."""
+    if not target.base_url or any(f.status == FAIL and f.id in BLOCKING for f in target.static):
+        return {}
+    headers, base, model, via = _headers(target), target.base_url.rstrip("/"), target.model or "", target.proxy
+    plan: dict[str, probes.Probe] = {}
+    openai_base = base + "/v1" if target.protocol == "anthropic" else base
+    plan["models"] = probes.models(openai_base, headers, via)
+    if target.protocol == "openai":
+        plan["models-alt"] = replace(probes.models(alternative_base(base), headers, via), kind="models-alt")
+    if via:
+        plan["models-direct"] = replace(plan["models"], kind="models-direct", proxy=None)
+    agent = AGENTS.get(target.agent)
+    requests = {
+        "responses-stream": lambda: probes.responses(base, model, headers),
+        "chat-stream": lambda: probes.chat(base, model, headers, stream=True),
+        "chat": lambda: probes.chat(base, model, headers, stream=False),  # for Codex too: the tool-parser check
+        "messages-stream": lambda: probes.messages(base, model, headers),
+    }
+    # The requests the agent makes, and for an OpenAI-protocol agent the unstreamed chat request with tools.
+    kinds = (*agent.TRAITS.probes, *(("chat",) if target.protocol == "openai" else ())) if agent else ()
+    for kind in dict.fromkeys(kinds):
+        plan[kind] = replace(requests[kind](), proxy=via)
+    return plan
+
+
+def _thinking_probe(target: Target) -> probes.Probe | None:
+    """Turn 1 of the two-turn tool probe (doctor/thinking.py), for an agent whose model thinks."""
+    family = families.detect(target.model)
+    if family is None or not family.thinking or target.agent not in AGENTS or not target.base_url:
+        return None
+    probe = thinking.first_turn(target.agent, target.base_url, target.model or "", _headers(target))
+    return replace(probe, proxy=target.proxy, ca_file=target.ca_file)
+
+
+class Chains:
+    """The two-turn probes: each agent's chain of requests (turn 1, maybe turn 1 unforced, turn 2), sent under
+    the one deadline. Agents whose requests are the same share them (qwen-code and opencode their turn 1)."""
+
+    def __init__(self, firsts: dict[int, probes.Probe], targets: list[Target]) -> None:
+        self._chains = {key: [probe] for key, probe in firsts.items()}
+        self._targets = {id(t): t for t in targets if id(t) in firsts}
+        self._waiting: dict[str, list[int]] = {}
+        for key, probe in firsts.items():
+            self._waiting.setdefault(_signature(probe), []).append(key)
+        self._sent = set(self._waiting)
+
+    def firsts(self) -> list[probes.Probe]:
+        return [chain[0] for chain in self._chains.values()]
+
+    def follow(self, result: probes.Result) -> list[probes.Probe]:
+        """The requests this answer calls for next, each sent once."""
+        following = []
+        for key in self._waiting.pop(_signature(result.probe), []):
+            after = thinking.follow(self._targets[key].agent, result)
+            if after is None:
+                continue
+            self._chains[key].append(after)
+            signature = _signature(after)
+            if not after.kind.endswith("-2"):
+                self._waiting.setdefault(signature, []).append(key)
+            if signature not in self._sent:
+                self._sent.add(signature)
+                following.append(after)
+        return following
+
+    def findings(self, target: Target, results: dict[str, probes.Result], found: list[Finding]) -> list[Finding]:
+        """The probe's finding for this agent; a skip is left out where another failure explains it."""
+        chain = [results[s] for p in self._chains.get(id(target), []) if (s := _signature(p)) in results]
+        if not chain:
+            return []
+        family = families.detect(target.model)
+        parsers = (family.tool_parser, family.reasoning_parser) if family else (None, None)
+        finding = thinking.judge(target, chain, parsers)
+        if finding.status == SKIP and any(f.status == FAIL for f in found):
+            return []
+        return [finding]
+
+
+def ca_file(agent: str, environ: env.Environ) -> str | None:
+    """The extra CA file the agent adds to the system's store, from its own variable."""
+    known = AGENTS.get(agent)
+    for name in known.TRAITS.ca_variables if known else ("NODE_EXTRA_CA_CERTS",):
+        if environ.get(name):
+            return environ[name]
+    return None
+
+
+def _with_ca(plan: dict[str, probes.Probe], ca: str | None) -> dict[str, probes.Probe]:
+    return {kind: replace(probe, ca_file=ca) for kind, probe in plan.items()} if ca else plan
+
+
+def _signature(probe: probes.Probe) -> str:
+    return json.dumps([probe.kind, probe.url, probe.headers, probe.body, probe.proxy, probe.ca_file], sort_keys=True)
+
+
+def _proxy_address(proxy: str) -> tuple[str, int] | None:
+    parts = urlsplit(proxy if "://" in proxy else "http://" + proxy)
+    try:
+        port = parts.port or {"http": 80, "https": 443, "socks5": 1080, "socks5h": 1080}.get(parts.scheme, 80)
+    except ValueError:
+        return None
+    return (parts.hostname or "", port) if parts.hostname else None
+
+
+def run(
+    targets: list[Target],
+    environ: env.Environ,
+    *,
+    deadline: float = DEFAULT_DEADLINE,
+    offline: bool = False,
+    progress: Callable[[int, int], None] | None = None,
+    route: route_check.Check | None = None,
+) -> Report:
+    """Probe every target concurrently under one deadline and diagnose what came back. With `route`, the
+    targets are the router's (leg None) and each leg's (Target.leg), and the router's liveness is asked too,
+    all under the same deadline; the route's verdict follows the findings."""
+    started = time.monotonic()
+    for target in targets:
+        redact.register(target.key)  # keys read from agent files, too: never in any output
+        if target.base_url:
+            target.proxy = proxies.proxy_for(target.agent, target.base_url, environ)
+        target.ca_file = ca_file(target.agent, environ)
+    plans = {id(t): ({} if offline else _with_ca(probe_plan(t), t.ca_file)) for t in targets}
+    unique: dict[str, probes.Probe] = {}
+    for plan in plans.values():
+        for probe in plan.values():
+            unique.setdefault(_signature(probe), probe)
+    chains = Chains({id(t): first for t in targets if plans[id(t)] and (first := _thinking_probe(t))}, targets)
+    for probe in chains.firsts():
+        unique.setdefault(_signature(probe), probe)
+    alive = route_check.liveliness(route.url) if route is not None and route.running and not offline else None
+    if alive is not None:
+        unique.setdefault(_signature(alive), alive)
+    proxy_hosts = {t.proxy for t in targets if t.proxy and not offline}
+    results, proxy_open = _send(list(unique.values()), proxy_hosts, deadline, progress, chains.follow)
+    by_signature = {_signature(r.probe): r for r in results}
+    findings: list[Finding] = []
+    seen_by: dict[int, dict[str, probes.Result]] = {}
+    for target in targets:
+        seen = seen_by[id(target)] = {kind: by_signature[_signature(p)] for kind, p in plans[id(target)].items()}
+        found = diagnose(target, seen, proxy_open.get(target.proxy) if target.proxy else None)
+        found += chains.findings(target, by_signature, found)
+        findings += route_check.as_leg(found, target.leg) if target.leg else found
+    findings += _local_findings(targets, environ)
+    report = Report(targets, findings, time.monotonic() - started, len(results), offline)
+    if route is not None:
+        _conclude(report, route, seen_by, by_signature.get(_signature(alive)) if alive else None)
+    return report
+
+
+def check_now(
+    agents: list[Any],
+    environ: env.Environ,
+    *,
+    deadline: float = DEFAULT_DEADLINE,
+    offline: bool = False,
+    progress: Callable[[int, int], None] | None = None,
+) -> Report:
+    """`agentcfg doctor` without a profile: each agent as its files and this environment start it now. init's
+    closing check is this same call, so the two never disagree (init used to check the profile the way
+    `exec` runs the agents, which hid a qwen that, started plainly, has no key)."""
+    targets = targets_from_files(agents, environ, profiles.load_all(environ), Path.cwd())
+    return run(targets, environ, deadline=deadline, offline=offline, progress=progress)
+
+
+def _conclude(
+    report: Report, check: route_check.Check, seen_by: dict[int, dict[str, probes.Result]], alive: probes.Result | None
+) -> None:
+    """The route's verdict from what the router's and the legs' probes got (doctor/route.py decides)."""
+
+    def requests(leg: str | None) -> list[tuple[probes.Result, bool]]:
+        return [
+            (seen[kind], classify(seen[kind]).ok)
+            for t in report.targets
+            if t.leg == leg
+            for seen in [seen_by[id(t)]]
+            for kind in (AGENTS[t.agent].TRAITS.probes if t.agent in AGENTS else ())
+            if kind in seen
+        ]
+
+    through = requests(None)
+    names = [name for name, _ in check.legs]
+    problems = [f"{f.agent}: {f.summary}" for f in report.findings if f.leg is None and f.agent and f.status == FAIL]
+    if alive is not None and not route_check.answered(alive):
+        problems.insert(0, f"liveliness: {f'HTTP {alive.status}' if alive.status else alive.error}: {alive.detail}")
+    outcome = route_check.Outcome(
+        None if alive is None else route_check.answered(alive),
+        any(ok for _, ok in through),
+        route_check.who([r for r, ok in through if ok], names),
+        problems,
+    )
+    legs = [
+        route_check.leg_state(name, role, [f for f in report.findings if f.leg == name], requests(name))
+        for name, role in check.legs
+    ]
+    report.findings = route_check.explained(check, outcome, report.findings) + route_check.verdict(check, outcome, legs)
+    report.route = route_check.summary_of(check, outcome, legs, report.targets)
+
+
+def _send(
+    plan: list[probes.Probe],
+    proxy_hosts: set[str],
+    deadline: float,
+    progress: Callable[[int, int], None] | None,
+    follow: Callable[[probes.Result], list[probes.Probe]] | None = None,
+) -> tuple[list[probes.Result], dict[str, bool | None]]:
+    """The probes' results (and those of the requests `follow` chained to them), and whether each proxy's port
+    is open (checked in threads, while the probes run). Nothing to send, nothing imported: the network stack
+    and the thread pool only when they are used."""
+    if not proxy_hosts:
+        return (probes.run(plan, deadline, progress, follow) if plan else []), {}
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=len(proxy_hosts)) as pool:
+        checks = {p: pool.submit(_proxy_open, p, min(2.0, deadline)) for p in proxy_hosts}
+        results = probes.run(plan, deadline, progress, follow) if plan else []
+        return results, {p: f.result() for p, f in checks.items()}
+
+
+def _proxy_open(proxy: str, timeout: float) -> bool | None:
+    address = _proxy_address(proxy)
+    return None if address is None else probes.tcp_open(address[0], address[1], timeout)
+
+
+def _local_findings(targets: list[Target], environ: env.Environ) -> list[Finding]:
+    """Facts about the vLLM server behind loopback endpoints, and the systemd units that start it, once per port."""
+    local: dict[int, tuple[str | None, str | None, str | None, int | None]] = {}
+    for target in targets:
+        parts = urlsplit(target.base_url or "")
+        if parts.hostname and is_loopback(parts.hostname):
+            try:
+                port = parts.port or (443 if parts.scheme == "https" else 80)
+            except ValueError:
+                continue
+            profile = None if target.profile_project else target.profile
+            # a route's leg: its section has them
+            local.setdefault(port, (target.model, profile, target.leg, target.context_window))
+    if not local:
+        return []
+    found = localserver.processes()
+    units = unit.find_units(environ=environ)  # a directory scan: no systemctl
+    findings: list[Finding] = []
+    for port, (model, profile, leg, window) in local.items():
+        own = localserver.findings(found, port, model, profile, window=window) + localserver.unit_findings(units, port)
+        for finding in own:
+            if all(replace(finding, leg=None) != replace(f, leg=None) for f in findings):  # stray workers: once
+                findings.append(replace(finding, leg=leg))
+    return findings
+
+
+def summary(findings: list[Finding]) -> dict[str, int]:
+    return {status: sum(1 for f in findings if f.status == status) for status in (FAIL, WARN, PASS, SKIP)}

@@ -15,7 +15,7 @@ from tests.conftest import Home, keyring_env
 # Runs the CLI with doctor's engine replaced by one that fails the way a bug would.
 BROKEN_DOCTOR = """
 import sys
-import agentcfg.doctor.checkup as doctor
+import agentcfg.doctor as doctor
 
 def run(*args, **kwargs):
     raise KeyError("a bug inside doctor")
