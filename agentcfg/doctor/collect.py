@@ -1,6 +1,8 @@
 """What each agent will use, read from its files and this environment into Targets: endpoint, model,
 the key it would send (and whose it is), the profile it belongs to, and what is wrong before any
-request is sent. Every `fix` here is a command built with agentcfg.fixes; advice in words is a hint."""
+request is sent. The same steps for every agent; what differs is each agent's (its TRAITS and its doctor
+members: configured, locate, authorize, ...). The key is keys.py's, the host guard guard.py's. Every `fix`
+is a command built with agentcfg.fixes; advice in words is a hint."""
 
 from __future__ import annotations
 

@@ -36,6 +36,7 @@ def exec_key(profile: Profile | None, environ: env.Environ) -> tuple[str | None,
 
 
 def keyring_key(profile: Profile | None, environ: env.Environ) -> str | None:
+    """The profile's key as `agentcfg exec` would give it (None: none)."""
     return exec_key(profile, environ)[0]
 
 
@@ -72,6 +73,7 @@ def _own_variable(name: str) -> str:
 
 
 def key_checks(target: Target, value: str | None, profile: Profile | None = None) -> list[Finding]:
+    """A key that cannot go as it is: malformed (extra characters), or a stand-in sent to a remote server."""
     findings = []
     if value and (reason := keystore.check_value(value)):
         from_keyring = target.key_source.startswith("keyring")
