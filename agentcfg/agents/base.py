@@ -6,11 +6,15 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from agentcfg import env
 from agentcfg.edit import Assignment
+from agentcfg.errors import AgentcfgError
 from agentcfg.profiles import Profile
+
+if TYPE_CHECKING:  # doctor's types, for the doctor members of Agent (doctor.model imports nothing)
+    from agentcfg.doctor.model import Finding, Target
 
 
 @dataclass(frozen=True)
@@ -319,6 +323,13 @@ class Traits:
     # Its own proxy setting besides the variables, as the user would look for it (qwen-code's), where it
     # ignores NO_PROXY: running it without the proxy must leave that unset too.
     proxy_setting: str | None = None
+    # For doctor: how it takes a key when its files name a variable, and how it sends one.
+    needs_key: bool = False  # refuses to start when the variable its files name for the key is unset
+    key_fallback: str | None = None  # the variable it reads a key from when that one is unset (qwen-code's)
+    stand_in_key: bool = False  # switch writes agentcfg's stand-in key for a keyless profile (it needs one)
+    helper_header: str = "bearer"  # the header(s) it sends its key command's key in: bearer, x-api-key or both
+    # Model names (a part of) for which it replays the reasoning field even when empty (qwen-code: deepseek).
+    replays_empty_reasoning_for: tuple[str, ...] = ()
 
 
 class Agent(Protocol):
@@ -340,6 +351,42 @@ class Agent(Protocol):
 
     def key_references(self, current: Texts, key: str, key_env: str) -> list[FileEdit]: ...
 
+    # -- doctor: what the agent itself says of its files, and how it finds its endpoint and key -------------
+
+    def check(self, parsed: Parsed, environ: env.Environ, profiles: dict[str, Profile]) -> list[Finding]:
+        """What it rejects (or silently undercuts) in its files when it loads them: offline, pure."""
+        ...
+
+    def unreadable(self, problem: AgentcfgError, environ: env.Environ) -> Finding | None:
+        """Its own words for files that cannot be read (None: doctor's generic config-unreadable)."""
+        ...
+
+    def configured(self, current: Texts, environ: env.Environ) -> bool:
+        """Whether it has anything for doctor to look at (its files, or what it takes besides them)."""
+        ...
+
+    def key_helpers(
+        self, current: Texts, binding: Binding, environ: env.Environ, profiles: dict[str, Profile]
+    ) -> list[KeyHelper]:
+        """The key commands it runs from agentcfg's files."""
+        ...
+
+    def locate(self, target: Target, binding: Binding, doctor: Doctoring) -> bool:
+        """Fill the target's endpoint as it finds it beyond its files; False: nothing to probe (a finding says why)."""
+        ...
+
+    def authorize(self, target: Target, binding: Binding, profile: Profile | None, doctor: Doctoring) -> None:
+        """Fill the key it sends (and the findings about it); `profile`: whose key it is."""
+        ...
+
+    def told_window(self, profile: Profile) -> int | None:
+        """The context window a switch to `profile` tells it (None: it is told none)."""
+        ...
+
+    def reasoning_advice(self, router: str, thinking_off: str) -> str:
+        """How to keep its tool turns working with a thinking model whose reasoning it does not pass back right."""
+        ...
+
 
 def no_foreign_format(current: Texts) -> tuple[AgentFile, str] | None:
     """An agent whose files have one format agentcfg writes: nothing to refuse."""
@@ -349,3 +396,65 @@ def no_foreign_format(current: Texts) -> tuple[AgentFile, str] | None:
 def no_key_references(current: Texts, key: str, key_env: str) -> list[FileEdit]:
     """An agent whose files never name a key's variable outside what switch sets."""
     return []
+
+
+# -- doctor's part of the interface -----------------------------------------------------------------------
+
+Parsed = list[tuple[AgentFile, Any]]  # each existing file of an agent and its parsed data
+
+
+@dataclass(frozen=True)
+class KeyHelper:
+    """A key helper the agent runs, from one of agentcfg's files."""
+
+    where: str  # the file, as shown
+    command: str
+    rewritten: bool = True  # whether a switch of the agent's profile rewrites it (a gone profile's file: no)
+
+
+class Doctoring(Protocol):
+    """What doctor lends an agent's hooks: where it looks, and the key rules every agent shares
+    (agentcfg.doctor.keys implements it), so an agent module needs no doctor module but its types."""
+
+    environ: env.Environ
+    profiles: dict[str, Profile]
+    cwd: Path
+
+    def resolve_key(self, target: Target, binding: Binding, profile: Profile | None) -> None: ...
+
+    def header_findings(
+        self, target: Target, headers: tuple[Header, ...], *, project: bool = False
+    ) -> list[Finding]: ...
+
+    def key_checks(self, target: Target, value: str | None) -> list[Finding]: ...
+
+    def owners(self, variable: str | None) -> tuple[str, ...]: ...
+
+
+def no_unreadable(problem: AgentcfgError, environ: env.Environ) -> Finding | None:
+    """An agent with nothing of its own to say about files it cannot read."""
+    return None
+
+
+def configured_by_files(current: Texts, environ: env.Environ) -> bool:
+    """An agent that is configured only by its files: any of them exists."""
+    return any(text is not None for text in current.values())
+
+
+def binding_helpers(
+    current: Texts, binding: Binding, environ: env.Environ, profiles: dict[str, Profile]
+) -> list[KeyHelper]:
+    """The key command its files name now, if any."""
+    found = KeyHelper(", ".join(env.display(f.path, environ) for f in current), binding.helper or "")
+    return [found] if found.command else []
+
+
+def located_by_files(target: Target, binding: Binding, doctor: Doctoring) -> bool:
+    """An agent whose endpoint is what its files say."""
+    return True
+
+
+def authorize_by_files(target: Target, binding: Binding, profile: Profile | None, doctor: Doctoring) -> None:
+    """An agent that sends the headers its files set and the key they name (variable, helper or value)."""
+    target.static += doctor.header_findings(target, binding.headers)
+    doctor.resolve_key(target, binding, profile)

@@ -5,28 +5,36 @@ Only the variables below change; hooks, permissions and every other env variable
 
 from __future__ import annotations
 
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from agentcfg import budget, edit, env, fields
 from agentcfg.agents import base
 from agentcfg.agents.base import (
     AgentFile,
     Binding,
+    Doctoring,
     FileEdit,
-    Header,
     KeySource,
     Launch,
     LaunchContext,
+    Parsed,
     Texts,
     Traits,
+    binding_helpers,
+    configured_by_files,
     helper_command,
     is_helper,
     no_foreign_format,
     no_key_references,
+    no_unreadable,
 )
+from agentcfg.agents.claude_env import API_KEY, CUSTOM_HEADERS, TOKEN, custom_headers, home
 from agentcfg.edit import MISSING, REMOVE, Assignment
 from agentcfg.errors import AgentcfgError
 from agentcfg.profiles import PLACEHOLDER_KEY, Profile
+
+if TYPE_CHECKING:  # doctor's types: doctor.model loads only when doctor runs
+    from agentcfg.doctor.model import Finding, Target
 
 TRAITS = Traits(
     name="claude",
@@ -47,10 +55,9 @@ TRAITS = Traits(
     key_helper_since=(),
     key_helper_setting="apiKeyHelper",
     proven=("2.1.197", "2.1.332"),
+    stand_in_key=True,
+    helper_header="both",
 )
-TOKEN = "ANTHROPIC_AUTH_TOKEN"
-API_KEY = "ANTHROPIC_API_KEY"
-CUSTOM_HEADERS = "ANTHROPIC_CUSTOM_HEADERS"  # "Name: value" lines Claude Code adds to every request
 MODEL_SLOTS = (
     "ANTHROPIC_MODEL",
     "ANTHROPIC_DEFAULT_OPUS_MODEL",
@@ -70,11 +77,6 @@ EVERY_MODEL_SLOT = (
 OTHER_PROVIDERS = ("CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX", "CLAUDE_CODE_USE_FOUNDRY")
 # The window Claude Code compacts by; without it 2.1.332 assumes 1M tokens for a model it does not know (and says so).
 MAX_CONTEXT = "CLAUDE_CODE_MAX_CONTEXT_TOKENS"
-
-
-def home(environ: env.Environ) -> Path:
-    value = environ.get("CLAUDE_CONFIG_DIR")
-    return Path(value).expanduser() if value else env.home(environ) / ".claude"
 
 
 def files(environ: env.Environ) -> list[AgentFile]:
@@ -129,16 +131,6 @@ def edits(profile: Profile, current: Texts, keys: KeySource) -> list[FileEdit]:
     if helper is not MISSING:
         assignments.append((("apiKeyHelper",), helper))
     return [FileEdit(settings, assignments, tuple(notes))]
-
-
-def custom_headers(value: object, where: str) -> tuple[Header, ...]:
-    """ANTHROPIC_CUSTOM_HEADERS as Claude Code reads it: one `Name: value` per line."""
-    if not isinstance(value, str):
-        return ()
-    lines = (line.partition(":") for line in value.splitlines())
-    return tuple(
-        Header(name.strip(), where, value=rest.strip()) for name, colon, rest in lines if colon and name.strip()
-    )
 
 
 def read(current: Texts) -> Binding:
@@ -216,3 +208,47 @@ def launch(profile: Profile, args: tuple[str, ...], context: LaunchContext) -> L
 
 foreign_format = no_foreign_format
 key_references = no_key_references
+
+
+# -- doctor ----------------------------------------------------------------------------------------------
+
+
+def check(parsed: Parsed, environ: env.Environ, profiles: dict[str, Profile]) -> list[Finding]:
+    from agentcfg.agents import claude_checks  # lazy: doctor's alone (switch and status load every agent module)
+
+    return claude_checks.check(parsed, environ, profiles, TRAITS.prompt_tokens)
+
+
+unreadable = no_unreadable
+key_helpers = binding_helpers
+
+
+def configured(current: Texts, environ: env.Environ) -> bool:
+    """Claude Code also takes its endpoint from the shell, or a login."""
+    return (
+        configured_by_files(current, environ)
+        or bool(env.which(TRAITS.binary, environ))
+        or bool(environ.get("ANTHROPIC_BASE_URL"))
+    )
+
+
+def locate(target: Target, binding: Binding, doctor: Doctoring) -> bool:
+    from agentcfg.agents import claude_doctor  # lazy: doctor's alone (switch and status load every agent module)
+
+    return claude_doctor.locate(target, binding, doctor)
+
+
+def authorize(target: Target, binding: Binding, profile: Profile | None, doctor: Doctoring) -> None:
+    from agentcfg.agents import claude_doctor  # lazy: doctor's alone (switch and status load every agent module)
+
+    claude_doctor.authorize(target, binding, profile, doctor)
+
+
+def told_window(profile: Profile) -> int | None:
+    return None  # switch tells Claude Code no window
+
+
+def reasoning_advice(router: str, thinking_off: str) -> str:
+    # Word for word what doctor has said: the end ('(`"alwaysThinkingEnabled": false` in its settings)') was an
+    # unreachable line after this return before it moved here; restoring it is a change of output of its own.
+    return f"{router}, or turn thinking off for tool turns: {thinking_off}, or Claude Code's thinking off "

@@ -3,18 +3,24 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from agentcfg import attribution, budget, edit, env
+from agentcfg import attribution, budget, edit, env, fsutil
 from agentcfg.agents import base
 from agentcfg.agents.base import (
     AgentFile,
     Binding,
+    Doctoring,
     FileEdit,
+    KeyHelper,
     KeySource,
     Launch,
     LaunchContext,
+    Parsed,
     Texts,
     Traits,
+    binding_helpers,
+    configured_by_files,
     header_table,
     helper_command,
     no_foreign_format,
@@ -23,6 +29,9 @@ from agentcfg.attribution import label_from_name, profile_from_id
 from agentcfg.edit import REMOVE, Assignment
 from agentcfg.errors import AgentcfgError
 from agentcfg.profiles import Profile
+
+if TYPE_CHECKING:  # doctor's types: doctor.model loads only when doctor runs
+    from agentcfg.doctor.model import Finding, Target
 
 TRAITS = Traits(
     name="codex",
@@ -45,6 +54,7 @@ TRAITS = Traits(
     key_helper_since=(0, 119, 0),
     key_helper_setting="the provider's auth.command",
     proven=("0.171.0",),
+    needs_key=True,
 )
 BUILT_IN_PROVIDERS = {
     "openai": "https://api.openai.com/v1", "ollama": None, "lmstudio": None, "oss": None,
@@ -54,7 +64,7 @@ BUILT_IN_PROVIDERS = {
 # RESERVED_MODEL_PROVIDER_IDS; amazon-bedrock only takes a few fields): agentcfg's `agentcfg-` ids never are.
 RESERVED_IDS = ("openai", "ollama", "lmstudio", "amazon-bedrock", "amazon-bedrock-runtime")
 # Since 0.134 `codex --profile NAME` layers `$CODEX_HOME/NAME.config.toml` over config.toml (a deep
-# merge: what the profile file leaves out comes from config.toml); a legacy `[profiles.TRAITS.name]` table
+# merge: what the profile file leaves out comes from config.toml); a legacy `[profiles.NAME]` table
 # then makes `--profile NAME` refuse to start, and a top-level `profile = "x"` makes every start fail.
 PROFILE_FILES_SINCE = (0, 134, 0)
 PROFILE_FILE_PREFIX = "agentcfg-"
@@ -174,7 +184,7 @@ def legacy_profile_notes(current: Texts) -> tuple[str, ...]:
     if names := [n for n in base.table(data.get("profiles")) if isinstance(n, str)]:
         notes.append(
             f"{shown} has legacy [profiles.{names[0]}] tables: `codex --profile {names[0]}` refuses to start while "
-            f"they are there; move each into {moved}/NAME.config.toml (without the [profiles.TRAITS.name] header)"
+            f"they are there; move each into {moved}/NAME.config.toml (without the [profiles.NAME] header)"
             " and remove it"
         )
     return tuple(notes)
@@ -195,7 +205,7 @@ def launch(profile: Profile, args: tuple[str, ...], context: LaunchContext) -> L
             hint=f"Remove that line (move [profiles.{legacy}] into {config_file.path.parent}/{legacy}.config.toml), "
             "then run again.",
         )
-    from agentcfg.edit import toml
+    from agentcfg.edit import toml  # lazy: a format's editor loads on first use (agentcfg.edit)
 
     ident = attribution.free_exec_id(profile.name, base.table(data.get("model_providers")))
     table = {"name": f"agentcfg: {profile.label}", "base_url": profile.base_url, "wire_api": "responses"}
@@ -275,3 +285,68 @@ def key_references(current: Texts, key: str, key_env: str) -> list[FileEdit]:
 
 
 foreign_format = no_foreign_format
+
+
+# -- doctor ----------------------------------------------------------------------------------------------
+
+
+def check(parsed: Parsed, environ: env.Environ, profiles: dict[str, Profile]) -> list[Finding]:
+    from agentcfg.agents import codex_checks  # lazy: doctor's alone (switch and status load every agent module)
+
+    return codex_checks.check(parsed, environ, profiles)
+
+
+def unreadable(problem: AgentcfgError, environ: env.Environ) -> Finding | None:
+    """CODEX_HOME that is not a directory: Codex refuses to start."""
+    if not isinstance(problem, HomeMissing):
+        return None
+    from agentcfg.agents import codex_checks  # lazy: doctor's alone (switch and status load every agent module)
+
+    return codex_checks.home_missing(problem.value, problem.exists, environ)
+
+
+configured = configured_by_files
+
+
+def key_helpers(
+    current: Texts, binding: Binding, environ: env.Environ, profiles: dict[str, Profile]
+) -> list[KeyHelper]:
+    """The auth command config.toml names now, and the one of each profile file agentcfg keeps
+    (`codex --profile agentcfg-NAME`), which a switch rewrites while NAME is a profile."""
+    found = binding_helpers(current, binding, environ, profiles)
+    for name in profile_file_names(environ):
+        file = profile_file(name, environ)
+        shown = env.display(file.path, environ)
+        try:
+            helper = read({file: fsutil.read_text(file.path, shown)}).helper
+        except AgentcfgError:
+            continue  # unreadable: Codex says so when started with that profile
+        found.append(KeyHelper(shown, helper or "", name in profiles))
+    return [h for h in found if h.command]
+
+
+def locate(target: Target, binding: Binding, doctor: Doctoring) -> bool:
+    """Codex's built-in provider is OpenAI's own API, like Claude Code's own: never probed (the probes would
+    leave this machine, and a ChatGPT login is not a key doctor can send)."""
+    if target.base_url != BUILT_IN_PROVIDERS["openai"]:
+        return True
+    from agentcfg.agents import codex_checks  # lazy: doctor's alone (switch and status load every agent module)
+
+    codex_checks.built_in(target)
+    return False
+
+
+def authorize(target: Target, binding: Binding, profile: Profile | None, doctor: Doctoring) -> None:
+    from agentcfg.agents import codex_checks  # lazy: doctor's alone (switch and status load every agent module)
+
+    codex_checks.authorize(target, binding, profile, doctor)
+
+
+def told_window(profile: Profile) -> int | None:
+    return profile.context_window
+
+
+def reasoning_advice(router: str, thinking_off: str) -> str:
+    # Word for word what doctor has said: the sentence's end ("`encrypted_content`, never the reasoning text)")
+    # was an unreachable line after this return before it moved here; restoring it is a change of output of its own.
+    return f"{router}, or turn thinking off for tool turns: {thinking_off} (Codex sends back only "

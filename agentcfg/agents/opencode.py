@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from agentcfg import attribution, budget, edit, env, fields
 from agentcfg.agents import base
@@ -18,14 +19,23 @@ from agentcfg.agents.base import (
     KeySource,
     Launch,
     LaunchContext,
+    Parsed,
     Texts,
     Traits,
+    authorize_by_files,
+    binding_helpers,
+    configured_by_files,
     header_table,
+    located_by_files,
+    no_unreadable,
 )
 from agentcfg.attribution import label_from_name, profile_from_id
 from agentcfg.edit import REMOVE, Assignment
 from agentcfg.errors import AgentcfgError
 from agentcfg.profiles import PLACEHOLDER_KEY, Profile
+
+if TYPE_CHECKING:  # doctor's types: doctor.model loads only when doctor runs
+    from agentcfg.doctor.model import Finding
 
 TRAITS = Traits(
     name="opencode",
@@ -216,3 +226,31 @@ def key_references(current: Texts, key: str, key_env: str) -> list[FileEdit]:
         if base.table(base.table(provider).get("options")).get("apiKey") == key
     ]
     return [FileEdit(config_file, assignments)] if assignments else []
+
+
+# -- doctor ----------------------------------------------------------------------------------------------
+
+
+def check(parsed: Parsed, environ: env.Environ, profiles: dict[str, Profile]) -> list[Finding]:
+    from agentcfg.agents import opencode_checks  # lazy: doctor's alone (switch and status load every agent module)
+
+    return opencode_checks.check(parsed, environ, profiles)
+
+
+unreadable = no_unreadable
+configured = configured_by_files
+key_helpers = binding_helpers
+locate = located_by_files
+authorize = authorize_by_files
+
+
+def told_window(profile: Profile) -> int | None:
+    return budget.window(profile)
+
+
+def reasoning_advice(router: str, thinking_off: str) -> str:
+    return (
+        "set the model's `interleaved` option in opencode.json to the field the server reads: "
+        '`"interleaved": {"field": "reasoning"}` for vLLM, `{"field": "reasoning_content"}` for DeepSeek\'s API '
+        "(opencode #35689: reasoning dropped on messages with tool calls)"
+    )

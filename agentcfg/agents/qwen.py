@@ -13,24 +13,34 @@ import json
 import os
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from agentcfg import budget, edit, env, fields
 from agentcfg.agents import base
 from agentcfg.agents.base import (
     AgentFile,
     Binding,
+    Doctoring,
     FileEdit,
     KeySource,
     Launch,
     LaunchContext,
+    Parsed,
     Texts,
     Traits,
+    authorize_by_files,
+    binding_helpers,
+    configured_by_files,
     no_key_references,
+    no_unreadable,
 )
 from agentcfg.attribution import label_from_name
 from agentcfg.edit import MISSING, REMOVE, Assignment
 from agentcfg.errors import AgentcfgError
 from agentcfg.profiles import PLACEHOLDER_KEY, Profile
+
+if TYPE_CHECKING:  # doctor's types: doctor.model loads only when doctor runs
+    from agentcfg.doctor.model import Finding, Target
 
 TRAITS = Traits(
     name="qwen",
@@ -58,6 +68,10 @@ TRAITS = Traits(
     proven=("0.15.10", "0.24.4"),
     retries_output=True,
     proxy_setting="`proxy` setting in ~/.qwen/settings.json",
+    needs_key=True,
+    key_fallback="OPENAI_API_KEY",
+    stand_in_key=True,
+    replays_empty_reasoning_for=("deepseek",),
 )
 KEY = "OPENAI_API_KEY"
 PROVIDERS = ("modelProviders", "openai")
@@ -262,3 +276,42 @@ def _system_settings(environ: env.Environ) -> dict:
 
 
 key_references = no_key_references
+
+
+# -- doctor ----------------------------------------------------------------------------------------------
+
+
+def check(parsed: Parsed, environ: env.Environ, profiles: dict[str, Profile]) -> list[Finding]:
+    from agentcfg.agents import qwen_checks  # lazy: doctor's alone (switch and status load every agent module)
+
+    return qwen_checks.check(parsed, environ, profiles)
+
+
+unreadable = no_unreadable
+configured = configured_by_files
+key_helpers = binding_helpers
+authorize = authorize_by_files
+
+
+def _default_output(model: str | None) -> int:
+    """qwen-code asks for 8000, then after a reply hits that retries with its limit for the model name."""
+    return 384_000 if (model or "").lower().startswith("deepseek-v4") else 64_000
+
+
+def locate(target: Target, binding: Binding, doctor: Doctoring) -> bool:
+    """qwen-code takes OPENAI_BASE_URL from the shell when its files set no endpoint."""
+    if not target.base_url and doctor.environ.get("OPENAI_BASE_URL"):
+        target.base_url, target.endpoint_from = doctor.environ["OPENAI_BASE_URL"], "OPENAI_BASE_URL in this shell"
+    target.default_output = _default_output(target.model)
+    return True
+
+
+def told_window(profile: Profile) -> int | None:
+    return profile.context_window
+
+
+def reasoning_advice(router: str, thinking_off: str) -> str:
+    return (
+        f"{TRAITS.name} sends `reasoning_content` back; a server that reads another field (vLLM names it "
+        f"`reasoning`) misses it: {router}, or turn thinking off for tool turns: {thinking_off}"
+    )

@@ -11,18 +11,20 @@ import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from agentcfg import env
+from agentcfg import env, profiles, redact
 from agentcfg.agents import AGENTS
-from agentcfg.doctor import probes, proxies, thinking
+from agentcfg.doctor import localserver, probes, proxies, thinking
 from agentcfg.doctor import route as route_check
 from agentcfg.doctor.collect import targets_from_files, targets_from_profile
 from agentcfg.doctor.model import BLOCKING, FAIL, PASS, SKIP, WARN, Finding, Target
 from agentcfg.doctor.replies import alternative_base
 from agentcfg.doctor.rules import classify, diagnose
 from agentcfg.profiles import is_loopback
+from agentcfg.serve import families, unit
 
 __all__ = ["Finding", "Report", "Target", "check_now", "run", "summary", "targets_from_files", "targets_from_profile"]
 
@@ -77,23 +79,24 @@ def probe_plan(target: Target) -> dict[str, probes.Probe]:
         plan["models-alt"] = replace(probes.models(alternative_base(base), headers, via), kind="models-alt")
     if via:
         plan["models-direct"] = replace(plan["models"], kind="models-direct", proxy=None)
-    if target.agent == "codex":
-        plan["responses-stream"] = replace(probes.responses(base, model, headers), proxy=via)
-        plan["chat"] = replace(probes.chat(base, model, headers, stream=False), proxy=via)  # the tool-parser check
-    elif target.agent in ("qwen", "opencode"):
-        plan["chat-stream"] = replace(probes.chat(base, model, headers, stream=True), proxy=via)
-        plan["chat"] = replace(probes.chat(base, model, headers, stream=False), proxy=via)
-    elif target.agent == "claude":
-        plan["messages-stream"] = replace(probes.messages(base, model, headers), proxy=via)
+    agent = AGENTS.get(target.agent)
+    requests = {
+        "responses-stream": lambda: probes.responses(base, model, headers),
+        "chat-stream": lambda: probes.chat(base, model, headers, stream=True),
+        "chat": lambda: probes.chat(base, model, headers, stream=False),  # for Codex too: the tool-parser check
+        "messages-stream": lambda: probes.messages(base, model, headers),
+    }
+    # The requests the agent makes, and for an OpenAI-protocol agent the unstreamed chat request with tools.
+    kinds = (*agent.TRAITS.probes, *(("chat",) if target.protocol == "openai" else ())) if agent else ()
+    for kind in dict.fromkeys(kinds):
+        plan[kind] = replace(requests[kind](), proxy=via)
     return plan
 
 
 def _thinking_probe(target: Target) -> probes.Probe | None:
     """Turn 1 of the two-turn tool probe (doctor/thinking.py), for an agent whose model thinks."""
-    from agentcfg.serve import families
-
     family = families.detect(target.model)
-    if family is None or not family.thinking or target.agent not in thinking.PROTOCOL or not target.base_url:
+    if family is None or not family.thinking or target.agent not in AGENTS or not target.base_url:
         return None
     probe = thinking.first_turn(target.agent, target.base_url, target.model or "", _headers(target))
     return replace(probe, proxy=target.proxy, ca_file=target.ca_file)
@@ -132,8 +135,6 @@ class Chains:
 
     def findings(self, target: Target, results: dict[str, probes.Result], found: list[Finding]) -> list[Finding]:
         """The probe's finding for this agent; a skip is left out where another failure explains it."""
-        from agentcfg.serve import families
-
         chain = [results[s] for p in self._chains.get(id(target), []) if (s := _signature(p)) in results]
         if not chain:
             return []
@@ -145,12 +146,10 @@ class Chains:
         return [finding]
 
 
-CA_VARIABLES = {"codex": ("CODEX_CA_CERTIFICATE", "SSL_CERT_FILE")}  # the Node agents: NODE_EXTRA_CA_CERTS
-
-
 def ca_file(agent: str, environ: env.Environ) -> str | None:
     """The extra CA file the agent adds to the system's store, from its own variable."""
-    for name in CA_VARIABLES.get(agent, ("NODE_EXTRA_CA_CERTS",)):
+    known = AGENTS.get(agent)
+    for name in known.TRAITS.ca_variables if known else ("NODE_EXTRA_CA_CERTS",):
         if environ.get(name):
             return environ[name]
     return None
@@ -185,8 +184,6 @@ def run(
     """Probe every target concurrently under one deadline and diagnose what came back. With `route`, the
     targets are the router's (leg None) and each leg's (Target.leg), and the router's liveness is asked too,
     all under the same deadline; the route's verdict follows the findings."""
-    from agentcfg import redact
-
     started = time.monotonic()
     for target in targets:
         redact.register(target.key)  # keys read from agent files, too: never in any output
@@ -232,10 +229,6 @@ def check_now(
     """`agentcfg doctor` without a profile: each agent as its files and this environment start it now. init's
     closing check is this same call, so the two never disagree (init used to check the profile the way
     `exec` runs the agents, which hid a qwen that, started plainly, has no key)."""
-    from pathlib import Path
-
-    from agentcfg import profiles
-
     targets = targets_from_files(agents, environ, profiles.load_all(environ), Path.cwd())
     return run(targets, environ, deadline=deadline, offline=offline, progress=progress)
 
@@ -301,9 +294,6 @@ def _proxy_open(proxy: str, timeout: float) -> bool | None:
 
 def _local_findings(targets: list[Target], environ: env.Environ) -> list[Finding]:
     """Facts about the vLLM server behind loopback endpoints, and the systemd units that start it, once per port."""
-    from agentcfg.doctor import localserver
-    from agentcfg.serve import unit
-
     local: dict[int, tuple[str | None, str | None, str | None, int | None]] = {}
     for target in targets:
         parts = urlsplit(target.base_url or "")

@@ -12,24 +12,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from agentcfg import env, fixes
-from agentcfg.agents.base import CWD, helper_exposure
+from agentcfg.agents import AGENTS
+from agentcfg.agents.base import CWD, KeyHelper, helper_exposure
 from agentcfg.doctor.model import FAIL, WARN, Finding
-
-# Where each agent names the command it runs for its key (for messages).
-HELPER_SETTING = {"claude": "apiKeyHelper", "codex": "the provider's auth.command"}
-AGENT_NAMES = {"claude": "Claude Code", "codex": "Codex"}
-
-
-@dataclass(frozen=True)
-class KeyHelper:
-    """A key helper the agent runs, from one of agentcfg's files."""
-
-    where: str  # the file, as shown
-    command: str
-    rewritten: bool = True  # whether a switch of the agent's profile rewrites it (a gone profile's file: no)
 
 
 def cwd_on_pythonpath(environ: env.Environ) -> bool:
@@ -51,7 +38,9 @@ def findings(agent: str, helpers: Sequence[KeyHelper], environ: env.Environ, own
     by_cwd = any(exposure == CWD for _, exposure in exposed)
     on_path = cwd_on_pythonpath(environ)
     where = ", ".join(dict.fromkeys(h.where for h, _ in exposed))
-    name, setting = AGENT_NAMES.get(agent, agent), HELPER_SETTING.get(agent, "its key command")
+    known = AGENTS.get(agent)
+    name = known.TRAITS.title if known else agent
+    setting = (known.TRAITS.key_helper_setting if known else None) or "its key command"
     start = f"{name} runs its key helper ({setting} in {where}) as"
     if by_cwd:
         summary = (

@@ -15,14 +15,12 @@ import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from agentcfg import fixes
 from agentcfg.doctor.model import FAIL, WARN, Finding
+from agentcfg.serve import families
 from agentcfg.serve.procs import real_uid, stat_fields
-
-if TYPE_CHECKING:
-    from agentcfg.serve.unit import UnitInfo
+from agentcfg.serve.unit import UnitInfo, disable_command
 
 ENGINE_NAMES = ("VLLM::EngineCore", "VLLM::Worker", "VLLM::EngineCor")
 
@@ -277,8 +275,6 @@ def _against_profile(server: Process, evidence: str, window: int | None, profile
 def _against_family(server: Process, evidence: str) -> list[Finding]:
     """The server's parsers against its model family's (families.py), the family read from the weights it serves (a
     served name is only a label)."""
-    from agentcfg.serve import families
-
     family = families.detect(weights(server.args))
     parser = flag(server.args, "--tool-call-parser")
     if family is None or not parser:
@@ -310,8 +306,6 @@ def unit_findings(units: Sequence[UnitInfo], port: int) -> list[Finding]:
     """The systemd units that start vLLM on the agents' `port`: two enabled (FAIL) crash on each other's busy
     port and, with Restart=, come back every few seconds holding the GPUs; one enabled beside another that
     exists (WARN) is that waiting to happen. agentcfg's own unit is the one kept, else the first found."""
-    from agentcfg.serve.unit import disable_command
-
     on_port = [u for u in units if u.port == port]
     enabled = [u for u in on_port if u.enabled]
     if not enabled or len(on_port) < 2:

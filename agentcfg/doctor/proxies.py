@@ -1,9 +1,9 @@
 """Which proxy an agent's request to a URL goes through, by the rules of that agent's HTTP stack.
 
-Codex (Rust reqwest): HTTPS_PROXY/HTTP_PROXY by scheme, ALL_PROXY, NO_PROXY with names, IPs and CIDR
-ranges. opencode (Bun) and Claude Code (Node): HTTPS_PROXY/HTTP_PROXY and NO_PROXY. qwen-code (undici
-ProxyAgent): HTTPS_PROXY, then HTTP_PROXY, for every request, and NO_PROXY is ignored. Lower-case
-variants count everywhere (lower case first, as curl does).
+Most stacks: HTTPS_PROXY/HTTP_PROXY by scheme, and NO_PROXY with names, IPs and CIDR ranges. An agent's
+TRAITS say where its stack differs: reads_all_proxy (Codex's Rust reqwest also takes ALL_PROXY),
+ignores_no_proxy (qwen-code's undici ProxyAgent sends every request through HTTPS_PROXY, then HTTP_PROXY, and
+never reads NO_PROXY). Lower-case variants count everywhere (lower case first, as curl does).
 """
 
 from __future__ import annotations
@@ -13,8 +13,10 @@ import re
 from collections.abc import Mapping
 from urllib.parse import urlsplit
 
-READS_ALL_PROXY = {"codex"}
-IGNORES_NO_PROXY = {"qwen"}
+from agentcfg.agents import AGENTS
+
+# Derived from the agents' traits (for rules.py, which still asks by name).
+IGNORES_NO_PROXY = {name for name, agent in AGENTS.items() if agent.TRAITS.ignores_no_proxy}
 
 
 def _get(environ: Mapping[str, str], name: str) -> str | None:
@@ -51,12 +53,14 @@ def bypassed(host: str, port: int | None, no_proxy: str) -> bool:
 
 
 def proxy_for(agent: str, url: str, environ: Mapping[str, str]) -> str | None:
-    """The proxy URL `agent` would send a request to `url` through, or None for a direct connection."""
+    """The proxy URL `agent` would send a request to `url` through, or None for a direct connection (an agent
+    not registered, e.g. agentcfg's own bench, by the rules most stacks share)."""
+    known = AGENTS.get(agent)
     parts = urlsplit(url)
-    if agent in IGNORES_NO_PROXY:
+    if known and known.TRAITS.ignores_no_proxy:
         return _get(environ, "https_proxy") or _get(environ, "http_proxy")
     proxy = _get(environ, "https_proxy" if parts.scheme == "https" else "http_proxy")
-    if proxy is None and agent in READS_ALL_PROXY:
+    if proxy is None and known and known.TRAITS.reads_all_proxy:
         proxy = _get(environ, "all_proxy")
     if proxy is None:
         return None

@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from agentcfg import fixes
 from agentcfg.doctor.model import FAIL, PASS, WARN, Finding
 from agentcfg.doctor.probes import Probe, Result
 
@@ -96,8 +97,6 @@ def verdict(check: Check, outcome: Outcome, legs: list[LegState]) -> list[Findin
 
 
 def _restart(name: str) -> str:
-    from agentcfg import fixes
-
     return fixes.then(
         fixes.command("agentcfg", "route", "stop", name), fixes.command("agentcfg", "route", "serve", name)
     )
@@ -124,8 +123,6 @@ def _open(check: Check) -> list[Finding]:
 
 def _state(check: Check, outcome: Outcome, legs: list[LegState]) -> list[Finding]:
     """Running, answering, serving."""
-    from agentcfg import fixes
-
     name = check.name
     serve = fixes.command("agentcfg", "route", "serve", name)
     restart = _restart(name)

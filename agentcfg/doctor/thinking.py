@@ -26,14 +26,13 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any
 
+from agentcfg.agents import AGENTS
 from agentcfg.doctor.model import FAIL, PASS, SKIP, Finding, Target
 from agentcfg.doctor.probes import TOOL, Probe, Result
 from agentcfg.doctor.replies import error_message, is_event_stream, parse_json, sse_events
 
 # Kinds: thinking-<protocol>-1 (the forced first turn), -1a (the first turn again with automatic tool choice,
 # after a server refused the forced one), -2 (the turn after the tool's result).
-PROTOCOL = {"codex": "responses", "qwen": "chat", "opencode": "chat", "claude": "messages"}
-REPLAYS_REASONING = {"codex": False, "claude": False, "qwen": True, "opencode": True}
 PROMPT = "Use the read_file tool to read README.md, then tell me in one sentence what the project is."
 CLAUDE_PROMPT = PROMPT.replace("read_file", "Read")
 SYSTEM = "You are a coding agent. Use the tools you are given."
@@ -74,7 +73,7 @@ def _tool(protocol: str) -> dict[str, Any]:
 def first_turn(agent: str, base_url: str, model: str, headers: dict[str, str]) -> Probe:
     """Turn 1: one tool and a prompt that asks for it, the call forced (a small or random model calls a tool
     only when forced; a server that refuses the forced choice gets `unforced`). Streaming, as the agents ask."""
-    protocol = PROTOCOL[agent]
+    protocol = AGENTS[agent].TRAITS.protocol
     base = base_url.rstrip("/")
     body: dict[str, Any]
     if protocol == "responses":
@@ -126,8 +125,9 @@ def second_turn(agent: str, first: Probe, turn: Turn) -> Probe | None:
     call_id, name, arguments = turn.call
     arguments = _arguments(arguments)
     body = dict(first.body)
-    keeps = REPLAYS_REASONING[agent]
-    protocol = PROTOCOL[agent]
+    traits = AGENTS[agent].TRAITS
+    keeps, protocol = traits.replays_reasoning, traits.protocol
+    always = any(name in str(body.get("model", "")).lower() for name in traits.replays_empty_reasoning_for)
     if protocol == "responses":
         body["input"] = [
             *first.body["input"],
@@ -149,7 +149,7 @@ def second_turn(agent: str, first: Probe, turn: Turn) -> Probe | None:
             "content": turn.text or ("" if turn.reasoning else None),
             "tool_calls": [{"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}],
         }
-        if keeps and (turn.reasoning or (agent == "qwen" and "deepseek" in str(body.get("model", "")).lower())):
+        if keeps and (turn.reasoning or always):
             assistant["reasoning_content"] = turn.reasoning
         body["messages"] = [
             *first.body["messages"],
@@ -364,29 +364,14 @@ def advice(agent: str) -> str:
         f"put a proxy in front of {agent} that passes the reasoning back (cc-switch's proxy does since 3.15; "
         "agentcfg's route does not)"
     )
-    if agent == "codex":
-        return f"{router}, or turn thinking off for tool turns: {THINKING_OFF} (Codex sends back only "
-        "`encrypted_content`, never the reasoning text)"
-    if agent == "claude":
-        return f"{router}, or turn thinking off for tool turns: {THINKING_OFF}, or Claude Code's thinking off "
-        '(`"alwaysThinkingEnabled": false` in its settings)'
-    if agent == "opencode":
-        return (
-            "set the model's `interleaved` option in opencode.json to the field the server reads: "
-            '`"interleaved": {"field": "reasoning"}` for vLLM, `{"field": "reasoning_content"}` for DeepSeek\'s API '
-            "(opencode #35689: reasoning dropped on messages with tool calls)"
-        )
-    return (
-        f"{agent} sends `reasoning_content` back; a server that reads another field (vLLM names it `reasoning`) "
-        f"misses it: {router}, or turn thinking off for tool turns: {THINKING_OFF}"
-    )
+    return AGENTS[agent].reasoning_advice(router, THINKING_OFF)
 
 
 def _reasoning_dropped(target: Target, evidence: str) -> Finding:
     agent = target.agent
     who = (
         f"{agent} does not pass the model's reasoning back after a tool call"
-        if not REPLAYS_REASONING[agent]
+        if not AGENTS[agent].TRAITS.replays_reasoning
         else f"the reasoning {agent} passes back after a tool call is not what the server reads"
     )
     return Finding(
@@ -407,7 +392,7 @@ def _early_stop(target: Target, evidence: str) -> Finding:
         agent,
         f"after a tool's result the thinking model stops with no answer and no tool call: {agent} ends the task "
         "silently (the reasoning of the tool turn "
-        + ("is dropped" if not REPLAYS_REASONING[agent] else "does not reach the model")
+        + ("is dropped" if not AGENTS[agent].TRAITS.replays_reasoning else "does not reach the model")
         + ")",
         evidence,
         hint=advice(agent),

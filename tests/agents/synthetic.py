@@ -119,6 +119,27 @@ def launch(profile: Profile, args: tuple[str, ...], context: LaunchContext) -> L
 foreign_format = no_foreign_format
 key_references = no_key_references
 
+# -- doctor: what synth itself rejects (nothing), and the generic ways of the base module ----------------------
+
+
+def check(parsed: base.Parsed, environ: env.Environ, profiles: dict[str, Profile]) -> list:
+    return []
+
+
+unreadable = base.no_unreadable
+configured = base.configured_by_files
+key_helpers = base.binding_helpers
+locate = base.located_by_files
+authorize = base.authorize_by_files
+
+
+def told_window(profile: Profile) -> int | None:
+    return profile.context_window
+
+
+def reasoning_advice(router: str, thinking_off: str) -> str:
+    return f"{router}, or turn thinking off for tool turns: {thinking_off}"
+
 
 @pytest.fixture
 def synth(monkeypatch: pytest.MonkeyPatch) -> Iterator[base.Agent]:

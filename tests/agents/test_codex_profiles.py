@@ -119,6 +119,7 @@ def test_legacy_profile_selector_and_table_get_a_note_each_with_the_fix():
     assert 'legacy `profile = "work"`' in selector and "refuses to start" in selector
     assert "/home/u/.codex/work.config.toml" in selector and "codex --profile work" in selector
     assert "[profiles.work]" in table and "/home/u/.codex/NAME.config.toml" in table
+    assert "(without the [profiles.NAME] header)" in table
 
 
 def test_a_legacy_table_alone_gets_one_note():

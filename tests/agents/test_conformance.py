@@ -44,26 +44,6 @@ PROBE_PATHS = {  # each probe a Traits.probes names (doctor/probes.py) -> the pa
 OWN = ("CONFORMANCE_OWN",)  # a key the agent writes into its own file after a switch (valid in every format)
 
 
-# What in agentcfg/ still keeps an agent that is only its module and its registry line from a command: the test
-# runs, and must fail (strict), until that place takes what it needs from the agent's Traits (issue 29, item 1).
-_PROBE_PLAN = (
-    "agentcfg/doctor/__init__.py:79-86 probe_plan: an if/elif on the agent's name sends an agent it does not name "
-    "only GET /models (Traits.probes says which requests it makes)"
-)
-_PRIMARY = (
-    "agentcfg/doctor/rules.py:209-214 PRIMARY (read at rules.py:556, rules.py:779, doctor/__init__.py:254 with "
-    ".get(agent, ())): no probe of an agent it does not list is judged, so a broken endpoint passes (Traits.probes)"
-)
-BLOCKED = {
-    ("test_doctor_offline", SYNTH): (
-        "agentcfg/doctor/collect.py:851 DEFAULT_OUTPUT[agent.TRAITS.name] (the table at collect.py:24): KeyError, "
-        "`doctor` without a profile exits 70 (Traits.default_output has it)"
-    ),
-    ("test_doctor_online_against_the_fault_server", SYNTH): _PROBE_PLAN,
-    ("test_doctor_online_names_a_broken_endpoint", SYNTH): f"{_PROBE_PLAN}; {_PRIMARY}",
-}
-
-
 @pytest.fixture
 def cli(run: Run) -> Run:  # noqa: F811 (tests/test_crash.py's fixture)
     """`agentcfg ARGV` in this process, in `home`: (exit status, stdout, stderr)."""
@@ -74,8 +54,6 @@ def cli(run: Run) -> Run:  # noqa: F811 (tests/test_crash.py's fixture)
 def agent(request: pytest.FixtureRequest) -> Agent:
     if request.param == SYNTH:
         request.getfixturevalue("synth")
-    if reason := BLOCKED.get((request.function.__name__, request.param)):
-        request.node.add_marker(pytest.mark.xfail(strict=True, reason=reason))
     return AGENTS[request.param]
 
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from agentcfg.doctor import collect
+from agentcfg.doctor import keys
 from agentcfg.doctor.catalogue import CATALOGUE
 from agentcfg.doctor.model import Finding
 from agentcfg.profiles import Profile
@@ -27,8 +27,8 @@ def keyring(monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
             return environ[profile.key_env], f"env {profile.key_env}"
         return None, "none"
 
-    monkeypatch.setattr(collect, "_exec_key", fake)
-    monkeypatch.setattr(collect, "_keyring_key", lambda profile, environ: fake(profile, environ)[0])
+    monkeypatch.setattr(keys, "exec_key", fake)
+    monkeypatch.setattr(keys, "keyring_key", lambda profile, environ: fake(profile, environ)[0])
     return stored
 
 

@@ -136,6 +136,7 @@ def test_codex_legacy_profile_selector_is_rejected_with_a_hint(environ):
 def test_codex_legacy_profile_tables_alone_warn(environ):
     found = only(run("codex", environ, CODEX_OK + '[profiles.work]\nmodel = "x"\n'), "codex-legacy-profiles", WARN)
     assert "codex --profile work" in found.summary
+    assert "move each [profiles.NAME] table" in found.hint and "without the [profiles.NAME] header" in found.hint
 
 
 def test_codex_provider_selected_but_not_defined(environ):

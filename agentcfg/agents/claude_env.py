@@ -1,0 +1,28 @@
+"""Claude Code's home (`$CLAUDE_CONFIG_DIR`, else ~/.claude) and the ANTHROPIC_* variables of its key and headers.
+A leaf: agents/claude.py writes them, agents/claude_doctor.py reads them the way Claude Code does."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from agentcfg import env
+from agentcfg.agents.base import Header
+
+TOKEN = "ANTHROPIC_AUTH_TOKEN"
+API_KEY = "ANTHROPIC_API_KEY"
+CUSTOM_HEADERS = "ANTHROPIC_CUSTOM_HEADERS"  # "Name: value" lines Claude Code adds to every request
+
+
+def home(environ: env.Environ) -> Path:
+    value = environ.get("CLAUDE_CONFIG_DIR")
+    return Path(value).expanduser() if value else env.home(environ) / ".claude"
+
+
+def custom_headers(value: object, where: str) -> tuple[Header, ...]:
+    """ANTHROPIC_CUSTOM_HEADERS as Claude Code reads it: one `Name: value` per line."""
+    if not isinstance(value, str):
+        return ()
+    lines = (line.partition(":") for line in value.splitlines())
+    return tuple(
+        Header(name.strip(), where, value=rest.strip()) for name, colon, rest in lines if colon and name.strip()
+    )
