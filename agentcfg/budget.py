@@ -11,7 +11,7 @@ grows (tests/test_budget.py checks every window from 4,096 to 1,048,576).
 
 from __future__ import annotations
 
-from agentcfg.profiles import Profile
+from agentcfg.profile_model import Profile
 
 CEILING = 32_000  # what opencode and Claude Code ask for by default
 CEILING_UNKNOWN_WINDOW = 8_192  # no window known: a bound every server accepts

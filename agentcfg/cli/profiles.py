@@ -474,7 +474,7 @@ def trust_command(directory: str | None, listing: bool, revoke: bool, allowed: t
     """
     import sys
 
-    from agentcfg import report, trust
+    from agentcfg import report, trust, trust_review
 
     environ = base.environ()
     if listing or revoke:
@@ -485,10 +485,10 @@ def trust_command(directory: str | None, listing: bool, revoke: bool, allowed: t
         else:
             _revoke_trust(directory, environ, as_json)
         return
-    directory_found = trust.locate(directory, environ)
+    directory_found = trust_review.locate(directory, environ)
     root = trust.project_root(directory_found)
-    reviewed = trust.review(directory_found, environ)
-    approvals = trust.decide(reviewed, trust.parse_allowed(allowed), trust.record_for(root, environ), root)
+    reviewed = trust_review.review(directory_found, environ)
+    approvals = trust_review.decide(reviewed, trust_review.parse_allowed(allowed), trust.record_for(root, environ), root)
     if not as_json:
         click.echo(f"Trusting {root} ({directory_found}):")
         width = max(len(str(r["name"])) for r in reviewed.rows)
@@ -501,7 +501,7 @@ def trust_command(directory: str | None, listing: bool, revoke: bool, allowed: t
             approvals = _ask_approvals(reviewed, approvals, root, environ)
     record = trust.Record(reviewed.files, trust.now(), approvals)
     trust.update_store(environ, lambda records: records.update({str(root): record}))
-    rows = trust.key_rows(reviewed, approvals)
+    rows = trust_review.key_rows(reviewed, approvals)
     if as_json:
         document = {"project": str(root), "profiles_dir": str(directory_found), "profiles": rows}
         click.echo(report.dumps({**document, "warnings": reviewed.warnings, "trusted": True}))
@@ -515,19 +515,19 @@ def trust_command(directory: str | None, listing: bool, revoke: bool, allowed: t
 
 def _ask_approvals(reviewed: Any, approvals: dict[str, Any], root: Any, environ: dict[str, str]) -> dict[str, Any]:
     """On a terminal: ask for each profile's variable that --allow-key-env did not approve (default no)."""
-    from agentcfg import trust
+    from agentcfg import trust_review
 
     found = dict(approvals)
     for name, profile in sorted(reviewed.keyed.items()):
         if name in found:
             continue
-        try:  # a variable approved for other hosts already is not offered (trust.approvals says why)
-            wanted = trust.approvals(
+        try:  # a variable approved for other hosts already is not offered (trust_review.approvals says why)
+            wanted = trust_review.approvals(
                 reviewed, {**{n: a.variable for n, a in found.items()}, name: profile.key_env}, root
             )
         except AgentcfgError:
             continue
-        if click.confirm(trust.question(profile, environ), default=False, err=True):
+        if click.confirm(trust_review.question(profile, environ), default=False, err=True):
             found = wanted
     return found
 
@@ -570,10 +570,10 @@ def _list_trusted(directory: str | None, revoke: bool, environ: dict[str, str], 
 def _revoke_trust(directory: str | None, environ: dict[str, str], as_json: bool) -> None:
     from pathlib import Path
 
-    from agentcfg import report, trust
+    from agentcfg import report, trust, trust_review
 
     try:
-        root = trust.project_root(trust.locate(directory, environ))
+        root = trust.project_root(trust_review.locate(directory, environ))
     except AgentcfgError:
         if directory is None:
             raise
