@@ -21,8 +21,12 @@ from agentcfg.trust import (
     approve_command,
     digest,
     general_secret,
+    now,
+    project_root,
     read_set,
+    record_for,
     sent_to,
+    update_store,
 )
 
 
@@ -241,3 +245,61 @@ def question(profile: Profile, environ: env.Environ) -> str:
         f"Let {profile.name} read its key from {profile.key_env}{_exported(profile, environ)} and send it to "
         f"{sent_to(profile)}?"
     )
+
+
+# -- the `agentcfg trust` use case ------------------------------------------------------------------------
+
+
+@dataclass
+class Pending:
+    """A project reviewed and its approvals decided, not yet recorded (a terminal may still add approvals)."""
+
+    directory: Path  # its .agentcfg/profiles
+    root: Path
+    reviewed: Review
+    approvals: dict[str, KeyApproval]
+
+
+def prepare(directory: str | None, allowed: Sequence[str], environ: env.Environ) -> Pending:
+    """Find the project DIR names (or the one here), review its files and decide the approvals that
+    `--allow-key-env` and the last trust give."""
+    found = locate(directory, environ)
+    root = project_root(found)
+    reviewed = review(found, environ)
+    return Pending(found, root, reviewed, decide(reviewed, parse_allowed(allowed), record_for(root, environ), root))
+
+
+def offer(pending: Pending, name: str, profile: Profile) -> dict[str, KeyApproval] | None:
+    """The approvals if `profile`'s variable were approved too, or None when it cannot be (a variable approved
+    for other hosts already: `approvals` says why)."""
+    given = {**{n: a.variable for n, a in pending.approvals.items()}, name: str(profile.key_env)}
+    try:
+        return approvals(pending.reviewed, given, pending.root)
+    except AgentcfgError:
+        return None
+
+
+def commit(pending: Pending, environ: env.Environ) -> list[dict[str, object]]:
+    """Record the trust (the files' digests, now, the approvals) and return the rows to show (key_rows)."""
+    record = Record(pending.reviewed.files, now(), pending.approvals)
+    update_store(environ, lambda records: records.update({str(pending.root): record}))
+    return key_rows(pending.reviewed, pending.approvals)
+
+
+def revoke(directory: str | None, environ: env.Environ) -> Path:
+    """Forget the trust in the project DIR names (or the one here): a project since removed can still be
+    revoked by its path. Returns its root."""
+    try:
+        root = project_root(locate(directory, environ))
+    except AgentcfgError:
+        if directory is None:
+            raise
+        root = Path(directory).expanduser().resolve()
+
+    def forget(records: dict[str, Record]) -> None:
+        if str(root) not in records:
+            raise AgentcfgError(f"{root} is not trusted", hint="`agentcfg trust --list` shows trusted projects.")
+        del records[str(root)]
+
+    update_store(environ, forget)
+    return root
