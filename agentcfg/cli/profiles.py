@@ -335,12 +335,8 @@ def trust_command(directory: str | None, listing: bool, revoke: bool, allowed: t
     if as_json:
         document = {"project": str(pending.root), "profiles_dir": str(pending.directory), "profiles": rows}
         click.echo(report.dumps({**document, "warnings": pending.reviewed.warnings, "trusted": True}))
-        return
-    _say_keys(pending.reviewed, rows)
-    click.echo(
-        f"Trusted {len(pending.reviewed.files)} profile files of {pending.root}. If one changes they are ignored "
-        f"again; `agentcfg trust --revoke {pending.root}` stops using them."
-    )
+    else:
+        _say_trusted(pending, rows)
 
 
 def _say_review(pending: Any) -> None:
@@ -376,14 +372,15 @@ def _list_or_revoke(
         _revoke_trust(directory, environ, json)
 
 
-def _say_keys(reviewed: Any, rows: list[dict[str, Any]]) -> None:
-    """Each key variable, the hosts its key goes to, and whether it was approved (how to, if not)."""
+def _say_trusted(pending: Any, rows: list[dict[str, Any]]) -> None:
+    """Each key variable, the hosts its key goes to, and whether it was approved (how to, if not); then what
+    was trusted."""
     from agentcfg import trust
 
     for row in rows:
         if row["key_env_approved"] is None:
             continue
-        profile = reviewed.keyed[row["name"]]
+        profile = pending.reviewed.keyed[row["name"]]
         line = f"  {row['name']}: key from {row['key_env']} goes to {trust.sent_to(profile)}: "
         if row["key_env_approved"]:
             click.echo(line + "approved")
@@ -392,6 +389,10 @@ def _say_keys(reviewed: Any, rows: list[dict[str, Any]]) -> None:
                 line + f"not approved, so it is not read; approve it with `{row['approve']}`, "
                 f"or store the key with `agentcfg key set {row['name']}`"
             )
+    click.echo(
+        f"Trusted {len(pending.reviewed.files)} profile files of {pending.root}. If one changes they are ignored "
+        f"again; `agentcfg trust --revoke {pending.root}` stops using them."
+    )
 
 
 def _list_trusted(directory: str | None, revoke: bool, environ: dict[str, str], as_json: bool) -> None:
