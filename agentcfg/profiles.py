@@ -30,7 +30,6 @@ from agentcfg.profile_parse import schema_text as schema_text
 from agentcfg.profile_parse import tomllib as tomllib
 from agentcfg.profile_parse import validate as validate
 from agentcfg.resources import data_dir
-from agentcfg.route import spec
 
 if TYPE_CHECKING:
     from agentcfg import trust  # lazy below: imported where a project is read (`key get` reads none)
@@ -198,6 +197,8 @@ def _own(environ: env.Environ, cache: _ValidatedCache) -> dict[str, Profile]:
     profiles = _read_dir(data_dir("profiles"), lambda _p: BUILT_IN, cache)
     profiles.update(_read_dir(profiles_dir(environ), str, cache))
     if any(p.route for p in profiles.values()):
+        from agentcfg.route import spec  # lazy: only a route's file needs it; `key get` reads yours or a built-in
+
         profiles.update({n: spec.bounded(p, profiles) for n, p in profiles.items() if p.route})
     return profiles
 
