@@ -11,7 +11,7 @@ grows (tests/test_budget.py checks every window from 4,096 to 1,048,576).
 
 from __future__ import annotations
 
-from agentcfg.profiles import Profile
+from agentcfg.profile_model import Profile
 
 CEILING = 32_000  # what opencode and Claude Code ask for by default
 CEILING_UNKNOWN_WINDOW = 8_192  # no window known: a bound every server accepts
@@ -50,9 +50,12 @@ def needed_window(prompt_tokens: int) -> int:
     return prompt_tokens + 2 * MIN_OUTPUT
 
 
-def warning(profile: Profile, agent: str, prompt_tokens: int, bounds_output: bool = True) -> str | None:
+def warning(
+    profile: Profile, agent: str, prompt_tokens: int, bounds_output: bool = True, compacts_every_turn: bool = False
+) -> str | None:
     """A note when the window cannot hold the agent's first prompt plus the reply it needs, or the profile
-    bounds the reply below it. `bounds_output`: the agent is given an output limit (codex is not)."""
+    bounds the reply below it. `bounds_output`: the agent is given an output limit (codex is not);
+    `compacts_every_turn`: its Traits' (opencode's), passed in because agents import this module."""
     size, name, maximum = profile.context_window, profile.name, profile.max_output_tokens
     restart = f"Start the server with a larger --max-model-len ({needed_window(prompt_tokens):,} or more)."
     if size is not None and size - prompt_tokens < FITS:
@@ -68,7 +71,7 @@ def warning(profile: Profile, agent: str, prompt_tokens: int, bounds_output: boo
             f"{agent}: its first prompt is about {prompt_tokens:,} tokens and profile {name!r} has a "
             f"{size:,}-token window, too small for it and the {tokens:,} output tokens {agent} is given: "
             "long replies are cut short"
-            + (" and opencode compacts every turn" if agent == "opencode" else "")
+            + (f" and {agent} compacts every turn" if compacts_every_turn else "")
             + f". {restart}"
         )
     if maximum is not None and maximum < MIN_OUTPUT:

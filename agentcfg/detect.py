@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 from agentcfg.errors import AgentcfgError
+from agentcfg.key_rules import auth_headers
 from agentcfg.profiles import Profile
 
 TIMEOUT = 5.0
@@ -32,8 +33,6 @@ class KeyNeeded(AgentcfgError):
 def list_models(profile: Profile, key: str | None, timeout: float = TIMEOUT) -> list[dict[str, Any]]:
     """`GET {base_url}/models` of the profile; its key (if any) goes only to the profile's own host."""
     import httpx
-
-    from agentcfg.keystore import auth_headers
 
     url = profile.base_url.rstrip("/") + "/models"
     headers = auth_headers(profile, url, key)

@@ -10,6 +10,8 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
+from agentcfg.errors import AgentcfgError
+
 Environ = Mapping[str, str]
 
 # The variables that move an agent's files. Each agent resolves a relative value against the directory it starts
@@ -34,8 +36,6 @@ def _absolute(value: str, cwd: str | None, variable: str) -> str:
             try:
                 cwd = os.getcwd()
             except OSError:
-                from agentcfg.errors import AgentcfgError
-
                 raise AgentcfgError(
                     f"{variable}={value} is a relative path, and the current directory no longer exists",
                     hint=f"Run agentcfg from an existing directory, or set {variable} to an absolute path.",
@@ -183,8 +183,6 @@ def runtime_dir(environ: Environ) -> Path:
 
         path = Path(environ.get("TMPDIR") or tempfile.gettempdir()) / f"agentcfg-{os.getuid()}"
     import stat
-
-    from agentcfg.errors import AgentcfgError
 
     try:
         path.mkdir(mode=0o700, parents=True, exist_ok=True)

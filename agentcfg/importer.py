@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 from agentcfg import env, fields
+from agentcfg.agents import AGENTS
 from agentcfg.agents.base import Binding
 from agentcfg.profiles import NAME_RE, Profile, is_loopback, is_placeholder
 from agentcfg.profiles import PLACEHOLDER_KEYS as PLACEHOLDERS  # noqa: F401 - the set is_placeholder checks
@@ -145,7 +146,7 @@ def candidates(bindings: dict[str, Binding], environ: env.Environ, existing: dic
             candidate.key_env = key_env
 
     for agent, binding in bindings.items():
-        if agent == "claude":
+        if AGENTS[agent].TRAITS.protocol == "messages":  # an Anthropic endpoint: joined to its OpenAI one below
             anthropic.append((agent, binding))
             continue
         key = _plain_key(binding, environ) if binding.key_value else None

@@ -16,12 +16,28 @@ import re
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from agentcfg import env, redact
 from agentcfg.errors import AgentcfgError
-from agentcfg.patterns import lazy
-from agentcfg.profiles import PROJECT, Profile
+from agentcfg.key_rules import MAX_LENGTH as MAX_LENGTH
+from agentcfg.key_rules import MIN_LENGTH as MIN_LENGTH
+from agentcfg.key_rules import auth_headers as auth_headers
+from agentcfg.key_rules import check_value as check_value
+from agentcfg.key_rules import header_problem, profile_origins
+from agentcfg.key_rules import key_allowed as key_allowed
+from agentcfg.key_rules import origin as origin
+from agentcfg.key_rules import origin_text as origin_text
+from agentcfg.key_rules import template_problem as template_problem
+from agentcfg.keyring_memo import _UNUSED_BY_KEYRING, _forget_backend, _remember_backend, _remembered_backend
+from agentcfg.keyring_memo import backend_name as backend_name
+from agentcfg.keyring_memo import remember as remember
+from agentcfg.keyring_memo import remembered as remembered
+from agentcfg.profile_model import BUILT_IN, PROJECT, Profile
+from agentcfg.profiles import profiles_dir
+
+# The names above imported `as` themselves are this module's too (`keystore.check_value`): callers keep one door.
 
 SERVICE = "agentcfg"
 ORIGINS_SERVICE = "agentcfg-origins"
@@ -43,10 +59,6 @@ class KeyringProblem(AgentcfgError):
     def __init__(self, kind: str, message: str, *, hint: str | None = None) -> None:
         super().__init__(message, hint=hint)
         self.kind = kind
-
-
-def backend_name(backend: Any) -> str:
-    return f"{type(backend).__module__}.{type(backend).__qualname__}"
 
 
 def backend_label(backend: Any) -> str:
@@ -159,7 +171,7 @@ class KeyStore:
         return backend_label(self.backend)
 
     def _open(self, *, remembered: bool = True) -> Any:
-        from agentcfg import deferred
+        from agentcfg import deferred  # lazy: only where the keyring is opened (`switch` imports this, never opens)
 
         deferred.defer(*_UNUSED_BY_KEYRING)
         try:
@@ -311,207 +323,6 @@ class KeyStore:
             self._call("delete_password", name, service=ORIGINS_SERVICE)
 
 
-# -- the backend keyring chose, remembered ------------------------------------------------------------
-# Without PYTHON_KEYRING_BACKEND or a keyringrc.cfg, keyring chooses a backend on every start: it scans the
-# installed packages' entry points, imports every backend (on Linux even the macOS one, which runs ldconfig
-# and gcc looking for a library) and asks each whether it works (the Secret Service: a D-Bus connection).
-# That is half of `agentcfg key get`. The choice depends on what is installed, the desktop session and the
-# platform, so it is remembered with those and used while they are the same; a remembered backend that
-# fails is forgotten and the choice made again (KeyStore._call), so the outcome is keyring's own.
-
-# What keyring's modules import but agentcfg's calls never use (agentcfg.deferred): jaraco.context's
-# download helpers (urllib.request brings http.client, email and ssl; its tarfile it uses at import),
-# jaraco.functools' more_itertools, the entry-point scan's metadata (loaded when a backend is chosen), the
-# keyringrc.cfg parser (loaded when there is one). tests/cli/test_hotpath.py checks `key get` loads none.
-_UNUSED_BY_KEYRING = (
-    "urllib.request", "subprocess", "tempfile", "more_itertools", "importlib_metadata", "importlib.metadata",
-    "configparser",
-)  # fmt: skip
-
-
-def _backend_record(environ: env.Environ) -> Any:
-    return env.state_dir(environ) / "keyring-backend"
-
-
-def _backend_basis() -> dict[str, Any] | None:
-    """What keyring's choice depends on, or None when keyring does not choose (the user named a backend)."""
-    import os
-
-    from keyring.util import platform_
-
-    if "PYTHON_KEYRING_BACKEND" in os.environ or (platform_.config_root() / "keyringrc.cfg").exists():
-        return None
-    # Backends are found by the entry points of installed distributions, whose metadata lives in the
-    # site-packages directories (an editable install's too): installing or removing one changes its mtime.
-    # Not every sys.path entry: the first is the script's or the working directory.
-    installed = []
-    for entry in sys.path:
-        if entry.endswith(("site-packages", "dist-packages")):
-            with contextlib.suppress(OSError):
-                installed.append([entry, os.stat(entry).st_mtime_ns])
-    session = ("DBUS_SESSION_BUS_ADDRESS", "XDG_CURRENT_DESKTOP", "XDG_SESSION_TYPE", "DISPLAY", "WAYLAND_DISPLAY")
-    return {
-        "python": sys.executable,
-        "platform": sys.platform,
-        "installed": installed,
-        "session": {name: os.environ.get(name) for name in session},
-    }
-
-
-# Only the OS keyrings that ship with keyring are remembered (a plugin's backend is chosen each time): the
-# record is a file, and what it names is imported, so it may name nothing else, nor a backend _open refuses.
-REMEMBERED_MODULES = ("keyring.backends.",)
-
-
-def _remembered_backend(environ: env.Environ) -> Any:
-    """The backend remembered for this basis, made as keyring makes it; None when there is none."""
-    import importlib
-
-    from keyring.backend import KeyringBackend
-    from keyring.backends import chainer, fail, null
-
-    try:
-        record = json.loads(_backend_record(environ).read_text(encoding="utf-8"))
-        if record.get("basis") != _backend_basis() or not record["backend"].startswith(REMEMBERED_MODULES):
-            return None
-        module, _, name = record["backend"].rpartition(".")
-        backend = getattr(importlib.import_module(module), name)
-        refused = (fail.Keyring, null.Keyring, chainer.ChainerBackend)
-        if not isinstance(backend, type) or not issubclass(backend, KeyringBackend) or issubclass(backend, refused):
-            return None
-        return backend()
-    except Exception:  # no record, an old or broken one, a backend gone: keyring chooses
-        return None
-
-
-def _remember_backend(environ: env.Environ, backend: Any) -> None:
-    """Remember the single backend keyring chose (a chain of several is chosen again each time)."""
-    from keyring.backends import chainer
-
-    if isinstance(backend, chainer.ChainerBackend) or not backend_name(backend).startswith(REMEMBERED_MODULES):
-        return
-    if (basis := _backend_basis()) is None:
-        return
-    record = _backend_record(environ)
-    if not record.parent.is_dir():  # only into a state dir agentcfg made (`key set` makes it)
-        return
-    from agentcfg.fsutil import write_private
-
-    with contextlib.suppress(OSError):  # only a cache
-        write_private(record, json.dumps({"backend": backend_name(backend), "basis": basis}) + "\n")
-
-
-def _forget_backend(environ: env.Environ) -> None:
-    with contextlib.suppress(OSError):
-        _backend_record(environ).unlink()
-
-
-# -- which profiles have a stored key, without asking the keyring ----------------------------------------
-# Importing keyring and finding its backend costs ~200 ms; `switch` only needs to know whether to
-# remind the user to store a key, so agentcfg records the names (never values) of keys it stored.
-
-
-def _record(environ: env.Environ) -> Any:
-    return env.state_dir(environ) / "stored-keys"
-
-
-def remembered(environ: env.Environ) -> set[str]:
-    """Profiles whose key agentcfg stored or last found in the keyring on this machine."""
-    try:
-        return set(_record(environ).read_text(encoding="utf-8").split())
-    except (OSError, UnicodeDecodeError):
-        return set()
-
-
-def remember(environ: env.Environ, name: str, stored: bool) -> None:
-    names = remembered(environ)
-    if (name in names) == stored:
-        return
-    names = names | {name} if stored else names - {name}
-    from agentcfg.fsutil import private_dir, write_private
-
-    try:
-        private_dir(_record(environ).parent)
-        write_private(_record(environ), "".join(f"{n}\n" for n in sorted(names)))
-    except OSError:
-        pass  # only a reminder
-
-
-# -- what the key commands refuse ---------------------------------------------------------------------
-
-
-def header_problem(value: str) -> str | None:
-    """Why `value` cannot go into an HTTP header (httpx encodes headers as ASCII), or None."""
-    if bad := re.search(r"[^\x00-\x7f]", value):
-        return f"it contains a non-ASCII character at position {bad.start() + 1}: a key in a header is ASCII only"
-    if bad := re.search(r"[\x00-\x1f\x7f]", value):
-        return f"it contains a control character (U+{ord(bad.group()):04X}) at position {bad.start() + 1}"
-    return None
-
-
-# opencode expands these in opencode.json's raw text, where `switch --store-key-in-files` writes the key
-# literally: a "key" holding one would be replaced by another variable or a file (~/.ssh/id_ed25519) and sent
-# to the profile's host. The other agents' files that can hold a key (qwen's .env, Codex's config.toml,
-# Claude Code's env block) expand nothing (see fields.py).
-_OPENCODE_TEMPLATE = lazy(r"\{(env|file):", re.IGNORECASE)
-
-
-def template_problem(value: str) -> str | None:
-    """Why `value` cannot be written into an agent's file as a key (an agent would expand it), or None."""
-    if found := _OPENCODE_TEMPLATE.search(value):
-        return (
-            f"it contains {found.group()!r}, which opencode replaces with a variable or a file's content "
-            "(a key is never a template)"
-        )
-    return None
-
-
-MIN_LENGTH = redact.MIN_SECRET_LENGTH  # a shorter key would not be masked in agentcfg's output (redact.register)
-# Room for any real key: OpenAI's sk-proj- keys are ~164 characters, a gateway's JWT 1-2k; beyond 4k a key no
-# longer fits a server's header limit (nginx reads a request line and each header into 8k buffers with Bearer).
-MAX_LENGTH = 4_096
-# What people (and agentcfg, for keyless profiles) put where a key must be: never a real key when typed.
-_STAND_IN = lazy(
-    r"<[^<>]*>|\[[^\[\]]*\]|(sk-)?x{3,}|(your|my)[-_ ]?(api[-_ ]?)?(key|token|secret)([-_ ]?here)?"
-    r"|change[-_ ]?me|replace[-_ ]?me|placeholder|api[-_ ]?key|\.{3,}|…",
-    re.IGNORECASE,
-)
-# $NAME, ${NAME} (POSIX shells, fish) and %NAME% (cmd.exe) left as they were typed: the shell did not expand them.
-_UNEXPANDED = lazy(r"\$[A-Za-z_][A-Za-z0-9_]*|\$\{[A-Za-z_][A-Za-z0-9_]*\}|%[A-Za-z_][A-Za-z0-9_]*%")
-
-
-def _count(n: int) -> str:
-    return f"{n:,} character" + ("" if n == 1 else "s")
-
-
-def check_value(value: str, *, typed: bool = False) -> str | None:
-    """Why `value` cannot be a key as typed, or None when it can.
-
-    `typed`: the value is one a person gives agentcfg as a key (key set, profile add --key-stdin, init), so a
-    stand-in (agentcfg's own `agentcfg-no-key`, `EMPTY`, `<key>`) and a key too short to be masked are refused
-    too; without it (a key read from an agent's file), the stand-in agentcfg writes for keyless profiles passes.
-    """
-    from agentcfg.profiles import is_placeholder
-
-    if not value:
-        return "the key is empty"
-    if typed and (is_placeholder(value) or _STAND_IN.fullmatch(value)):
-        return f"{value!r} is a placeholder, not a key: give the key the provider issued"
-    if _UNEXPANDED.fullmatch(value):
-        return f"it is {value}, the name of a variable the shell did not expand (single quotes keep it): give the key"
-    if len(value) > MAX_LENGTH:
-        return f"it is {_count(len(value))}; a key is at most {MAX_LENGTH:,} (was a file given instead of a key?)"
-    if typed and len(value) < MIN_LENGTH:
-        return f"it is {_count(len(value))}; a key is at least {MIN_LENGTH}"
-    if value.lower().startswith("bearer "):
-        return "it starts with 'Bearer ': store the key alone; agents add that prefix themselves"
-    if re.search(r"\s", value):
-        return "it contains whitespace (a line break or space from copying?)"
-    if re.search(r"[\"'`]", value):
-        return "it contains quotes: store the key without them"
-    return header_problem(value) or template_problem(value)
-
-
 def missing(profile: Profile, label: str) -> KeyringProblem:
     return KeyringProblem(
         "missing",
@@ -578,7 +389,7 @@ def reads_environment(profile: Profile, environ: env.Environ) -> bool:
         return False
     if not profile.source.startswith(PROJECT):
         return True
-    from agentcfg import trust
+    from agentcfg import trust  # lazy: only for a project's profile (`key get` of yours never reads the store)
 
     return trust.approved(profile, environ)
 
@@ -594,7 +405,7 @@ def _unapproved(profile: Profile, environ: env.Environ, problem: KeyringProblem)
     """`problem` (no key found), saying that the project profile's variable was not read and how to approve it."""
     if problem.kind == "wrong-origin" or reads_environment(profile, environ) or not profile.key_env:
         return problem
-    from agentcfg import trust
+    from agentcfg import trust  # lazy: only for a project's profile (`key get` of yours never reads the store)
 
     where = "is set in your environment but " if environ.get(profile.key_env) else ""
     own = (
@@ -622,26 +433,9 @@ def _exported(profile: Profile, value: str, note: str | None = None) -> Resolved
     return ResolvedKey(value, "environment", note)
 
 
-# -- which hosts a stored key may go to --------------------------------------------------------------
-
-
-def origin_text(url: str) -> str:
-    """scheme://host:port as origin() sees it (loopback names unified), e.g. http://loopback:8000."""
-    scheme, host, port = origin(url)
-    return f"{scheme}://{f'[{host}]' if ':' in host else host}:{port}"
-
-
-def profile_origins(profile: Profile) -> list[str]:
-    return sorted({origin_text(u) for u in (profile.base_url, profile.anthropic_base_url) if u})
-
-
 def legacy_bindable(profile: Profile, environ: env.Environ) -> bool:
     """Whether a key stored before origins were recorded may be bound on first use: only for a
     built-in profile or one in the user's own profiles directory, never a project's (or a draft's)."""
-    from pathlib import Path
-
-    from agentcfg.profiles import BUILT_IN, profiles_dir
-
     if profile.source == BUILT_IN:
         return True
     return Path(profile.source).parent == profiles_dir(environ)
@@ -676,50 +470,3 @@ def check_binding(profile: Profile, store: KeyStore, environ: env.Environ) -> No
             hint=f"If {_hosts(new)} should get that key, run {rebind}; otherwise store the new host's key "
             f"with `agentcfg key set {profile.name}`.",
         )
-
-
-# -- where a key may go ------------------------------------------------------------------------------
-
-
-def origin(url: str) -> tuple[str, str, int]:
-    from urllib.parse import urlsplit
-
-    from agentcfg.profiles import is_loopback
-
-    try:
-        parts = urlsplit(url)
-    except ValueError:  # from an agent's file ("http://[::1"): an origin no profile has
-        return "", "", -1
-    scheme = parts.scheme.lower()
-    host = (parts.hostname or "").lower()
-    if is_loopback(host):
-        host = "loopback"  # one machine, whichever name reaches it
-    try:
-        port = parts.port
-    except ValueError:  # not a port: matches no profile
-        return scheme, host, -1
-    return scheme, host, port or {"http": 80, "https": 443}.get(scheme, 0)
-
-
-def key_allowed(profile: Profile, url: str) -> bool:
-    """Whether `url` is on one of the profile's own hosts (same scheme, host and port)."""
-    own = {origin(u) for u in (profile.base_url, profile.anthropic_base_url) if u}
-    return origin(url) in own
-
-
-def auth_headers(profile: Profile, url: str, key: str | None) -> dict[str, str]:
-    """The Authorization header for a request to `url`, refusing to send a profile's key anywhere else."""
-    if not key:
-        return {}
-    if not key_allowed(profile, url):
-        raise AgentcfgError(
-            f"refusing to send the key of profile {profile.name!r} to {url}: "
-            f"it is not one of the profile's hosts ({profile.base_url})",
-            hint="This is a bug in agentcfg if you did not ask for it; please report it.",
-        )
-    if reason := header_problem(key):  # the last guard: httpx would raise UnicodeEncodeError mid-run
-        raise AgentcfgError(
-            f"the key of profile {profile.name!r} cannot be sent: {reason}",
-            hint=f"Store it again: `agentcfg key set {profile.name}`.",
-        )
-    return {"Authorization": f"Bearer {key}"}

@@ -8,13 +8,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agentcfg import detect as detection
+from agentcfg import env, fields, fixes, fsutil, keystore, profiles, trust
+from agentcfg.apply import Journal
 from agentcfg.errors import AgentcfgError
+from agentcfg.key_rules import origin
+from agentcfg.switch import status
 
 
 def detect_key(draft: Any, environ: dict[str, str]) -> str | None:
     """The key for `--detect`: a stored one (re-adding a profile) or the exported variable."""
-    from agentcfg import keystore
-
     try:
         resolved = keystore.resolve(draft, environ)
     except keystore.KeyringProblem:
@@ -24,8 +27,6 @@ def detect_key(draft: Any, environ: dict[str, str]) -> str | None:
 
 def add_again(name: str, options: Mapping[str, object], force: bool) -> str:
     """`profile add NAME ...` with these options (values quoted for the shell): the command a hint prints."""
-    from agentcfg import fixes
-
     words: list[str] = []
     for option, value in options.items():
         if value is True:
@@ -44,8 +45,6 @@ _AFTER_FROM = {"--base-url": "base_url", "--model": "model", "--anthropic-base-u
 def from_with_options(name: str, source: str, given: list[str], options: Mapping[str, object], force: bool) -> None:
     """--from takes the file as it is: a field option beside it would be ignored (it was, silently) or would
     have to override the team's file. Refused, with the commands that do both one after the other."""
-    from agentcfg import fixes
-
     changes = {_AFTER_FROM[o]: options[o] for o in given if o in _AFTER_FROM}
     then = [fixes.profile_set(name, **changes) if changes else ""]
     if "--no-key" in given:
@@ -65,8 +64,6 @@ def from_with_options(name: str, source: str, given: list[str], options: Mapping
 
 def editable(name: str, environ: dict[str, str]) -> Any:
     """The profile `profile set` changes: yours or a built-in; never a project's file."""
-    from agentcfg import profiles
-
     found = profiles.get(name, environ)  # an unknown name: the usual error with suggestions
     if found.source.startswith(profiles.PROJECT):
         where = found.source.removeprefix(profiles.PROJECT)
@@ -86,14 +83,9 @@ def editable(name: str, environ: dict[str, str]) -> Any:
 
 def detected(profile: Any, environ: dict[str, str]) -> Any:
     """`profile set --detect`: the window (and for vLLM Claude Code's URL, if none is set) from the server."""
-    from agentcfg import detect as detection
-    from agentcfg import profiles
-
     try:
         models = detection.list_models(profile, detect_key(profile, environ))
     except detection.KeyNeeded as problem:
-        from agentcfg import fixes
-
         name = profile.name
         key_env = profile.key_env or name.upper().replace("-", "_") + "_API_KEY"
         problem.hint = (
@@ -119,8 +111,6 @@ def detected(profile: Any, environ: dict[str, str]) -> Any:
 
 def key_notes(old: Any, new: Any, environ: dict[str, str]) -> list[str]:
     """What a change of key_env or of the hosts means for the profile's stored key (kept per profile name)."""
-    from agentcfg import keystore
-
     name, notes = new.name, []
     stored_here = name in keystore.remembered(environ)  # no keyring is opened for a profile without a key
     if new.key_env and not old.key_env and not stored_here:
@@ -155,8 +145,6 @@ def key_notes(old: Any, new: Any, environ: dict[str, str]) -> list[str]:
 def check_new_name(name: str, force: bool, environ: dict[str, str], again: Callable[[str], str] | None = None) -> None:
     """A name `profile add` may write. `again(other)` is the command as given with another name: a name close
     to a valid one (upper-case, too long, a stray character) gets the command with that name."""
-    from agentcfg import fields, profiles
-
     if problem := fields.name_problem(name):  # the whole name: `$'nn\n'` would otherwise become the file "nn\n.toml"
         shown = name if len(name) <= fields.NAME_MAX else name[: fields.NAME_MAX] + "..."
         other = fields.suggested_name(name)
@@ -172,12 +160,8 @@ def team_key_variable(new: Any, environ: dict[str, str]) -> str | None:
     """A team's file is written by someone else: it may not read another profile's key variable for other
     hosts than that profile's (exec, bench and doctor would send that key there); a general secret's variable
     gets a warning."""
-    from agentcfg import profiles, trust
-
     if not new.key_env:
         return None
-    from agentcfg.keystore import origin
-
     hosts = {origin(u) for u in (new.base_url, new.anthropic_base_url) if u}
     for other in profiles.load_all(environ).values():
         own = {origin(u) for u in (other.base_url, other.anthropic_base_url) if u}
@@ -199,10 +183,6 @@ def team_key_variable(new: Any, environ: dict[str, str]) -> str | None:
 
 def pointing_agents(name: str, environ: dict[str, str]) -> list[str]:
     """The agents whose files point at profile `name` now (as `agentcfg status` matches them)."""
-    from agentcfg import profiles
-    from agentcfg.apply import Journal
-    from agentcfg.switch import status
-
     try:
         found = status(environ, profiles.load_all(environ), Journal(environ).entries())
     except AgentcfgError:
@@ -216,8 +196,6 @@ def forget_key(
     """What `profile rm` does with the removed profile's stored key: lines for stdout, notes, and the same for
     --json ({"key": "removed" | "kept" | "none" | "unknown", "bound_to": [...] | None}).
     `found` is the removed profile, or None when its file could not be read as one."""
-    from agentcfg import keystore
-
     if found is not None and not found.key_env and name not in keystore.remembered(environ):
         return [], [], {"key": "none", "bound_to": None}  # a keyless profile: no keyring to open
     store = keystore.KeyStore(environ, found)
@@ -278,8 +256,6 @@ def change(
     """Apply FIELD=VALUE `assignments` and remove `removed` fields of profile `name` (with `detect`, the window
     read from the server): every field validated before anything is sent or written; the file written only
     when something differs, and only as text that loads as the profile shown."""
-    from agentcfg import env, fsutil, profiles
-
     where = f"agentcfg profile {'set' if assignments or detect else 'unset'} {name}"
     updates = profiles.assignments(assignments, where)
     unset = list(dict.fromkeys(profiles.field_name(f, where) for f in removed))

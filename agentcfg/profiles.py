@@ -7,227 +7,42 @@ schemas/profile.schema.json; a bad one stops every command before anything is wr
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import re
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from agentcfg import env, fields
+from agentcfg import env, fields, fsutil, redact
 from agentcfg.errors import AgentcfgError
-from agentcfg.redact import PLACEHOLDER_KEY
+from agentcfg.profile_model import BUILT_IN as BUILT_IN
+from agentcfg.profile_model import LOOPBACK_HOSTS as LOOPBACK_HOSTS
+from agentcfg.profile_model import NAME_RE as NAME_RE
+from agentcfg.profile_model import PLACEHOLDER_KEY as PLACEHOLDER_KEY
+from agentcfg.profile_model import PLACEHOLDER_KEYS as PLACEHOLDER_KEYS
+from agentcfg.profile_model import PROJECT as PROJECT
+from agentcfg.profile_model import Profile as Profile
+from agentcfg.profile_model import is_loopback as is_loopback
+from agentcfg.profile_model import is_placeholder as is_placeholder
+from agentcfg.profile_parse import _ValidatedCache as _ValidatedCache
+from agentcfg.profile_parse import parse as parse
+from agentcfg.profile_parse import schema_text as schema_text
+from agentcfg.profile_parse import tomllib as tomllib
+from agentcfg.profile_parse import validate as validate
 from agentcfg.resources import data_dir
 
 if TYPE_CHECKING:
-    from agentcfg import trust  # imported where a project is read: `key get` reads none
-    from agentcfg.route.spec import Route  # imported where a file has a [route] table
+    from agentcfg import trust  # lazy below: imported where a project is read (`key get` reads none)
 
-# tomli is the stdlib's tomllib, but its wheels are compiled (mypyc): twice as fast to read a file,
-# and quicker to import. Without a wheel for this platform, the stdlib's copy does the same work.
-try:
-    import tomli as tomllib
-except ImportError:  # pragma: no cover
-    import tomllib  # type: ignore[no-redef, import-not-found]  # checked as 3.10, which has no tomllib
-
-# \A...\Z (not ^...$): `$` also matches before a trailing newline, and NAME_RE.match is used as a test.
-NAME_RE = re.compile(rf"\A{fields.NAME_PATTERN}\Z")
-BUILT_IN = "built-in"
-LOOPBACK_HOSTS = {"localhost", "127.0.0.1", "::1", "[::1]"}
-# Values people (and agentcfg) put where a key must be but none is needed: never a real key.
-PLACEHOLDER_KEYS = {PLACEHOLDER_KEY, "sk-local", "sk-local-anything", "empty", "none", "dummy", "sk-xxx",
-                    "sk-dummy", "no-key", "token", "x"}  # fmt: skip
-
-
-def is_placeholder(value: str) -> bool:
-    return value.lower() in PLACEHOLDER_KEYS
-
-
-def is_loopback(host: str) -> bool:
-    """localhost or a loopback address (not a DNS name that merely starts with "127.")."""
-    if host.lower() in LOOPBACK_HOSTS:
-        return True
-    import ipaddress
-
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
-
-
-@dataclass(frozen=True)
-class Profile:
-    """A provider: where its OpenAI (and Anthropic) endpoint is, the model, and how its key is found."""
-
-    name: str
-    base_url: str
-    model: str
-    anthropic_base_url: str | None = None
-    key_env: str | None = None
-    context_window: int | None = None
-    max_output_tokens: int | None = None
-    description: str | None = None
-    route: Route | None = None  # a route's legs (agentcfg route add); None for a server's profile
-    source: str = BUILT_IN
-
-    @property
-    def needs_key(self) -> bool:
-        return self.key_env is not None
-
-    @property
-    def is_local(self) -> bool:
-        from urllib.parse import urlsplit
-
-        return is_loopback(urlsplit(self.base_url).hostname or "")
-
-    @property
-    def label(self) -> str:
-        return self.description or self.name
-
-    def fields(self) -> dict[str, Any]:
-        """The TOML/JSON fields, without name and source; unset ones left out."""
-        data = asdict(self)
-        del data["name"], data["source"]
-        if self.route is not None:
-            data["route"] = self.route.table()
-        return {k: v for k, v in data.items() if v is not None}
+# The names above that other modules take from here (`profiles.Profile`) live in profile_model and profile_parse.
 
 
 def profiles_dir(environ: env.Environ) -> Path:
     return env.config_dir(environ) / "profiles"
 
 
-def schema_text() -> str:
-    return (data_dir("schemas") / "profile.schema.json").read_text(encoding="utf-8")
-
-
-class _ValidatedCache:
-    """Digests of (schema, profile text) pairs already validated.
-
-    Importing jsonschema costs more than the rest of `agentcfg switch` together, so a profile file
-    is validated once per content and schema version, like Python caches bytecode.
-    """
-
-    def __init__(self, environ: env.Environ) -> None:
-        self.path = env.state_dir(environ) / "validated-profiles"
-        try:
-            self.known = set(self.path.read_text(encoding="ascii").split())
-        except (OSError, UnicodeDecodeError):
-            self.known = set()
-        self.added: set[str] = set()
-        self.schema = schema_text()
-
-    def digest(self, text: str) -> str:
-        import hashlib
-
-        return hashlib.sha256(f"{self.schema}\0{text}".encode()).hexdigest()
-
-    def save(self) -> None:
-        # Only into a state dir a switch made: reading profiles (status, a refused init) creates nothing.
-        if not self.added or not self.path.parent.is_dir():
-            return
-        from agentcfg.fsutil import write_private
-
-        with contextlib.suppress(OSError):  # only a cache
-            write_private(self.path, "\n".join(sorted(self.known | self.added)) + "\n")
-
-
-_KINDS = {"integer": "a whole number", "string": "text (in quotes)", "object": "a table", "boolean": "true or false"}
-_FOUND = {"str": "text", "int": "a number", "float": "a decimal number", "bool": "true or false", "list": "a list",
-          "dict": "a table", "datetime": "a date", "date": "a date", "time": "a time"}  # fmt: skip
-
-
-def validate(data: dict[str, Any], schema_text: str, where: str) -> None:
-    """The schema's verdict, in words: fields.check runs first and explains every rule it shares with the
-    schema, so what is left here is types, required and unknown fields (never a pattern or a bound's text)."""
-    import jsonschema
-
-    schema = json.loads(schema_text)
-    validator = jsonschema.Draft202012Validator(schema)
-    errors = sorted(validator.iter_errors(data), key=lambda e: (list(e.path), e.message))
-    if not errors:
-        return
-    error = errors[0]
-    field = ".".join(str(p) for p in error.path)
-    described = schema["properties"].get(field, {}).get("description")
-    hint = described and f"{field}: {described}"
-    if error.validator == "additionalProperties":
-        unknown = sorted(set(data) - set(error.schema.get("properties", {})))
-        message = f"unknown field {', '.join(repr(u) for u in unknown)}"
-        hint = f"Fields a profile may have: {', '.join(schema['properties'])}."
-    elif error.validator == "required":
-        missing = [f for f in schema.get("required", []) if f not in data]
-        message = f"field {', '.join(repr(m) for m in missing)} is required but missing"
-        hint = "Every profile has base_url and model."
-    elif error.validator == "type":
-        wanted = error.validator_value if isinstance(error.validator_value, str) else "integer"
-        found = type(error.instance).__name__
-        message = f"field {field!r} must be {_KINDS.get(wanted, wanted)}, not {_FOUND.get(found, found)}"
-    elif error.validator in ("minimum", "maximum"):
-        low, high = (error.schema.get("minimum"), error.schema.get("maximum"))
-        message = f"field {field!r} must be from {low:,} to {high:,}"
-    elif error.validator in ("minLength", "maxLength") and error.instance == "":
-        message = f"field {field!r} is empty"
-    elif error.validator == "maxLength":
-        message = f"field {field!r} is {len(error.instance):,} characters; at most {error.validator_value:,}"
-    else:  # a pattern, or the inert rule: fields.check says which part, this only that the value is refused
-        message = f"field {field!r} has a value a profile cannot have"
-    raise AgentcfgError(message, where=where, hint=hint or None)
-
-
-def parse(name: str, text: str, source: str, cache: _ValidatedCache | None = None) -> Profile:
-    """Parse and validate one profile file's text.
-
-    fields.check runs on every parse of a user's or a project's file (a built-in, agentcfg's own, is held
-    to both by the tests), before the schema and whatever the cache knows: a text cached
-    by an agentcfg whose schema was weaker is still refused, and its message is the clearer one.
-    """
-    where = source.removeprefix(PROJECT) if source != BUILT_IN else f"built-in profile {name}"
-    if problem := fields.name_problem(name):
-        lower = name.lower()
-        rename = f"to {lower}.toml" if fields.valid_name(lower) else f"({fields.NAME_RULE})"
-        raise AgentcfgError(
-            f"the file's name is no profile name: {problem}", where=where, hint=f"Rename the file {rename}."
-        )
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise AgentcfgError(f"does not parse as TOML: {exc}", where=where) from None
-    except RecursionError:  # tomli's limit on nesting: a hostile file's `a = [[[[...`
-        raise AgentcfgError("does not parse as TOML: nested too deeply", where=where) from None
-    if source == BUILT_IN:  # agentcfg's own files: tests/test_profiles.py holds them to the rules and the schema
-        return Profile(name=name, source=source, **data)
-    fields.check(data, where, name=name)
-    digest = cache.digest(text) if cache else None
-    if cache is None or digest not in cache.known:
-        validate(data, cache.schema if cache else schema_text(), where)
-        if cache and digest:
-            cache.added.add(digest)
-    if "route" in data:
-        if source.startswith(PROJECT):  # the router would get your legs' keys: a route is only ever your own
-            raise AgentcfgError(
-                "a project profile cannot be a route (a [route] table): routes are your own",
-                where=where,
-                hint="Make the route yourself with `agentcfg route add`.",
-            )
-        from agentcfg.route.spec import Route
-
-        data["route"] = Route.from_table(data["route"])
-        # else its router would answer anyone, with your keys (on loopback `route serve` adds it: route/spec.py)
-        if data["route"].beyond_loopback and not data.get("key_env"):
-            raise AgentcfgError(
-                f"route {name!r} listens on {data['route'].host}, so it needs key_env (the router key's variable)",
-                where=where,
-                hint=f"Add it again, which makes the key: `agentcfg route add {name} --force ...` with its options.",
-            )
-    return Profile(name=name, source=source, **data)
-
-
 def _read_file(path: Path) -> str | None:
     """A user or built-in profile file's text (None when it does not exist): bounded, regular files only."""
-    from agentcfg import fsutil
-
     data = fsutil.read_limited(path, str(path), fsutil.PROFILE_LIMIT)
     try:
         return None if data is None else data.decode("utf-8")
@@ -247,8 +62,6 @@ def _read_dir(directory: Path, source_of, cache: _ValidatedCache) -> dict[str, P
             found[path.stem] = parse(path.stem, text, source_of(path), cache)
     return found
 
-
-PROJECT = "project:"  # the source prefix of a profile from a project's .agentcfg/profiles/
 
 # What loading profiles had to say (an ignored project, a skipped file), for the CLI to print once per
 # command however many times the profiles are read: lines starting "note: " or "warning: ".
@@ -308,7 +121,7 @@ class ProjectSet:
 
 
 def _names(files: list[str], most: int = 8) -> str:
-    from agentcfg import trust
+    from agentcfg import trust  # lazy: `key get` and commands outside a project never read one
 
     stems = [trust.shown(f.removesuffix(".toml")) for f in files]
     return ", ".join(stems[:most]) + (f" and {len(stems) - most} more" if len(stems) > most else "")
@@ -329,7 +142,7 @@ def project_set(
     In a trusted set, a file that fails to parse, takes a user or built-in profile's name, or reads another
     profile's key variable is skipped with one warning each: the others still work.
     """
-    from agentcfg import trust
+    from agentcfg import trust  # lazy: `key get` and commands outside a project never read one
 
     root = trust.project_root(directory)
     command = trust.trust_command(root)
@@ -384,7 +197,7 @@ def _own(environ: env.Environ, cache: _ValidatedCache) -> dict[str, Profile]:
     profiles = _read_dir(data_dir("profiles"), lambda _p: BUILT_IN, cache)
     profiles.update(_read_dir(profiles_dir(environ), str, cache))
     if any(p.route for p in profiles.values()):
-        from agentcfg.route import spec
+        from agentcfg.route import spec  # lazy: only a route's file needs it; `key get` reads yours or a built-in
 
         profiles.update({n: spec.bounded(p, profiles) for n, p in profiles.items() if p.route})
     return profiles
@@ -409,8 +222,6 @@ def _load(environ: env.Environ, cwd: Path | None = None) -> tuple[dict[str, Prof
         ignored = found.ignored
         _say(found.notices)
     cache.save()
-    from agentcfg import redact
-
     for profile in profiles.values():
         if profile.key_env:
             redact.register(environ.get(profile.key_env))
@@ -420,7 +231,7 @@ def _load(environ: env.Environ, cwd: Path | None = None) -> tuple[dict[str, Prof
 def _project(project: Path, environ: env.Environ, known: dict[str, Profile], cache: _ValidatedCache) -> ProjectSet:
     """What the project whose profiles are in `project` contributes (trust is imported only here: most
     commands run outside a project, and its import is not free)."""
-    from agentcfg import trust
+    from agentcfg import trust  # lazy: `key get` and commands outside a project never read one
 
     if not (files := trust.file_names(project)):
         return ProjectSet({}, [], {})
@@ -475,8 +286,6 @@ def find(name: str, environ: env.Environ) -> Profile:
             found = parse(name, text, source or str(path), cache)
             if cache is not None:
                 cache.save()
-            from agentcfg import redact
-
             if found.key_env:
                 redact.register(environ.get(found.key_env))
             return found
@@ -486,8 +295,6 @@ def find(name: str, environ: env.Environ) -> Profile:
 def read_source(source: str, environ: env.Environ) -> str:
     """A profile's TOML from a file or an http(s) URL (`profile add --from`): UTF-8, at most
     fsutil.PROFILE_LIMIT, and for a file a regular one (a FIFO never hangs, /dev/zero never fills memory)."""
-    from agentcfg import fsutil
-
     if source.startswith(("http://", "https://")):
         data = _fetch(source, fsutil.PROFILE_LIMIT)
         try:
@@ -643,7 +450,7 @@ def edited_text(current: str | None, old: Profile, new: Profile, path: str) -> s
             f"# agentcfg profile {new.name}: your copy of the built-in profile (`agentcfg profile set`);\n"
             f"# `agentcfg profile rm {new.name}` goes back to the built-in.\n" + to_toml(new).split("\n", 1)[1]
         )
-    from agentcfg import edit
+    from agentcfg import edit  # lazy: the format editors, only for `profile set`
 
     changes = differences(old, new)
     return edit.apply(

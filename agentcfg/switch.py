@@ -300,7 +300,11 @@ def plan_switch(
                 _plan_edit(plan, agent.TRAITS.name, file_edit, before, keys, environ)
         plan.notes.extend(header_notes(agent, current, after_texts, environ))
         if warning := budget.warning(
-            profile, agent.TRAITS.name, agent.TRAITS.prompt_tokens, bounds_output=agent.TRAITS.bounds_output
+            profile,
+            agent.TRAITS.name,
+            agent.TRAITS.prompt_tokens,
+            bounds_output=agent.TRAITS.bounds_output,
+            compacts_every_turn=agent.TRAITS.compacts_every_turn,
         ):
             plan.notes.append(warning)
     if profile.context_window is None and any(c.agent != "codex" for c in plan.changes):

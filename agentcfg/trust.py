@@ -23,14 +23,14 @@ import hashlib
 import json
 import re
 import shlex
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypedDict
 
-from agentcfg import env
+from agentcfg import env, fixes, fsutil, key_rules
 from agentcfg.errors import AgentcfgError
-from agentcfg.profiles import PROJECT, Profile
+from agentcfg.profile_model import PROJECT, Profile
 
 STORE = "trusted-projects.json"
 VERSION = 1
@@ -139,8 +139,6 @@ def read_set(profiles_dir: Path) -> tuple[dict[str, bytes], dict[str, str]]:
 
     Bounded and non-blocking (fsutil.read_limited): a hostile file costs one skipped entry, never a hang.
     """
-    from agentcfg import fsutil
-
     read: dict[str, bytes] = {}
     unreadable: dict[str, str] = {}
     for name in file_names(profiles_dir):
@@ -207,8 +205,6 @@ def dump_store(records: Mapping[str, Record]) -> str:
 
 def load_store(environ: env.Environ) -> dict[str, Record]:
     """The trusted projects; none when the store is missing or unreadable (then nothing is trusted)."""
-    from agentcfg import fsutil
-
     path = store_path(environ)
     try:
         data = fsutil.read_limited(path, str(path), fsutil.PROFILE_LIMIT)
@@ -223,8 +219,6 @@ def load_store(environ: env.Environ) -> dict[str, Record]:
 
 
 def save_store(environ: env.Environ, records: Mapping[str, Record]) -> None:
-    from agentcfg import fsutil
-
     path = store_path(environ)
     try:
         fsutil.private_dir(path.parent)
@@ -239,8 +233,6 @@ def save_store(environ: env.Environ, records: Mapping[str, Record]) -> None:
 
 def update_store(environ: env.Environ, change: Callable[[dict[str, Record]], None]) -> None:
     """Read, change and write the store under a lock, so two `agentcfg trust` at once both count."""
-    from agentcfg import fsutil
-
     path = store_path(environ)
     fsutil.private_dir(path.parent)
     with fsutil.exclusive_lock(path.with_name(STORE + ".lock")):
@@ -251,138 +243,6 @@ def update_store(environ: env.Environ, change: Callable[[dict[str, Record]], Non
 
 def record_for(root: Path, environ: env.Environ) -> Record | None:
     return load_store(environ).get(str(root))
-
-
-# -- `agentcfg trust` ------------------------------------------------------------------------------------
-
-
-def locate(directory: str | None, environ: env.Environ, cwd: Path | None = None) -> Path:
-    """The `.agentcfg/profiles/` that DIR names (the project root, its .agentcfg, or that dir itself), or
-    the nearest one from the working directory up."""
-    from agentcfg import profiles
-
-    if directory is None:
-        found = profiles.project_profiles_dir(environ, cwd)
-        if found is None:
-            raise AgentcfgError(
-                f"no project here: no .agentcfg/profiles/ in {cwd or Path.cwd()} or a directory above it (up to HOME)",
-                hint="Run it inside the project, or name it: `agentcfg trust DIR`.",
-            )
-        return found
-    path = Path(directory).expanduser()
-    if not path.exists():
-        raise AgentcfgError(f"{directory} does not exist", hint="Give the project's directory: `agentcfg trust DIR`.")
-    if path.resolve() == env.home(environ).resolve():
-        raise AgentcfgError(
-            "your HOME is not a project: profiles of your own go in agentcfg's profiles dir",
-            hint="Add one with `agentcfg profile add NAME --base-url URL --model ID`.",
-        )
-    if (path / ".agentcfg" / "profiles").is_dir():
-        return path / ".agentcfg" / "profiles"
-    if path.name == ".agentcfg" and (path / "profiles").is_dir():
-        return path / "profiles"
-    if path.name == "profiles" and path.parent.name == ".agentcfg" and path.is_dir():
-        return path
-    raise AgentcfgError(
-        f"no .agentcfg/profiles/ in {directory}: it is not a project with profiles",
-        hint="Give the directory that holds .agentcfg/ (or its .agentcfg/profiles).",
-    )
-
-
-def _host(url: str | None) -> str:
-    from urllib.parse import urlsplit
-
-    try:
-        return (urlsplit(url).hostname or "") if url else ""
-    except ValueError:
-        return ""
-
-
-@dataclass(frozen=True)
-class Review:
-    """A project's files, validated before they are trusted."""
-
-    rows: list[dict[str, object]]  # each profile as shown (and in --json): name, file, base_url, host, model, ...
-    warnings: list[str]
-    files: dict[str, str]  # the digests to record
-    keyed: dict[str, Profile]  # the profiles that will be used and read a key variable: whose variable to approve
-    skipped: dict[str, str]  # the profiles that will not be used, and why
-
-
-def review(profiles_dir: Path, environ: env.Environ) -> Review:
-    """Validate every file of a project before it is trusted: its profiles, the warnings to show, the digests to
-    record and the profiles whose key variable can be approved. A file that cannot be read or does not validate
-    raises, naming it: nothing is recorded then."""
-    from agentcfg import profiles
-
-    read, unreadable = read_set(profiles_dir)
-    for name, reason in sorted(unreadable.items()):
-        raise AgentcfgError(
-            f"cannot trust this project: {reason}",
-            where=str(profiles_dir / name),
-            hint="Replace it with a regular profile file (or remove it), then run `agentcfg trust` again.",
-        )
-    if not read:
-        raise AgentcfgError(f"no profile files (*.toml) in {profiles_dir}: nothing to trust")
-    known = profiles.load_own(environ)
-    variables = {p.key_env: p.name for p in known.values() if p.key_env}
-    rows: list[dict[str, object]] = []
-    warnings: list[str] = []
-    keyed: dict[str, Profile] = {}
-    skipped: dict[str, str] = {}
-    for filename, data in sorted(read.items()):
-        name, where = filename.removesuffix(".toml"), str(profiles_dir / filename)
-        try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise AgentcfgError(f"is not UTF-8 text ({exc.reason})", where=where) from None
-        profile = profiles.parse(name, text, profiles.PROJECT + where)
-        host = _host(profile.base_url)
-        rows.append(
-            {"name": name, "file": filename, "base_url": profile.base_url, "host": host, "model": profile.model,
-             "key_env": profile.key_env, "anthropic_base_url": profile.anthropic_base_url}
-        )  # fmt: skip
-        if name in known:
-            kind = "built-in" if known[name].source == profiles.BUILT_IN else "user"
-            skipped[name] = f"it has the name of a {kind} profile"
-            warnings.append(f"{filename}: has the name of a {kind} profile: it will be skipped (yours stays)")
-        elif profile.key_env and profile.key_env in variables:
-            skipped[name] = f"it reads the key variable {profile.key_env} of profile {variables[profile.key_env]!r}"
-            warnings.append(
-                f"{filename}: reads the key variable {profile.key_env} of profile {variables[profile.key_env]!r}: "
-                "it will be skipped (a project profile must use a key variable of its own)"
-            )
-        elif profile.key_env:
-            keyed[name] = profile
-            if general_secret(profile.key_env):
-                warnings.append(
-                    f"{name} reads {profile.key_env}{_exported(profile, environ)}, which looks like a general secret "
-                    f"rather than a key for this team's endpoint: approving it would send it to {sent_to(profile)}"
-                )
-        for url in (profile.base_url, profile.anthropic_base_url):
-            if url and not profiles.is_loopback(_host(url)):
-                sent = f" and the key in {profile.key_env}" if profile.key_env else ""
-                warnings.append(f"{name} sends your prompts{sent} to {_host(url) or url}, off this machine")
-    warnings += _shared_variables(keyed)
-    return Review(rows, warnings, {n: digest(d) for n, d in read.items()}, keyed, skipped)
-
-
-def _exported(profile: Profile, environ: env.Environ) -> str:
-    return " (set in this shell)" if profile.key_env and environ.get(profile.key_env) else ""
-
-
-def _shared_variables(keyed: Mapping[str, Profile]) -> list[str]:
-    """One variable read by project profiles with different hosts: its key would reach each of them."""
-    by_variable: dict[str, list[Profile]] = {}
-    for profile in keyed.values():
-        by_variable.setdefault(str(profile.key_env), []).append(profile)
-    return [
-        f"{', '.join(p.name for p in found)} {'both' if len(found) == 2 else 'all'} read {variable}, for "
-        f"different hosts ({'; '.join(f'{p.name}: {sent_to(p)}' for p in found)}): you can approve it for one "
-        "set of hosts only"
-        for variable, found in sorted(by_variable.items())
-        if len({approval_for(p).origins for p in found}) > 1
-    ]
 
 
 def sent_to(profile: Profile) -> str:
@@ -402,9 +262,7 @@ def sent_to(profile: Profile) -> str:
 
 def approval_for(profile: Profile) -> KeyApproval:
     """What approving a profile's variable records: the variable, and the origins its key goes to now."""
-    from agentcfg import keystore
-
-    return KeyApproval(str(profile.key_env), tuple(keystore.profile_origins(profile)))
+    return KeyApproval(str(profile.key_env), tuple(key_rules.profile_origins(profile)))
 
 
 def project_of(profile: Profile) -> Path:
@@ -414,8 +272,6 @@ def project_of(profile: Profile) -> Path:
 
 def approve_command(profile: Profile) -> str:
     """`agentcfg trust ROOT --allow-key-env NAME=VARIABLE` for a project profile."""
-    from agentcfg import fixes
-
     root = str(project_of(profile))
     return fixes.command("agentcfg", "trust", root, "--allow-key-env", f"{profile.name}={profile.key_env}")
 
@@ -427,98 +283,6 @@ def approved(profile: Profile, environ: env.Environ) -> bool:
         return False
     record = record_for(project_of(profile), environ)
     return record is not None and record.key_env.get(profile.name) == approval_for(profile)
-
-
-def parse_allowed(given: Sequence[str]) -> dict[str, str]:
-    """`--allow-key-env PROFILE=VARIABLE` options -> {PROFILE: VARIABLE}."""
-    found: dict[str, str] = {}
-    for option in given:
-        name, sep, variable = option.partition("=")
-        if not sep or not name or not variable:
-            raise AgentcfgError(
-                f"--allow-key-env {option!r} is not PROFILE=VARIABLE",
-                hint="Name the profile and the variable it reads, e.g. --allow-key-env team=TEAM_API_KEY "
-                "(`agentcfg trust` lists them).",
-            )
-        if found.get(name, variable) != variable:
-            raise AgentcfgError(f"--allow-key-env names profile {name!r} twice, with two variables")
-        found[name] = variable
-    return found
-
-
-def approvals(reviewed: Review, allowed: Mapping[str, str], root: Path) -> dict[str, KeyApproval]:
-    """The approvals `--allow-key-env` (or the prompt) gives, checked against the project's files: each names a
-    profile of the project that will be used, and exactly the variable it reads; and one variable goes to one set
-    of origins (two profiles reading it for different hosts cannot both have it)."""
-    names = {str(row["name"]) for row in reviewed.rows}
-    found: dict[str, KeyApproval] = {}
-    for name, variable in sorted(allowed.items()):
-        option = f"--allow-key-env {name}={variable}"
-        profile = reviewed.keyed.get(name)
-        if profile is None:
-            if name not in names:
-                why = f"{root} has no profile {name!r} (its profiles: {', '.join(sorted(names))})"
-            elif name in reviewed.skipped:
-                why = f"profile {name!r} will not be used ({reviewed.skipped[name]}), so it reads no key"
-            else:
-                why = f"profile {name!r} reads no key (it has no key_env)"
-            raise AgentcfgError(f"{option}: {why}", hint="`agentcfg trust` lists the project's profiles.")
-        if variable != profile.key_env:
-            raise AgentcfgError(
-                f"{option}: profile {name!r} reads its key from {profile.key_env}, not {variable}",
-                hint=f"Approve the variable it names: `{approve_command(profile)}`.",
-            )
-        found[name] = approval_for(profile)
-    for variable in {a.variable for a in found.values()}:
-        sharing = {n: a for n, a in found.items() if a.variable == variable}
-        if len({a.origins for a in sharing.values()}) > 1:
-            raise AgentcfgError(
-                f"{variable} would go to different hosts: "
-                + "; ".join(f"{n}: {sent_to(reviewed.keyed[n])}" for n in sorted(sharing)),
-                hint="Approve it for one of these profiles; store the others' keys: "
-                + ", ".join(f"`agentcfg key set {n}`" for n in sorted(sharing))
-                + ".",
-            )
-    return found
-
-
-def decide(reviewed: Review, given: Mapping[str, str], previous: Record | None, root: Path) -> dict[str, KeyApproval]:
-    """The approvals a trust records: those `--allow-key-env` gives (checked by `approvals`), and those of the last
-    trust that still hold (the same profile reads the same variable for the same origins) unless one given now
-    sends that variable elsewhere. A profile whose variable or hosts changed is not approved until you say so."""
-    found = approvals(reviewed, given, root)
-    kept = previous.key_env if previous else {}
-    for name, approval in sorted(kept.items()):
-        profile = reviewed.keyed.get(name)
-        elsewhere = any(a.variable == approval.variable and a.origins != approval.origins for a in found.values())
-        if profile is not None and name not in found and approval_for(profile) == approval and not elsewhere:
-            found[name] = approval
-    return found
-
-
-def key_rows(reviewed: Review, approved_now: Mapping[str, KeyApproval]) -> list[dict[str, object]]:
-    """The rows of `review` with what each profile's key variable may do: key_sent_to (the origins its key goes
-    to), key_env_approved (None: it reads no key) and approve (the command that approves it, while it is not)."""
-    rows = []
-    for row in reviewed.rows:
-        profile = reviewed.keyed.get(str(row["name"]))
-        rows.append(
-            {
-                **row,
-                "key_sent_to": list(approval_for(profile).origins) if profile else [],
-                "key_env_approved": (row["name"] in approved_now) if profile else None,
-                "approve": approve_command(profile) if profile and row["name"] not in approved_now else None,
-            }
-        )
-    return rows
-
-
-def question(profile: Profile, environ: env.Environ) -> str:
-    """The prompt that approves a profile's variable on a terminal."""
-    return (
-        f"Let {profile.name} read its key from {profile.key_env}{_exported(profile, environ)} and send it to "
-        f"{sent_to(profile)}?"
-    )
 
 
 def now() -> str:

@@ -105,3 +105,12 @@ def test_switch_to_a_32k_window_writes_claude_what_it_needs_and_warns(home: Home
     settings = json.loads(home.path(".claude/settings.json").read_text())
     assert settings["env"]["CLAUDE_CODE_MAX_OUTPUT_TOKENS"] == "4096"
     assert "claude:" in small.stderr and "16,384-token window" in small.stderr
+
+
+def test_the_compaction_note_comes_from_the_agents_trait_not_its_name() -> None:
+    """A window too small for the output limit: an agent whose traits say it compacts every turn is named so."""
+    profile, prompt = _profile(16_384), 10_000
+    said = budget.warning(profile, "fifth", prompt, compacts_every_turn=True)
+    assert said is not None and "fifth compacts every turn" in said
+    quiet = budget.warning(profile, "opencode", prompt, compacts_every_turn=False)
+    assert quiet is not None and "compacts" not in quiet

@@ -18,7 +18,7 @@ import pytest
 from keyring.backend import KeyringBackend
 from keyring.backends import chainer
 
-from agentcfg import keystore
+from agentcfg import keyring_memo, keystore
 from agentcfg.keystore import KeyringProblem, KeyStore
 from agentcfg.profiles import Profile
 from tests import fake_keyring
@@ -35,7 +35,7 @@ def environ(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
     monkeypatch.setenv("AGENTCFG_TEST_KEYRING", str(tmp_path / "keyring.json"))
     monkeypatch.setattr(keyring.core, "_keyring_backend", None)
     # The tests' backends stand for the OS keyrings here (only keyring's own are remembered otherwise).
-    monkeypatch.setattr(keystore, "REMEMBERED_MODULES", (*keystore.REMEMBERED_MODULES, "tests.fake_keyring."))
+    monkeypatch.setattr(keyring_memo, "REMEMBERED_MODULES", (*keyring_memo.REMEMBERED_MODULES, "tests.fake_keyring."))
     (tmp_path / "agentcfg" / "state").mkdir(parents=True)
     (tmp_path / "keyring.json").write_text(json.dumps({f"agentcfg/{GW.name}": KEY}))
     return {"HOME": str(tmp_path), "AGENTCFG_HOME": str(tmp_path / "agentcfg")}
@@ -220,10 +220,10 @@ def _empty_once():
 )
 def test_a_planted_record_names_nothing_that_is_used(environ, monkeypatch, capsys, named) -> None:
     """What the record names is imported only from keyring's own backends, and only a backend _open would take."""
-    monkeypatch.setattr(keystore, "REMEMBERED_MODULES", ("keyring.backends.",))
+    monkeypatch.setattr(keyring_memo, "REMEMBERED_MODULES", ("keyring.backends.",))
     monkeypatch.delitem(sys.modules, "this", raising=False)
     path = Path(environ["AGENTCFG_HOME"]) / "state" / "keyring-backend"
-    path.write_text(json.dumps({"backend": named, "basis": keystore._backend_basis()}))
+    path.write_text(json.dumps({"backend": named, "basis": keyring_memo._backend_basis()}))
     scans = scan_finds(monkeypatch, fake_keyring.FileKeyring())
     assert KeyStore(environ).get("gw") == KEY
     assert scans == [1]

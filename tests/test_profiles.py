@@ -9,7 +9,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from agentcfg import fields, profiles
+from agentcfg import fields, profile_parse, profiles
 from agentcfg.resources import data_dir
 
 BUILT_INS = sorted(data_dir("profiles").glob("*.toml"))
@@ -35,7 +35,7 @@ def test_a_built_in_is_read_without_the_schema_or_the_cache(tmp_path: Path, monk
     def no(*_args: object) -> str:
         raise AssertionError("read the schema")
 
-    monkeypatch.setattr(profiles, "schema_text", no)
+    monkeypatch.setattr(profile_parse, "schema_text", no)
     found = profiles.find("taotoken", environ)
     assert found.source == profiles.BUILT_IN and found.key_env
     assert not (tmp_path / "agentcfg" / "state" / "validated-profiles").exists()

@@ -175,91 +175,31 @@ def key_list(as_json: bool) -> None:
 
     Without a usable keyring the profiles are still listed (exit status 0), the keyring column "unavailable".
     """
-    from agentcfg import keystore, profiles, redact, report
+    from agentcfg import key_commands, report
 
-    environ = base.environ()
-    known = sorted(profiles.load_all(environ).items())
-    store = keystore.KeyStore(environ)
-    try:
-        label: str | None = store.label
-        values = {name: store.get(name) if found.key_env else None for name, found in known}
-        origins = {name: store.origins(name) for name, value in values.items() if value}
-        unavailable = None
-    except keystore.KeyringProblem as problem:
-        if problem.kind not in ("no-backend", "locked", "denied"):
-            raise
-        label, values, origins, unavailable = None, {}, {}, problem.message
-    rows = []
-    for name, found in known:
-        value = values.get(name)
-        rows.append(
-            {
-                "profile": name,
-                "key_env": found.key_env,
-                "stored": None if unavailable or not found.key_env else bool(value),
-                "tail": redact.tail(value) if value else None,
-                "in_environment": keystore.exported(found, environ) is not None,
-                "bound_to": origins.get(name),  # None also for a key stored before binding
-            }
-        )
+    table = key_commands.key_table(base.environ())
     if as_json:
-        data = {
-            "backend": label,
-            "backend_class": keystore.backend_name(store.backend) if label else None,
-            "available": label is not None,
-            "reason": unavailable,
-            "profiles": rows,
-        }
-        base.print_json(data)
+        base.print_json(table.as_json())
         return
-    if unavailable:
-        keyed = next((name for name, found in known if found.key_env), None)
+    if table.unavailable:
+        keyed = table.first_keyed
         way_out = f"`{fixes.key_set(keyed)}` lists the ways to get one" if keyed else "see `agentcfg key --help`"
-        heading = f"unavailable ({unavailable}); exported variables still work, {way_out}"
-    click.echo(report.keys_text(heading if unavailable else str(label), rows))
-    base.emit_notes(_unapproved_notes([found for _name, found in known], environ))
-
-
-def _unapproved_notes(known: list[Any], environ: dict[str, str]) -> list[str]:
-    """A project profile's variable that is set but not read (you have not approved it), and how to approve it."""
-    from agentcfg import keystore, trust
-
-    return [
-        f"{found.key_env} is set in this shell but not read for {found.name}: it is the project's choice of "
-        f"variable, and you have not approved it; if it holds {found.name}'s key, approve it with "
-        f"`{trust.approve_command(found)}`"
-        for found in known
-        if found.key_env and environ.get(found.key_env) and not keystore.reads_environment(found, environ)
-    ]
+        heading = f"unavailable ({table.unavailable}); exported variables still work, {way_out}"
+    click.echo(report.keys_text(heading if table.unavailable else str(table.label), table.rows))
+    base.emit_notes(table.notes)
 
 
 # -- exec / env --------------------------------------------------------------------------------------
 
 
-def _refuse_runtime_variable(found: Any) -> None:
-    """Never put a key into a variable that steers programs (PATH, LD_PRELOAD, NODE_OPTIONS, ...). fields.py
-    refuses such a key_env when a profile is written or loaded; this is the last check before one is set."""
-    from agentcfg import fields
-
-    variable = str(found.key_env)
-    if variable.upper() in fields.RUNTIME_VARIABLES or variable.upper().startswith(fields.RUNTIME_PREFIXES):
-        raise AgentcfgError(
-            f"profile {found.name!r} names {variable} as its key variable, a variable that steers programs (not "
-            "one that holds a key): agentcfg sets no key into it",
-            where=str(found.source),
-            hint=f"Give the profile a variable of its own: "
-            f"`{fixes.profile_set(found.name, key_env=found.name.upper().replace('-', '_') + '_API_KEY')}`.",
-        )
-
-
 def _profile_variables(found: Any, environ: dict[str, str]) -> tuple[dict[str, str], dict[str, str]]:
     """The variables `exec` and `env` set (the profile's key, keyring first, and AGENTCFG_PROFILE), and where
     each comes from ("agentcfg", "keyring", "environment")."""
-    from agentcfg import keyuse
+    from agentcfg import key_commands, keyuse
 
     variables, sources = {"AGENTCFG_PROFILE": found.name}, {"AGENTCFG_PROFILE": "agentcfg"}
     if found.key_env:
-        _refuse_runtime_variable(found)
+        key_commands.refuse_runtime_variable(found)
         resolved = keyuse.resolve_key(found, environ)
         variables[found.key_env] = resolved.value
         sources[found.key_env] = resolved.source
@@ -289,7 +229,7 @@ def exec_command(as_json: bool, name: str, command: tuple[str, ...]) -> None:
     126: not executable; 2: the agent cannot run on PROFILE. Options of agentcfg's (--json) go before
     PROFILE: after it every word is COMMAND's.
     """
-    from agentcfg import launch, profiles
+    from agentcfg import key_commands, profiles
 
     if command[:1] == ("--",):  # click keeps the separator once it stops parsing options
         command = command[1:]
@@ -297,17 +237,15 @@ def exec_command(as_json: bool, name: str, command: tuple[str, ...]) -> None:
         raise click.UsageError("give the command to run after --, e.g. agentcfg exec taotoken -- opencode")
     environ = base.environ()
     found = profiles.get(name, environ)
-    variables = _profile_variables(found, environ)[0]
-    key_files: tuple = ()
-    if agent := launch.agent_for(command[0]):
-        key = variables.get(found.key_env) if found.key_env else None
-        prepared = launch.prepare(found, agent, command, environ, key)
-        if key is not None and found.key_env and not prepared.launch.key_in_env:
-            del variables[found.key_env]  # the agent gets it otherwise; its commands never see the keyring's
-        variables.update(prepared.launch.env)
-        base.emit_notes(list(prepared.launch.notes))
-        command, key_files = tuple(prepared.argv), prepared.key_files
-    child = {**environ, **variables}
+    run = key_commands.exec_run(found, command, _profile_variables(found, environ)[0], environ)
+    base.emit_notes(list(run.notes))
+    _replace_with(run.argv, {**environ, **run.variables}, run.key_files)
+
+
+def _replace_with(command: tuple[str, ...], child: dict[str, str], key_files: tuple[Any, ...]) -> None:
+    """Become `command` (exec on POSIX; elsewhere run it and exit with its status), `key_files` removed after."""
+    from agentcfg import launch
+
     sys.stdout.flush()
     sys.stderr.flush()
     try:

@@ -85,22 +85,7 @@ def profile_show(name: str, as_json: bool) -> None:
 )
 @click.option("--force", is_flag=True, help="Replace an existing profile of that name.")
 @base.json_option("Print the profile added as JSON: its fields, file, key variable, whether its key was stored.")
-def profile_add(
-    name: str,
-    base_url: str | None,
-    source: str | None,
-    model: str | None,
-    anthropic_base_url: str | None,
-    key_env: str | None,
-    no_key: bool,
-    context_window: int | None,
-    max_output_tokens: int | None,
-    detect: bool,
-    description: str | None,
-    key_stdin: bool,
-    force: bool,
-    as_json: bool,
-) -> None:
+def profile_add(name: str, source: str | None, as_json: bool, **options: Any) -> None:
     """Add (or with --force replace) a profile of your own.
 
     \b
@@ -114,123 +99,34 @@ def profile_add(
     it), taken as it is: validated, then saved as yours (no other field option goes with it). To
     change a profile later: `agentcfg profile set`.
     """
-    from agentcfg import detect as detection
-    from agentcfg import env, fields, fixes, fsutil, profile_edit, profiles
+    from agentcfg import profile_ops
 
     environ = base.environ()
-    options = {"--base-url": base_url, "--model": model, "--anthropic-base-url": anthropic_base_url,
-               "--key-env": key_env, "--no-key": no_key, "--context-window": context_window,
-               "--max-output-tokens": max_output_tokens, "--detect": detect, "--description": description,
-               "--key-stdin": key_stdin}  # fmt: skip
     if source:
-        given_options = [option for option, value in options.items() if value not in (None, False)]
-        if given_options:
-            profile_edit.from_with_options(name, source, given_options, options, force)
-        _add_from(name, source, force, environ, as_json)
+        _add_from(name, source, options, environ, as_json)
         return
-    if not base_url:
+    if not options["base_url"]:
         raise click.UsageError("give --base-url URL (with --model ID), or --from FILE|URL")
-    if no_key and (key_env or key_stdin):
-        other = "--key-env" if key_env else "--key-stdin"
-        raise AgentcfgError(f"{other} and --no-key contradict each other", hint="Give one of them.")
-    profile_edit.check_new_name(name, force, environ, lambda other: profile_edit.add_again(other, options, force))
-    given = {"description": description, "base_url": base_url, "anthropic_base_url": anthropic_base_url,
-             "model": model, "key_env": key_env, "context_window": context_window,
-             "max_output_tokens": max_output_tokens}  # fmt: skip
-    # Before anything is shown, asked or sent: a URL with a password must not reach a message, nor --detect's
-    # request; a window out of range or a key variable such as PATH must not wait until after the key is typed.
-    fields.check({k: v for k, v in given.items() if v is not None}, f"profile {name}", name=name)
-    if anthropic_base_url and anthropic_base_url.rstrip("/").endswith("/v1"):
-        raise AgentcfgError(
-            f"--anthropic-base-url {anthropic_base_url} ends in /v1, but Claude Code appends /v1/messages itself",
-            hint=f"Use {anthropic_base_url.rstrip('/')[:-3]} instead.",
-        )
-    draft = profiles.Profile(name=name, base_url=base_url, model=model or "?")
-    if not key_env and not no_key and (key_stdin or not draft.is_local):
-        key_env = name.upper().replace("-", "_") + "_API_KEY"
-        fields.check({"key_env": key_env}, f"profile {name}", name=name)  # a name like `path` gives PATH_API_KEY
-    draft = profiles.Profile(name=name, base_url=base_url, model=model or "?", key_env=key_env)
-    store, key = None, None
-    if key_stdin:
-        from agentcfg import keystore
-
-        store = keystore.KeyStore(environ, draft)
-        store.label  # noqa: B018 - a missing keyring fails here, before the key is typed or anything is sent
-        key = read_key(name)
-    if detect:
-        try:
-            models = detection.list_models(draft, key or profile_edit.detect_key(draft, environ))
-        except detection.KeyNeeded as problem:
-            again = profile_edit.add_again(name, {**options, "--key-stdin": True}, force)  # gives NAME_API_KEY
-            refused = "the right key" if problem.sent or key else "its key"
-            problem.hint = f"Give --detect {refused}: {again} (it asks for the key; or pipe it in on stdin)."
-            raise
-        model, context_window = detection.context_window(models, model, base_url.rstrip("/") + "/models")
-        anthropic_base_url = anthropic_base_url or detection.anthropic_base_url(models, model, base_url)
-    if not model:
-        raise AgentcfgError(
-            "--model is required", hint="Give the model id, or use --detect to read it from the server."
-        )
-    data: dict[str, Any] = {  # Profile's fields, of several types
-        "description": description,
-        "base_url": base_url,
-        "anthropic_base_url": anthropic_base_url,
-        "model": model,
-        "key_env": key_env,
-        "context_window": context_window,
-        "max_output_tokens": max_output_tokens,
-    }
-    new = profiles.Profile(name=name, **{k: v for k, v in data.items() if v is not None})
-    fields.check(new.fields(), f"profile {name}", name=name)  # again: --detect's model comes from the server
-    profiles.validate(new.fields(), profiles.schema_text(), f"profile {name}")
-    path = profiles.profiles_dir(environ) / f"{name}.toml"
-    fsutil.save(path, profiles.to_toml(new).encode("utf-8"), 0o644, env.display(path, environ))
-    stored = False
-    if store is not None and key:
-        store.store(new, key)  # bound to the profile's hosts, as `key set` binds it
-        stored = True
+    added = profile_ops.add(profile_ops.AddRequest(name=name, **options), environ, lambda: read_key(name))
     if as_json:
-        base.print_json(
-            _added(new, path, detected_window=context_window if detect else None, key_stored=stored, store=store)
-        )
+        base.print_json(added.as_json())
         return
-    detected = f" (window {context_window:,} tokens read from the server)" if detect else ""
-    click.echo(f"Added profile {name}: {model} at {base_url}{detected}\n  {env.display(path, environ)}")
-    if anthropic_base_url:
-        click.echo(f"  Claude Code uses {anthropic_base_url}/v1/messages")
-    if stored and store is not None:
-        click.echo(f"  stored its key in the {store.label}; agents read it from {key_env}")
-    elif key_env:
-        click.echo(f"  agents read its key from {key_env}; store the key with: {fixes.key_set(name)}")
+    _say_added(added, options["detect"], environ)
+
+
+def _say_added(added: Any, detect: bool, environ: dict[str, str]) -> None:
+    from agentcfg import env, fixes
+
+    new, path, name = added.profile, added.path, added.profile.name
+    detected = f" (window {added.detected_window:,} tokens read from the server)" if detect else ""
+    click.echo(f"Added profile {name}: {new.model} at {new.base_url}{detected}\n  {env.display(path, environ)}")
+    if new.anthropic_base_url:
+        click.echo(f"  Claude Code uses {new.anthropic_base_url}/v1/messages")
+    if added.key_stored and added.store is not None:
+        click.echo(f"  stored its key in the {added.store.label}; agents read it from {new.key_env}")
+    elif new.key_env:
+        click.echo(f"  agents read its key from {new.key_env}; store the key with: {fixes.key_set(name)}")
     click.echo(f"Switch to it with: {fixes.switch(name)}")
-
-
-def _added(
-    new: Any,
-    path: Any,
-    *,
-    detected_window: int | None,
-    key_stored: bool,
-    store: Any = None,
-    source: str | None = None,
-    notes: list[str] | None = None,
-) -> dict[str, Any]:
-    """`profile add --json`: the profile as written, where, and what its key needs."""
-    from agentcfg import fixes
-
-    return {
-        "profile": new.name,
-        "path": str(path),
-        "from": source,
-        "fields": new.fields(),
-        "key_env": new.key_env,
-        "key_stored": key_stored,
-        "key_store": store.label if key_stored and store is not None else None,
-        "key_set": fixes.key_set(new.name) if new.key_env and not key_stored else None,
-        "detected_window": detected_window,
-        "switch": fixes.switch(new.name),
-        "notes": notes or [],
-    }
 
 
 # -- profile set / unset ---------------------------------------------------------------------------------
@@ -322,33 +218,24 @@ def _shown_value(value: object) -> str:
     return f"{value:,}" if isinstance(value, int) else str(value)
 
 
-def _add_from(name: str, source: str, force: bool, environ: dict[str, str], as_json: bool = False) -> None:
-    from agentcfg import env, fixes, fsutil, profile_edit, profiles
+def _add_from(name: str, source: str, options: dict[str, Any], environ: dict[str, str], as_json: bool) -> None:
+    from agentcfg import env, fixes, profile_edit, profile_ops
 
-    def again(other: str) -> str:
-        return fixes.command("agentcfg", "profile", "add", other, "--from", source, *(("--force",) if force else ()))
-
-    profile_edit.check_new_name(name, force, environ, again)
-    text = profiles.read_source(source, environ)
-    new = profiles.parse(name, text, source)  # validated against the schema before it is saved
-    if new.route is not None:  # a team's file would choose which of your keys a router gets, and where it listens
-        raise AgentcfgError(
-            "a team's profile cannot be a route (it has a [route] table)",
-            where=source,
-            hint=f"Make the route yourself: `agentcfg route add {name} --primary PROFILE --fallback PROFILE`.",
-        )
-    warning = profile_edit.team_key_variable(new, environ)
-    path = profiles.profiles_dir(environ) / f"{name}.toml"
-    fsutil.save(path, text.encode("utf-8"), 0o644, env.display(path, environ))
+    force = options["force"]
+    given = profile_ops.typed_options(options)
+    if given_options := [option for option, value in given.items() if value not in (None, False)]:
+        profile_edit.from_with_options(name, source, given_options, given, force)
+    added = profile_ops.add_from(name, source, force, environ)
     if as_json:
-        base.print_json(
-            _added(new, path, detected_window=None, key_stored=False, source=source, notes=[warning] if warning else [])
-        )
+        base.print_json(added.as_json())
         return
-    click.echo(f"Added profile {name} from {source}: {new.model} at {new.base_url}\n  {env.display(path, environ)}")
+    new = added.profile
+    click.echo(
+        f"Added profile {name} from {source}: {new.model} at {new.base_url}\n  {env.display(added.path, environ)}"
+    )
     if new.key_env:
         click.echo(f"  agents read its key from {new.key_env}; store the key with: {fixes.key_set(name)}")
-    base.emit_notes([warning] if warning else [])
+    base.emit_notes(added.notes)
     click.echo(f"Switch to it with: {fixes.switch(name)}")
 
 
@@ -382,60 +269,19 @@ def profile_rm(name: str, keep_key: bool, as_json: bool) -> None:
     With --keep-key the key stays in the keyring, still bound to the removed profile's hosts, so a
     later profile of the same name elsewhere cannot get it.
     """
-    from agentcfg import env, fsutil, profile_edit, profiles
+    from agentcfg import env, profile_ops
 
     environ = base.environ()
-    path = profiles.profiles_dir(environ) / f"{name}.toml"
-    if not path.is_file():
-        other = profiles.get(name, environ)  # unknown name -> the usual error with suggestions
-        if other.source.startswith(profiles.PROJECT):
-            raise AgentcfgError(
-                f"{name!r} is this project's profile",
-                where=other.source.removeprefix(profiles.PROJECT),
-                hint="It belongs to the project: remove the file from its .agentcfg/profiles/ if you mean to.",
-            )
-        raise AgentcfgError(f"{name!r} is a built-in profile and cannot be removed")
-    try:  # what the key was for; a file that is no profile can still be removed
-        text = fsutil.read_text(path, env.display(path, environ), fsutil.PROFILE_LIMIT) or ""
-        found = profiles.parse(name, text, str(path))
-    except AgentcfgError:
-        found = None
-    pointing = profile_edit.pointing_agents(name, environ)
-    path.unlink()
-    said, notes, key = profile_edit.forget_key(name, found, keep_key, environ)
-    built_in = name in profiles.load_all(environ)
-    from agentcfg import fixes
-
-    if not as_json:
-        click.echo(f"Removed profile {name} ({env.display(path, environ)})")
-        for line in said:
-            click.echo(line)
-        if built_in:
-            click.echo(f"The built-in profile {name} applies again.")
-    if pointing:
-        they = "it" if len(pointing) == 1 else "them"
-        to = (
-            f"to the built-in {name}: `{fixes.switch(name, agents=pointing)}`"
-            if built_in
-            else "to another profile: `agentcfg profile list` shows them, agentcfg switch with its name moves them"
-        )
-        notes.append(
-            f"{', '.join(pointing)} still point{'s' if len(pointing) == 1 else ''} at profile {name} (its host "
-            f"and model); switch {they} {to}"
-        )
+    removed = profile_ops.remove(name, keep_key, environ)
     if as_json:
-        base.print_json({
-            "profile": name,
-            "removed": True,
-            "path": str(path),
-            **key,
-            "built_in_applies": built_in,
-            "agents_pointing": pointing,
-            "switch": fixes.switch(name, agents=pointing) if pointing and built_in else None,
-            "notes": notes,
-        })  # fmt: skip
+        base.print_json(removed.as_json())
         return
-    base.emit_notes(notes)
+    click.echo(f"Removed profile {name} ({env.display(removed.path, environ)})")
+    for line in removed.said:
+        click.echo(line)
+    if removed.built_in:
+        click.echo(f"The built-in profile {name} applies again.")
+    base.emit_notes(removed.notes)
 
 
 # -- trust -------------------------------------------------------------------------------------------
@@ -474,72 +320,67 @@ def trust_command(directory: str | None, listing: bool, revoke: bool, allowed: t
     """
     import sys
 
-    from agentcfg import report, trust
+    from agentcfg import report, trust_review
 
     environ = base.environ()
     if listing or revoke:
-        if allowed:
-            raise AgentcfgError("--allow-key-env is for trusting a project", hint="Run `agentcfg trust DIR` with it.")
-        if listing:
-            _list_trusted(directory, revoke, environ, as_json)
-        else:
-            _revoke_trust(directory, environ, as_json)
+        _list_or_revoke(directory, listing, revoke, allowed, environ, as_json)
         return
-    directory_found = trust.locate(directory, environ)
-    root = trust.project_root(directory_found)
-    reviewed = trust.review(directory_found, environ)
-    approvals = trust.decide(reviewed, trust.parse_allowed(allowed), trust.record_for(root, environ), root)
+    pending = trust_review.prepare(directory, allowed, environ)
     if not as_json:
-        click.echo(f"Trusting {root} ({directory_found}):")
-        width = max(len(str(r["name"])) for r in reviewed.rows)
-        for r in reviewed.rows:
-            key = f"key {r['key_env']}" if r["key_env"] else "no key"
-            click.echo(f"  {r['name']!s:<{width}}  {r['base_url']} ({r['host']})  model {r['model']}  {key}")
-        for warning in reviewed.warnings:
-            click.echo(f"warning: {warning}", err=True)
+        _say_review(pending)
         if sys.stdin.isatty():
-            approvals = _ask_approvals(reviewed, approvals, root, environ)
-    record = trust.Record(reviewed.files, trust.now(), approvals)
-    trust.update_store(environ, lambda records: records.update({str(root): record}))
-    rows = trust.key_rows(reviewed, approvals)
+            _ask_approvals(pending, environ)
+    rows = trust_review.commit(pending, environ)
     if as_json:
-        document = {"project": str(root), "profiles_dir": str(directory_found), "profiles": rows}
-        click.echo(report.dumps({**document, "warnings": reviewed.warnings, "trusted": True}))
-        return
-    _say_keys(reviewed, rows)
-    click.echo(
-        f"Trusted {len(reviewed.files)} profile files of {root}. If one changes they are ignored again; "
-        f"`agentcfg trust --revoke {root}` stops using them."
-    )
+        document = {"project": str(pending.root), "profiles_dir": str(pending.directory), "profiles": rows}
+        click.echo(report.dumps({**document, "warnings": pending.reviewed.warnings, "trusted": True}))
+    else:
+        _say_trusted(pending, rows)
 
 
-def _ask_approvals(reviewed: Any, approvals: dict[str, Any], root: Any, environ: dict[str, str]) -> dict[str, Any]:
+def _say_review(pending: Any) -> None:
+    click.echo(f"Trusting {pending.root} ({pending.directory}):")
+    width = max(len(str(r["name"])) for r in pending.reviewed.rows)
+    for r in pending.reviewed.rows:
+        key = f"key {r['key_env']}" if r["key_env"] else "no key"
+        click.echo(f"  {r['name']!s:<{width}}  {r['base_url']} ({r['host']})  model {r['model']}  {key}")
+    for warning in pending.reviewed.warnings:
+        click.echo(f"warning: {warning}", err=True)
+
+
+def _ask_approvals(pending: Any, environ: dict[str, str]) -> None:
     """On a terminal: ask for each profile's variable that --allow-key-env did not approve (default no)."""
-    from agentcfg import trust
+    from agentcfg import trust_review
 
-    found = dict(approvals)
-    for name, profile in sorted(reviewed.keyed.items()):
-        if name in found:
+    for name, profile in sorted(pending.reviewed.keyed.items()):
+        if name in pending.approvals:
             continue
-        try:  # a variable approved for other hosts already is not offered (trust.approvals says why)
-            wanted = trust.approvals(
-                reviewed, {**{n: a.variable for n, a in found.items()}, name: profile.key_env}, root
-            )
-        except AgentcfgError:
-            continue
-        if click.confirm(trust.question(profile, environ), default=False, err=True):
-            found = wanted
-    return found
+        wanted = trust_review.offer(pending, name, profile)  # None: approved for other hosts already
+        if wanted is not None and click.confirm(trust_review.question(profile, environ), default=False, err=True):
+            pending.approvals = wanted
 
 
-def _say_keys(reviewed: Any, rows: list[dict[str, Any]]) -> None:
-    """Each key variable, the hosts its key goes to, and whether it was approved (how to, if not)."""
+def _list_or_revoke(
+    directory: str | None, listing: bool, revoke: bool, allowed: tuple[str, ...], environ: dict[str, str], json: bool
+) -> None:
+    if allowed:
+        raise AgentcfgError("--allow-key-env is for trusting a project", hint="Run `agentcfg trust DIR` with it.")
+    if listing:
+        _list_trusted(directory, revoke, environ, json)
+    else:
+        _revoke_trust(directory, environ, json)
+
+
+def _say_trusted(pending: Any, rows: list[dict[str, Any]]) -> None:
+    """Each key variable, the hosts its key goes to, and whether it was approved (how to, if not); then what
+    was trusted."""
     from agentcfg import trust
 
     for row in rows:
         if row["key_env_approved"] is None:
             continue
-        profile = reviewed.keyed[row["name"]]
+        profile = pending.reviewed.keyed[row["name"]]
         line = f"  {row['name']}: key from {row['key_env']} goes to {trust.sent_to(profile)}: "
         if row["key_env_approved"]:
             click.echo(line + "approved")
@@ -548,6 +389,10 @@ def _say_keys(reviewed: Any, rows: list[dict[str, Any]]) -> None:
                 line + f"not approved, so it is not read; approve it with `{row['approve']}`, "
                 f"or store the key with `agentcfg key set {row['name']}`"
             )
+    click.echo(
+        f"Trusted {len(pending.reviewed.files)} profile files of {pending.root}. If one changes they are ignored "
+        f"again; `agentcfg trust --revoke {pending.root}` stops using them."
+    )
 
 
 def _list_trusted(directory: str | None, revoke: bool, environ: dict[str, str], as_json: bool) -> None:
@@ -568,23 +413,9 @@ def _list_trusted(directory: str | None, revoke: bool, environ: dict[str, str], 
 
 
 def _revoke_trust(directory: str | None, environ: dict[str, str], as_json: bool) -> None:
-    from pathlib import Path
+    from agentcfg import report, trust_review
 
-    from agentcfg import report, trust
-
-    try:
-        root = trust.project_root(trust.locate(directory, environ))
-    except AgentcfgError:
-        if directory is None:
-            raise
-        root = Path(directory).expanduser().resolve()  # a project since removed can still be revoked
-
-    def forget(records: dict[str, trust.Record]) -> None:
-        if str(root) not in records:
-            raise AgentcfgError(f"{root} is not trusted", hint="`agentcfg trust --list` shows trusted projects.")
-        del records[str(root)]
-
-    trust.update_store(environ, forget)
+    root = trust_review.revoke(directory, environ)
     if as_json:
         click.echo(report.dumps({"project": str(root), "revoked": True}))
     else:

@@ -26,63 +26,11 @@ with the one agentcfg assumes for it alone (budget.ASSUMED_WINDOW).
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
-from typing import Any
 from urllib.parse import urlsplit
 
 from agentcfg import budget
-from agentcfg.profiles import Profile, is_loopback  # loaded first: profiles imports this module only to parse a route
-
-DEFAULT_HOST = "127.0.0.1"
-DEFAULT_COOLDOWN = 30  # s: LiteLLM's default cooldown is 5 s; a vLLM restart takes minutes
-DEFAULT_TIMEOUT = 120  # s a leg may take to start answering (a GPU vLLM prefills an agent's prompt in seconds)
-WILDCARD_HOSTS = {"0.0.0.0", "::", "[::]"}  # listen everywhere: agents here still connect over loopback
-
-
-@dataclass(frozen=True)
-class Route:
-    """The legs a route's router sends requests to, first to last, and how it treats them."""
-
-    primary: str
-    fallbacks: tuple[str, ...]
-    max_parallel: int | None = None  # the primary's concurrency: requests beyond it go to a fallback
-    cooldown: int = DEFAULT_COOLDOWN
-    host: str = DEFAULT_HOST
-    timeout: int = DEFAULT_TIMEOUT  # a leg that has not started answering by then is failing
-
-    @property
-    def beyond_loopback(self) -> bool:
-        """Whether other machines reach the router: its file must then name its key (no serve may add it)."""
-        return not is_loopback(self.host)
-
-    @property
-    def legs(self) -> tuple[str, ...]:
-        return (self.primary, *self.fallbacks)
-
-    @classmethod
-    def from_table(cls, table: dict[str, Any]) -> Route:
-        """From a profile file's validated `[route]` table."""
-        return cls(
-            primary=table["primary"],
-            fallbacks=tuple(table["fallbacks"]),
-            max_parallel=table.get("max_parallel"),
-            cooldown=table.get("cooldown", DEFAULT_COOLDOWN),
-            host=table.get("host", DEFAULT_HOST),
-            timeout=table.get("timeout", DEFAULT_TIMEOUT),
-        )  # `router_key = true` of an older file: every route has one now
-
-    def table(self) -> dict[str, Any]:
-        """The `[route]` table as written (defaults left out, so a file says only what was chosen)."""
-        data: dict[str, Any] = {"primary": self.primary, "fallbacks": list(self.fallbacks)}
-        if self.max_parallel is not None:
-            data["max_parallel"] = self.max_parallel
-        if self.cooldown != DEFAULT_COOLDOWN:
-            data["cooldown"] = self.cooldown
-        if self.timeout != DEFAULT_TIMEOUT:
-            data["timeout"] = self.timeout
-        if self.host != DEFAULT_HOST:
-            data["host"] = self.host
-        return data
+from agentcfg.profile_model import DEFAULT_HOST, WILDCARD_HOSTS, Profile
+from agentcfg.profile_model import Route as Route  # the record lives with Profile (a profile's [route] table)
 
 
 def connect_host(host: str) -> str:

@@ -1,0 +1,131 @@
+"""What a profile is: the record every module passes around, its `[route]` table, and the host and key
+predicates they need. Pure.
+
+The leaf under the profile modules: loading (profiles), parsing (profile_parse), routes (route/spec), budget,
+trust and the keystore import it, and it imports none of them.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from agentcfg import fields
+from agentcfg.redact import PLACEHOLDER_KEY
+
+# \A...\Z (not ^...$): `$` also matches before a trailing newline, and NAME_RE.match is used as a test.
+NAME_RE = re.compile(rf"\A{fields.NAME_PATTERN}\Z")
+BUILT_IN = "built-in"
+LOOPBACK_HOSTS = {"localhost", "127.0.0.1", "::1", "[::1]"}
+# Values people (and agentcfg) put where a key must be but none is needed: never a real key.
+PLACEHOLDER_KEYS = {PLACEHOLDER_KEY, "sk-local", "sk-local-anything", "empty", "none", "dummy", "sk-xxx",
+                    "sk-dummy", "no-key", "token", "x"}  # fmt: skip
+
+
+def is_placeholder(value: str) -> bool:
+    return value.lower() in PLACEHOLDER_KEYS
+
+
+def is_loopback(host: str) -> bool:
+    """localhost or a loopback address (not a DNS name that merely starts with "127.")."""
+    if host.lower() in LOOPBACK_HOSTS:
+        return True
+    import ipaddress
+
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+PROJECT = "project:"  # the source prefix of a profile from a project's .agentcfg/profiles/
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_COOLDOWN = 30  # s: LiteLLM's default cooldown is 5 s; a vLLM restart takes minutes
+DEFAULT_TIMEOUT = 120  # s a leg may take to start answering (a GPU vLLM prefills an agent's prompt in seconds)
+WILDCARD_HOSTS = {"0.0.0.0", "::", "[::]"}  # listen everywhere: agents here still connect over loopback
+
+
+@dataclass(frozen=True)
+class Route:
+    """The legs a route's router sends requests to, first to last, and how it treats them."""
+
+    primary: str
+    fallbacks: tuple[str, ...]
+    max_parallel: int | None = None  # the primary's concurrency: requests beyond it go to a fallback
+    cooldown: int = DEFAULT_COOLDOWN
+    host: str = DEFAULT_HOST
+    timeout: int = DEFAULT_TIMEOUT  # a leg that has not started answering by then is failing
+
+    @property
+    def beyond_loopback(self) -> bool:
+        """Whether other machines reach the router: its file must then name its key (no serve may add it)."""
+        return not is_loopback(self.host)
+
+    @property
+    def legs(self) -> tuple[str, ...]:
+        return (self.primary, *self.fallbacks)
+
+    @classmethod
+    def from_table(cls, table: dict[str, Any]) -> Route:
+        """From a profile file's validated `[route]` table."""
+        return cls(
+            primary=table["primary"],
+            fallbacks=tuple(table["fallbacks"]),
+            max_parallel=table.get("max_parallel"),
+            cooldown=table.get("cooldown", DEFAULT_COOLDOWN),
+            host=table.get("host", DEFAULT_HOST),
+            timeout=table.get("timeout", DEFAULT_TIMEOUT),
+        )  # `router_key = true` of an older file: every route has one now
+
+    def table(self) -> dict[str, Any]:
+        """The `[route]` table as written (defaults left out, so a file says only what was chosen)."""
+        data: dict[str, Any] = {"primary": self.primary, "fallbacks": list(self.fallbacks)}
+        if self.max_parallel is not None:
+            data["max_parallel"] = self.max_parallel
+        if self.cooldown != DEFAULT_COOLDOWN:
+            data["cooldown"] = self.cooldown
+        if self.timeout != DEFAULT_TIMEOUT:
+            data["timeout"] = self.timeout
+        if self.host != DEFAULT_HOST:
+            data["host"] = self.host
+        return data
+
+
+@dataclass(frozen=True)
+class Profile:
+    """A provider: where its OpenAI (and Anthropic) endpoint is, the model, and how its key is found."""
+
+    name: str
+    base_url: str
+    model: str
+    anthropic_base_url: str | None = None
+    key_env: str | None = None
+    context_window: int | None = None
+    max_output_tokens: int | None = None
+    description: str | None = None
+    route: Route | None = None  # a route's legs (agentcfg route add); None for a server's profile
+    source: str = BUILT_IN
+
+    @property
+    def needs_key(self) -> bool:
+        return self.key_env is not None
+
+    @property
+    def is_local(self) -> bool:
+        from urllib.parse import urlsplit
+
+        return is_loopback(urlsplit(self.base_url).hostname or "")
+
+    @property
+    def label(self) -> str:
+        return self.description or self.name
+
+    def fields(self) -> dict[str, Any]:
+        """The TOML/JSON fields, without name and source; unset ones left out."""
+        data = asdict(self)
+        del data["name"], data["source"]
+        if self.route is not None:
+            data["route"] = self.route.table()
+        return {k: v for k, v in data.items() if v is not None}

@@ -1,0 +1,144 @@
+"""Reading one profile file's text into a Profile: TOML, then fields.check, then the JSON schema (whose verdict
+is put in words), with a cache of the texts already validated (importing jsonschema is the slow part).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from typing import Any
+
+from agentcfg import env, fields
+from agentcfg.errors import AgentcfgError
+from agentcfg.fsutil import write_private
+from agentcfg.profile_model import BUILT_IN, PROJECT, Profile, Route
+from agentcfg.resources import data_dir
+
+# tomli is the stdlib's tomllib, but its wheels are compiled (mypyc): twice as fast to read a file,
+# and quicker to import. Without a wheel for this platform, the stdlib's copy does the same work.
+try:
+    import tomli as tomllib
+except ImportError:  # pragma: no cover
+    import tomllib  # type: ignore[no-redef, import-not-found]  # checked as 3.10, which has no tomllib
+
+
+def schema_text() -> str:
+    return (data_dir("schemas") / "profile.schema.json").read_text(encoding="utf-8")
+
+
+class _ValidatedCache:
+    """Digests of (schema, profile text) pairs already validated.
+
+    Importing jsonschema costs more than the rest of `agentcfg switch` together, so a profile file
+    is validated once per content and schema version, like Python caches bytecode.
+    """
+
+    def __init__(self, environ: env.Environ) -> None:
+        self.path = env.state_dir(environ) / "validated-profiles"
+        try:
+            self.known = set(self.path.read_text(encoding="ascii").split())
+        except (OSError, UnicodeDecodeError):
+            self.known = set()
+        self.added: set[str] = set()
+        self.schema = schema_text()
+
+    def digest(self, text: str) -> str:
+        import hashlib
+
+        return hashlib.sha256(f"{self.schema}\0{text}".encode()).hexdigest()
+
+    def save(self) -> None:
+        # Only into a state dir a switch made: reading profiles (status, a refused init) creates nothing.
+        if not self.added or not self.path.parent.is_dir():
+            return
+        with contextlib.suppress(OSError):  # only a cache
+            write_private(self.path, "\n".join(sorted(self.known | self.added)) + "\n")
+
+
+_KINDS = {"integer": "a whole number", "string": "text (in quotes)", "object": "a table", "boolean": "true or false"}
+_FOUND = {"str": "text", "int": "a number", "float": "a decimal number", "bool": "true or false", "list": "a list",
+          "dict": "a table", "datetime": "a date", "date": "a date", "time": "a time"}  # fmt: skip
+
+
+def validate(data: dict[str, Any], schema_text: str, where: str) -> None:
+    """The schema's verdict, in words: fields.check runs first and explains every rule it shares with the
+    schema, so what is left here is types, required and unknown fields (never a pattern or a bound's text)."""
+    import jsonschema
+
+    schema = json.loads(schema_text)
+    validator = jsonschema.Draft202012Validator(schema)
+    errors = sorted(validator.iter_errors(data), key=lambda e: (list(e.path), e.message))
+    if not errors:
+        return
+    error = errors[0]
+    field = ".".join(str(p) for p in error.path)
+    described = schema["properties"].get(field, {}).get("description")
+    hint = described and f"{field}: {described}"
+    if error.validator == "additionalProperties":
+        unknown = sorted(set(data) - set(error.schema.get("properties", {})))
+        message = f"unknown field {', '.join(repr(u) for u in unknown)}"
+        hint = f"Fields a profile may have: {', '.join(schema['properties'])}."
+    elif error.validator == "required":
+        missing = [f for f in schema.get("required", []) if f not in data]
+        message = f"field {', '.join(repr(m) for m in missing)} is required but missing"
+        hint = "Every profile has base_url and model."
+    elif error.validator == "type":
+        wanted = error.validator_value if isinstance(error.validator_value, str) else "integer"
+        found = type(error.instance).__name__
+        message = f"field {field!r} must be {_KINDS.get(wanted, wanted)}, not {_FOUND.get(found, found)}"
+    elif error.validator in ("minimum", "maximum"):
+        low, high = (error.schema.get("minimum"), error.schema.get("maximum"))
+        message = f"field {field!r} must be from {low:,} to {high:,}"
+    elif error.validator in ("minLength", "maxLength") and error.instance == "":
+        message = f"field {field!r} is empty"
+    elif error.validator == "maxLength":
+        message = f"field {field!r} is {len(error.instance):,} characters; at most {error.validator_value:,}"
+    else:  # a pattern, or the inert rule: fields.check says which part, this only that the value is refused
+        message = f"field {field!r} has a value a profile cannot have"
+    raise AgentcfgError(message, where=where, hint=hint or None)
+
+
+def parse(name: str, text: str, source: str, cache: _ValidatedCache | None = None) -> Profile:
+    """Parse and validate one profile file's text.
+
+    fields.check runs on every parse of a user's or a project's file (a built-in, agentcfg's own, is held
+    to both by the tests), before the schema and whatever the cache knows: a text cached
+    by an agentcfg whose schema was weaker is still refused, and its message is the clearer one.
+    """
+    where = source.removeprefix(PROJECT) if source != BUILT_IN else f"built-in profile {name}"
+    if problem := fields.name_problem(name):
+        lower = name.lower()
+        rename = f"to {lower}.toml" if fields.valid_name(lower) else f"({fields.NAME_RULE})"
+        raise AgentcfgError(
+            f"the file's name is no profile name: {problem}", where=where, hint=f"Rename the file {rename}."
+        )
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise AgentcfgError(f"does not parse as TOML: {exc}", where=where) from None
+    except RecursionError:  # tomli's limit on nesting: a hostile file's `a = [[[[...`
+        raise AgentcfgError("does not parse as TOML: nested too deeply", where=where) from None
+    if source == BUILT_IN:  # agentcfg's own files: tests/test_profiles.py holds them to the rules and the schema
+        return Profile(name=name, source=source, **data)
+    fields.check(data, where, name=name)
+    digest = cache.digest(text) if cache else None
+    if cache is None or digest not in cache.known:
+        validate(data, cache.schema if cache else schema_text(), where)
+        if cache and digest:
+            cache.added.add(digest)
+    if "route" in data:
+        if source.startswith(PROJECT):  # the router would get your legs' keys: a route is only ever your own
+            raise AgentcfgError(
+                "a project profile cannot be a route (a [route] table): routes are your own",
+                where=where,
+                hint="Make the route yourself with `agentcfg route add`.",
+            )
+        data["route"] = Route.from_table(data["route"])
+        # else its router would answer anyone, with your keys (on loopback `route serve` adds it: route/spec.py)
+        if data["route"].beyond_loopback and not data.get("key_env"):
+            raise AgentcfgError(
+                f"route {name!r} listens on {data['route'].host}, so it needs key_env (the router key's variable)",
+                where=where,
+                hint=f"Add it again, which makes the key: `agentcfg route add {name} --force ...` with its options.",
+            )
+    return Profile(name=name, source=source, **data)
