@@ -249,6 +249,7 @@ def told_window(profile: Profile) -> int | None:
 
 
 def reasoning_advice(router: str, thinking_off: str) -> str:
-    # Word for word what doctor has said: the end ('(`"alwaysThinkingEnabled": false` in its settings)') was an
-    # unreachable line after this return before it moved here; restoring it is a change of output of its own.
-    return f"{router}, or turn thinking off for tool turns: {thinking_off}, or Claude Code's thinking off "
+    return (
+        f"{router}, or turn thinking off for tool turns: {thinking_off}, or Claude Code's thinking off "
+        '(`"alwaysThinkingEnabled": false` in its settings)'
+    )

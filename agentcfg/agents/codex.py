@@ -347,6 +347,7 @@ def told_window(profile: Profile) -> int | None:
 
 
 def reasoning_advice(router: str, thinking_off: str) -> str:
-    # Word for word what doctor has said: the sentence's end ("`encrypted_content`, never the reasoning text)")
-    # was an unreachable line after this return before it moved here; restoring it is a change of output of its own.
-    return f"{router}, or turn thinking off for tool turns: {thinking_off} (Codex sends back only "
+    return (
+        f"{router}, or turn thinking off for tool turns: {thinking_off} (Codex sends back only "
+        "`encrypted_content`, never the reasoning text)"
+    )

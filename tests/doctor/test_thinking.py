@@ -282,3 +282,17 @@ def test_the_second_turn_stays_within_the_one_deadline() -> None:
         assert time.monotonic() - started < 2.5
     finding = next(f for f in report.findings if f.id.startswith("thinking"))
     assert (finding.id, finding.status) == ("thinking-tools", "skip") and "deadline" in finding.summary
+
+
+@pytest.mark.parametrize(
+    ("agent", "ends"),
+    [
+        ("codex", "(Codex sends back only `encrypted_content`, never the reasoning text)"),
+        ("claude", '(`"alwaysThinkingEnabled": false` in its settings)'),
+        ("opencode", "(opencode #35689: reasoning dropped on messages with tool calls)"),
+        ("qwen", 'turn thinking off for tool turns: `chat_template_kwargs: {"thinking": false}` on vLLM'),
+    ],
+)
+def test_each_agents_thinking_advice_is_a_whole_sentence(agent, ends):
+    """Codex's and Claude Code's advice lost their last words to a line after `return` (issue 28's code)."""
+    assert thinking.advice(agent).endswith(ends)
