@@ -387,7 +387,8 @@ def redirect(target: Target, result: Result, verdict: Verdict) -> Finding | None
     base = (target.base_url or "").rstrip("/")
     field = "anthropic_base_url" if target.protocol == "anthropic" else "base_url"
     fix = ""
-    if asked.startswith(base) and final.endswith(tail := asked[len(base) :]) and tail:
+    tail = asked[len(base) :] if asked.startswith(base) else ""  # the API path below the base URL, if it is below
+    if tail and final.endswith(tail):
         moved = final[: len(final) - len(tail)]
         if moved != base:  # the same API at another address: point the profile there
             fix = profile_fix(target, **{field: moved})

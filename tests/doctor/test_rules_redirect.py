@@ -86,3 +86,13 @@ def test_a_redirect_no_agent_can_follow() -> None:
     seen["chat-stream"] = Result(seen["chat-stream"].probe, 307, "", "")
     finding = only(diagnose(target("qwen", OLD), seen), "base-url-redirect")
     assert finding.status == FAIL and "without a Location" in finding.evidence
+
+
+def test_a_redirect_of_a_probe_outside_the_base_url_names_the_final_url() -> None:
+    """A probe whose URL is not under the target's base URL (the base as written differs from what was sent):
+    no base URL can be worked out, so the hint names the final URL (this raised UnboundLocalError)."""
+    seen = healthy("qwen", OLD)
+    seen["chat-stream"] = redirected(seen["chat-stream"], (307, NEW + "/chat/completions"))
+    finding = only(diagnose(target("qwen", "http://localhost:8000/v1"), seen), "base-url-redirect")
+    assert finding.status == WARN and finding.fix == ""
+    assert finding.hint == f"use {NEW}/chat/completions as the base URL"
