@@ -17,8 +17,10 @@ from pathlib import Path, PurePath
 from agentcfg import env
 from agentcfg.agents import AGENTS
 from agentcfg.agents.base import Agent, Launch, LaunchContext
+from agentcfg.current import read_current
 from agentcfg.env import runtime_dir  # exec's files and the routes' live there
 from agentcfg.errors import AgentcfgError
+from agentcfg.invocation import self_command
 from agentcfg.profiles import PROJECT, Profile
 
 
@@ -46,7 +48,6 @@ def prepare(
     import secrets
 
     from agentcfg import versions
-    from agentcfg.switch import read_current, self_command
 
     if reason := agent.unsupported(profile):
         raise AgentcfgError(f"{agent.TRAITS.name} cannot run on this profile: {reason}")

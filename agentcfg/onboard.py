@@ -10,6 +10,7 @@ from dataclasses import dataclass, field, replace
 from agentcfg import edit, env, fields, fixes, fsutil, profiles
 from agentcfg.agents import AGENTS
 from agentcfg.agents.base import Binding
+from agentcfg.current import read_current, runs_helper
 from agentcfg.errors import AgentcfgError, Exit
 from agentcfg.importer import Candidate, candidates, claude_model, name_for
 from agentcfg.plan import FileChange
@@ -64,8 +65,6 @@ class Survey:
 def bindings(environ: env.Environ) -> tuple[dict[str, Binding], list[str]]:
     """What each configured agent points at now (agents whose files do not parse are named, not read).
     Claude Code's model also comes from its model slots and `model` setting (importer.claude_model)."""
-    from agentcfg.switch import read_current
-
     found, notes = {}, []
     for agent in AGENTS.values():
         try:
@@ -235,8 +234,6 @@ def variable_readers(candidate: Candidate, environ: env.Environ) -> list[str]:
     """The agents beside a plaintext key that cannot fetch it from the keyring (qwen-code, opencode, Codex
     before 0.119): once it is moved, they read it from the profile's variable, which only `agentcfg exec`
     and `agentcfg env` set, so plain `qwen` fails with "Missing API key"."""
-    from agentcfg.switch import runs_helper
-
     return [name for name in candidate.found_in if name in AGENTS and not runs_helper(AGENTS[name], environ)]
 
 

@@ -201,7 +201,7 @@ def pointing_agents(name: str, environ: dict[str, str]) -> list[str]:
     """The agents whose files point at profile `name` now (as `agentcfg status` matches them)."""
     from agentcfg import profiles
     from agentcfg.apply import Journal
-    from agentcfg.switch import status
+    from agentcfg.status import status
 
     try:
         found = status(environ, profiles.load_all(environ), Journal(environ).entries())

@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import os
-import sys
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
 
 from agentcfg import budget, edit, env, fixes, fsutil
 from agentcfg.agents import AGENTS
-from agentcfg.agents.base import Agent, Binding, FileEdit, KeySource, Texts, helper_exposure
+from agentcfg.agents.base import Agent, FileEdit, KeySource, Texts
+from agentcfg.current import read_current, runs_helper
 from agentcfg.errors import AgentcfgError, Exit
-from agentcfg.plan import FileChange, Plan, drifted
+from agentcfg.invocation import self_command
+from agentcfg.plan import FileChange, Plan
 from agentcfg.profiles import Profile, is_placeholder
 
 
@@ -45,70 +44,6 @@ def select(
                 f"not installed (no `{agent.TRAITS.binary}` on PATH) and no config file; {anyway} sets it up anyway"
             )
     return chosen, skipped
-
-
-def read_current(agent: Agent, environ: env.Environ) -> Texts:
-    return {f: fsutil.read_text(f.path, env.display(f.path, environ)) for f in agent.files(environ)}
-
-
-# What `key get` and `route serve` import at run time: agentcfg and the top-level packages of its dependencies.
-RUNTIME_PACKAGES = ("agentcfg", "click", "dotenv", "jsonschema", "keyring", "httpx", "platformdirs", "tomli")
-
-
-def self_command() -> tuple[str, ...]:
-    """How an agent (or systemd) runs this agentcfg, wherever it runs it and whatever it inherits.
-
-    Agents run their key helper in the user's project, often a repository just cloned. The interpreter runs
-    isolated (`-I`: neither the current directory nor PYTHONPATH, PYTHONHOME, PYTHONSTARTUP or the user's site
-    is searched), so a planted `agentcfg/`, `click/` or `sitecustomize.py` is never imported; the directories
-    this process imports agentcfg and its dependencies from that isolation would not search (an editable or
-    `--user` install, a checkout) are put back by absolute path."""
-    import site
-
-    return isolated_command(sys.executable, _import_dirs(), site.getsitepackages())
-
-
-def isolated_command(python: str, dirs: list[str], site_packages: list[str]) -> tuple[str, ...]:
-    """`python -I -m agentcfg`, or where `dirs` are not all in the interpreter's own `site_packages`,
-    `python -I -c CODE` with CODE putting them first on sys.path before it imports agentcfg."""
-    searched = {os.path.normcase(os.path.realpath(d)) for d in site_packages}
-    extra = [d for d in dirs if os.path.normcase(os.path.realpath(d)) not in searched]
-    if not extra:
-        return (python, "-I", "-m", "agentcfg")
-    import json  # a JSON list of strings is a Python literal, and its double quotes read well in a shell's '...'
-
-    code = f"import sys; sys.path[:0] = {json.dumps(extra)}; from agentcfg.cli import main; main()"
-    return (python, "-I", "-c", code)
-
-
-def _import_dirs() -> list[str]:
-    """The directories this process imports RUNTIME_PACKAGES from, in sys.path order (agentcfg first if its own
-    is not on sys.path: a meta path finder's editable install)."""
-    import importlib.util
-
-    found: list[str] = []
-    for name in RUNTIME_PACKAGES:
-        spec = importlib.util.find_spec(name)
-        where = list(spec.submodule_search_locations or ()) if spec else []
-        if spec and not where and spec.origin:  # a single-file module
-            where = [spec.origin]
-        for location in where[:1]:
-            directory = os.path.dirname(os.path.abspath(location))
-            if directory not in found:
-                found.append(directory)
-    order = {os.path.abspath(p or os.curdir): i for i, p in reversed(list(enumerate(sys.path)))}
-    return sorted(found, key=lambda d: order.get(d, -1))
-
-
-def runs_helper(agent: Agent, environ: env.Environ) -> bool:
-    """Whether the installed agent can run a key helper command (detected from its version, never assumed)."""
-    since = agent.TRAITS.key_helper_since
-    if since is None or since == ():
-        return since == ()
-    from agentcfg import versions
-
-    version = versions.installed(agent.TRAITS.binary, environ)
-    return version is not None and version >= since
 
 
 def _they(names: list[str], one: str, many: str) -> str:
@@ -425,83 +360,3 @@ def header_notes(agent: Agent, before: Texts, after: Texts, environ: env.Environ
         for header in new.headers
         if is_credential(header, environ)
     ]
-
-
-@dataclass
-class AgentStatus:
-    """What `status` says of one agent."""
-
-    name: str
-    installed: bool
-    files: list[str]
-    configured: bool = False
-    profile: str | None = None  # the profile it points at, "other", or None when not configured
-    base_url: str | None = None
-    model: str | None = None
-    key: str | None = None
-    key_in_file: bool = False  # a key's value sits in the agent's file (plaintext)
-    # An earlier agentcfg's key helper, not isolated: what it may import from (agents.base.helper_exposure)
-    key_helper_unisolated: str | None = None
-    edited: list[str] = field(default_factory=list)  # owned keys changed since agentcfg wrote them
-    last_switch: dict[str, Any] | None = None
-    error: str | None = None
-
-
-def _norm(url: str | None) -> str:
-    return (url or "").rstrip("/")
-
-
-def _match(
-    status: AgentStatus, profiles: dict[str, Profile], preferred: str | None, binding: Binding | None = None
-) -> str | None:
-    """The profile the agent's files belong to (agentcfg.attribution, as doctor decides it), "other" if none.
-    `preferred`: the profile of its last switch in the journal."""
-    if not status.configured or not (status.base_url or status.model):
-        return None
-    from agentcfg.attribution import attribute
-
-    found = attribute(
-        status.base_url,
-        status.model,
-        profiles,
-        own=binding.profile if binding else None,
-        label=binding.label if binding else None,
-        last_switch=preferred,
-    )
-    return found.profile or "other"
-
-
-def status(environ: env.Environ, profiles: dict[str, Profile], journal_entries: list[Any]) -> list[AgentStatus]:
-    """Per agent: its files, what they point at, and whether someone edited what agentcfg owns."""
-    result = []
-    for agent in AGENTS.values():
-        item = AgentStatus(agent.TRAITS.name, installed=bool(env.which(agent.TRAITS.binary, environ)), files=[])
-        result.append(item)
-        try:
-            current = read_current(agent, environ)
-            item.files = [env.display(f.path, environ) for f in current]
-            item.configured = any(text is not None for text in current.values())
-            binding = agent.read(current)
-        except AgentcfgError as exc:
-            item.error = str(exc)
-            continue
-        item.base_url, item.model, item.key = binding.base_url, binding.model, binding.key
-        item.key_in_file = bool(binding.key and binding.key.startswith("in "))
-        item.key_helper_unisolated = helper_exposure(binding.helper)
-        last = next(
-            (e for e in reversed(journal_entries) if any(f["agent"] == agent.TRAITS.name for f in e.files)), None
-        )
-        if last is not None:
-            item.last_switch = {
-                "entry": last.id,
-                "profile": last.manifest.get("profile"),
-                "time": last.manifest["time"],
-            }
-            by_path = {str(f.path): f for f in current}
-            for recorded in last.files:
-                file = by_path.get(recorded["path"]) if recorded["agent"] == agent.TRAITS.name else None
-                if file is not None:
-                    shown = env.display(file.path, environ)
-                    item.edited += drifted(recorded["format"], current[file], recorded["owned"], shown)
-        item.profile = _match(item, profiles, (item.last_switch or {}).get("profile"), binding)
-    return result

@@ -13,7 +13,8 @@ import tomllib
 from agentcfg import profiles
 from agentcfg.agents import codex
 from agentcfg.agents.base import KeySource
-from agentcfg.switch import plan_switch, self_command
+from agentcfg.invocation import self_command
+from agentcfg.switch import plan_switch
 from tests.conftest import Home
 
 pytestmark = pytest.mark.skipif(os.name == "nt", reason="the fake codex is a POSIX shell script")

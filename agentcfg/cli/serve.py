@@ -338,8 +338,8 @@ def _unit(
 ) -> None:
     import getpass
 
+    from agentcfg.invocation import self_command
     from agentcfg.serve import lifecycle, unit
-    from agentcfg.switch import self_command
 
     options = lifecycle.merged(lifecycle.load_options(profile, environ), given)
     found, built = lifecycle.build(profile, options, environ)  # the options checked as a start checks them

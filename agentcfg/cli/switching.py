@@ -230,7 +230,7 @@ def status(as_json: bool) -> None:
     """What each agent points at now, and whether its agentcfg-owned keys were edited since."""
     from agentcfg import cli, env, profiles, report
     from agentcfg.apply import Journal
-    from agentcfg.switch import status as agent_status
+    from agentcfg.status import status as agent_status
 
     environ = base.environ()
     journal = Journal(environ)
@@ -276,7 +276,7 @@ def agents_command(as_json: bool) -> None:
     from agentcfg import env, profiles, report, versions
     from agentcfg.agents import AGENTS
     from agentcfg.apply import Journal
-    from agentcfg.switch import status as agent_status
+    from agentcfg.status import status as agent_status
 
     environ = base.environ()
     rows = []

@@ -837,7 +837,7 @@ def targets_from_files(
 
     `last_switch`: agent -> the profile of its last switch (default: read from agentcfg's journal).
     """
-    from agentcfg.switch import read_current
+    from agentcfg.current import read_current
 
     switched = _journal_switches(environ) if last_switch is None else last_switch
     result = []

@@ -286,8 +286,8 @@ def _serving(route: Profile, legs_: list[Profile], where: server.Files, environ:
 
 def systemd_unit(name: str, environ: env.Environ) -> str:
     """A systemd user unit that runs the route's router (`route serve NAME --foreground`)."""
+    from agentcfg.invocation import self_command
     from agentcfg.shells import systemd_command
-    from agentcfg.switch import self_command
 
     route = route_and_legs(name, environ)[0]
     assert route.route is not None
