@@ -38,6 +38,8 @@ from pathlib import Path
 from typing import Any
 
 from agentcfg import env, fixes, fsutil, managed, manifest, undo
+from agentcfg.agents import AGENTS
+from agentcfg.agents.base import AgentFile
 from agentcfg.errors import AgentcfgError, Exit
 from agentcfg.plan import FileChange, digest, drifted, owned_to_json
 
@@ -234,8 +236,6 @@ def _owned_edited(item: dict[str, Any], current: str, shown: str) -> bool:
 
 
 def _revert(entry: Entry, item: dict[str, Any], before: str | None, current: str, shown: str) -> undo.Reverted:
-    from agentcfg.agents import AGENTS
-
     written = entry.written(item)
     agent = AGENTS.get(item["agent"])
     return undo.revert(
@@ -709,8 +709,6 @@ class Journal:
         projects, qwen-code stamps `$version`) gets agentcfg's change undone and keeps the other edits
         (agentcfg.undo says how); a file whose owned keys were edited, or that no longer parses,
         needs --force, which restores the backup byte for byte."""
-        from agentcfg.agents.base import AgentFile
-
         entries = self.entries()
         blocking = [u for u in self.unusable() if not entries or int(u.id) > int(entries[-1].id)]
         if blocking:

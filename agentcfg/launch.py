@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePath
 
-from agentcfg import env
+from agentcfg import env, fsutil, versions
 from agentcfg.agents import AGENTS
 from agentcfg.agents.base import Agent, Launch, LaunchContext
 from agentcfg.current import read_current
@@ -47,8 +47,6 @@ def prepare(
     `key`: the profile's key, for an agent that takes it otherwise than in its variable (LaunchContext.key)."""
     import secrets
 
-    from agentcfg import versions
-
     if reason := agent.unsupported(profile):
         raise AgentcfgError(f"{agent.TRAITS.name} cannot run on this profile: {reason}")
     # Only an agent whose launch depends on its version is asked (`AGENT --version` starts Node the first time,
@@ -73,8 +71,6 @@ def prepare(
 
 
 def _write(path: Path, text: str) -> None:
-    from agentcfg import fsutil
-
     try:
         fsutil.write_private(path, text)
     except OSError as error:  # a directory in its place

@@ -1,5 +1,5 @@
 """Codex profile files kept by `agentcfg switch` (Codex 0.134+ or not installed): `codex --profile agentcfg-NAME`
-runs on NAME whatever config.toml points at (agentcfg.switch.codex_profile_edits)."""
+runs on NAME whatever config.toml points at (agentcfg.switch.profile_file_edits)."""
 
 from __future__ import annotations
 

@@ -47,6 +47,9 @@ TRAITS = Traits(
     key_helper_since=(),
     key_helper_setting="apiKeyHelper",
     proven=("2.1.197", "2.1.332"),
+    shell_keys_over_helper=("ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_API_KEY"),  # TOKEN, API_KEY
+    shell_headers="ANTHROPIC_CUSTOM_HEADERS",  # CUSTOM_HEADERS
+    model_in_slots=True,
 )
 TOKEN = "ANTHROPIC_AUTH_TOKEN"
 API_KEY = "ANTHROPIC_API_KEY"

@@ -56,6 +56,7 @@ TRAITS = Traits(
     # (seen with 0.15: a rollback must give the user's "qwen-oauth" back in its new place, or it is lost)
     moves={("selectedAuthType",): ("security", "auth", "selectedType")},
     proven=("0.15.10", "0.24.4"),
+    shell_key_over_placeholder=("OPENAI_API_KEY", ".env"),  # KEY, in files()[0]
 )
 KEY = "OPENAI_API_KEY"
 PROVIDERS = ("modelProviders", "openai")
