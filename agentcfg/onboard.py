@@ -7,16 +7,15 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 
-from agentcfg import edit, env, fields, fixes, fsutil, keystore, profiles
+from agentcfg import edit, env, fields, fixes, fsutil, keystore, profiles, switch
 from agentcfg.agents import AGENTS
 from agentcfg.agents.base import Binding, Texts
-from agentcfg.apply import Journal
 from agentcfg.current import read_current, runs_helper
 from agentcfg.errors import AgentcfgError, Exit
 from agentcfg.importer import Candidate, candidates, claude_model, name_for
 from agentcfg.plan import FileChange
 from agentcfg.profiles import Profile, is_placeholder
-from agentcfg.switch import key_source, plan_switch, variable_note
+from agentcfg.switch import key_source, variable_note
 
 
 @dataclass
@@ -320,11 +319,15 @@ def _move_key(profile: profiles.Profile, candidate: Candidate, environ: env.Envi
     keys, _ = key_source(profile, agents, environ)
     if readers := variable_readers(candidate, environ):  # plain `qwen` has no key from now on: say what starts it
         result.notes.append(variable_note(profile, readers))
-    journal = Journal(environ)
-    with journal.locked():
-        plan = plan_switch(profile, agents, environ, keys)
-        plan.changes = [_forget_key(change, str(candidate.key), profile.key_env, environ) for change in plan.changes]
-        journal.commit(plan.changes, {"kind": "switch", "profile": profile.name, "label": f"move key {profile.name}"})
+    key, key_env = str(candidate.key), profile.key_env
+    plan = switch.run(
+        profile,
+        agents,
+        environ,
+        keys,
+        label=f"move key {profile.name}",
+        rewrite=lambda change: _forget_key(change, key, key_env, environ),
+    ).plan
     result.moved.append(profile.name)
     result.notes += [note for note in plan.notes if "plaintext" in note]  # what happened to the old copies
 

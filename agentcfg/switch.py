@@ -3,15 +3,17 @@ writes it (run: lock, read, plan, commit; a dry run plans the same and writes no
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
 from agentcfg import env, fixes, fsutil, keystore, profiles, switchplan, trust, versions
 from agentcfg.agents import AGENTS, codex
 from agentcfg.agents.base import Agent, FileEdit, KeySource, Texts
+from agentcfg.apply import Journal
 from agentcfg.current import read_current, runs_helper
 from agentcfg.errors import AgentcfgError, Exit
 from agentcfg.invocation import self_command
-from agentcfg.plan import Plan
+from agentcfg.plan import FileChange, Plan
 from agentcfg.profiles import Profile, is_placeholder
 from agentcfg.switchplan import AgentReading
 
@@ -292,3 +294,96 @@ def profile_file_edits(
             own = KeySource(helper=(*self_command(), "key", "get", other.name), runs_helper=fetches)
             edits.append(codex.profile_edits(other, codex.profile_file(other.name, environ), own))
     return edits
+
+
+@dataclass
+class Switched:
+    """What one run of the switch path did (a dry run: would do)."""
+
+    plan: Plan
+    entry: str | None  # the journal entry it committed; None: a dry run, or nothing changed
+    recovered: list[str]  # what recovery did under the lock before the switch
+    journal: Journal = field(repr=False)
+
+
+def run(
+    profile: Profile,
+    agents: list[Agent],
+    environ: env.Environ,
+    keys: KeySource,
+    *,
+    label: str,
+    dry_run: bool = False,
+    others: list[Profile] | None = None,
+    rewrite: Callable[[FileChange], FileChange] | None = None,
+) -> Switched:
+    """The one switch path (`switch`, `init`, import's key move): lock, read, plan, commit. A dry run reads and
+    plans the same way and takes no lock, recovers nothing and writes nothing. `rewrite`: a last change to each
+    planned file before it is committed (import's key move names the key's variable where the key was)."""
+    journal = Journal(environ)
+    if dry_run:
+        return Switched(plan_switch(profile, agents, environ, keys, others), None, [], journal)
+    with journal.locked() as recovered:
+        plan = plan_switch(profile, agents, environ, keys, others)
+        if rewrite is not None:
+            plan.changes = [rewrite(change) for change in plan.changes]
+        entry = journal.commit(plan.changes, {"kind": "switch", "profile": profile.name, "label": label})
+    return Switched(plan, entry.id if entry else None, list(recovered), journal)
+
+
+@dataclass
+class Request:
+    """`agentcfg switch PROFILE` as parsed."""
+
+    profile: str
+    agents: tuple[str, ...] = ()
+    every: bool = False
+    dry_run: bool = False
+    store_key_in_files: bool = False
+    all_profile_files: bool = False  # --codex-profile-files all
+    notes: list[str] = field(default_factory=list)  # said first (what environ() made of relative locations)
+
+
+@dataclass
+class Outcome:
+    """What `agentcfg switch` reports: the plan with every note in order, and its exit status."""
+
+    profile: Profile
+    plan: Plan
+    code: Exit
+    missing: MissingKey | None
+    entry: str | None
+    selected: bool  # some agent was chosen (nothing_to_switch says why not otherwise)
+
+
+def switch(request: Request, environ: env.Environ) -> Outcome:
+    """`agentcfg switch`: choose the agents, decide how they get the key, then the switch path (run)."""
+    chosen = profiles.get(request.profile, environ)
+    route_notes = _route_notes(chosen, environ) if chosen.route else []
+    selected, skipped = select(request.agents, request.every, environ, chosen.name)
+    keys, key_notes = key_source(chosen, selected, environ, store_in_files=request.store_key_in_files)
+    # --store-key-in-files has just refused a missing key (it has nothing to write): only the fetched key can be.
+    missing = None if request.store_key_in_files else missing_key(chosen, environ)
+    others = list(profiles.load_all(environ).values()) if request.all_profile_files else None
+    label = f"switch {request.profile}"
+    done = run(chosen, selected, environ, keys, label=label, dry_run=request.dry_run, others=others)
+    plan = done.plan
+    # Where relative variables led, what recovery did, and the journal entries it cannot use: before the plan's.
+    recovered = request.notes + done.recovered + done.journal.warnings()
+    plan.skipped = {**skipped, **plan.skipped}
+    code = outcome(plan, missing)
+    if code == Exit.NOTHING:
+        missing = None  # no agent points at the profile: its key is nobody's problem yet
+    # The missing key first among the key's notes: it is what to do before the others (which start the agents).
+    plan.notes = recovered + plan.notes + ([missing.note] if missing else []) + key_notes + route_notes
+    return Outcome(chosen, plan, code, missing, done.entry, bool(selected))
+
+
+def _route_notes(chosen: Profile, environ: env.Environ) -> list[str]:
+    """A route that cannot run is refused before anything is written; one whose router is not running is said."""
+    from agentcfg.route import control, server  # lazy: only a route profile needs the router's modules
+
+    control.route_and_legs(chosen.name, environ)
+    if server.read_process(server.files(chosen.name, environ)) is not None:
+        return []
+    return [f"route {chosen.name}'s router is not running: the agents fail until `agentcfg route serve {chosen.name}`"]
