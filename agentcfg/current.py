@@ -4,7 +4,7 @@ The edge a switch, status, doctor, exec and import read from before they decide 
 
 from __future__ import annotations
 
-from agentcfg import env, fsutil, versions
+from agentcfg import env, fsutil
 from agentcfg.agents.base import Agent, Texts
 
 
@@ -18,5 +18,7 @@ def runs_helper(agent: Agent, environ: env.Environ) -> bool:
     since = agent.TRAITS.key_helper_since
     if since is None or since == ():
         return since == ()
+    from agentcfg import versions  # lazy: `status` reads files with this module and never asks a version
+
     version = versions.installed(agent.TRAITS.binary, environ)
     return version is not None and version >= since

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from agentcfg import env, fixes, fsutil, keystore, profiles, switchplan, trust, versions
+from agentcfg import env, fixes, fsutil, keystore, profiles, switchplan, versions
 from agentcfg.agents import AGENTS, codex
 from agentcfg.agents.base import Agent, FileEdit, KeySource, Texts
 from agentcfg.apply import Journal
@@ -126,6 +126,8 @@ def key_source(
 def _unapproved_readers(profile: Profile, readers: list[str], fetchers: list[str]) -> AgentcfgError:
     """A project profile's variable you have not approved: an agent that reads the key from a variable would take
     it from the shell that starts it, so no agent file names that variable (nothing is written)."""
+    from agentcfg import trust  # lazy: ~3 ms a switch needs only for a project profile's unapproved variable
+
     only = f"switch only the agents that fetch it themselves (`{fixes.switch(profile.name, agents=fetchers)}`), or "
     return AgentcfgError(
         f"not switching {', '.join(readers)} to {profile.name}: {_they(readers, 'reads', 'read')} the key from "
@@ -185,6 +187,8 @@ def missing_key(profile: Profile, environ: env.Environ) -> MissingKey | None:
     fix = fixes.key_set(profile.name)
     approve = None
     if not keystore.reads_environment(profile, environ):
+        from agentcfg import trust  # lazy: ~3 ms a switch needs only for a project profile's unapproved variable
+
         approve = trust.approve_command(profile)
     try:
         found = keystore.KeyStore(environ, profile).get(profile.name)
