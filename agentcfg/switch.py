@@ -335,6 +335,9 @@ def run(
     return Switched(plan, entry.id if entry else None, list(recovered), journal)
 
 
+RouteCheck = Callable[[Profile, env.Environ], list[str]]
+
+
 @dataclass
 class Request:
     """`agentcfg switch PROFILE` as parsed."""
@@ -360,10 +363,12 @@ class Outcome:
     selected: bool  # some agent was chosen (nothing_to_switch says why not otherwise)
 
 
-def switch(request: Request, environ: env.Environ) -> Outcome:
-    """`agentcfg switch`: choose the agents, decide how they get the key, then the switch path (run)."""
+def switch(request: Request, environ: env.Environ, route_check: RouteCheck | None = None) -> Outcome:
+    """`agentcfg switch`: choose the agents, decide how they get the key, then the switch path (run).
+    `route_check`: for a route profile, refuses a route that cannot run, and says what to know of its router
+    (the caller's: the router's modules sit above this one)."""
     chosen = profiles.get(request.profile, environ)
-    route_notes = _route_notes(chosen, environ) if chosen.route else []
+    route_notes = route_check(chosen, environ) if chosen.route and route_check else []
     selected, skipped = select(request.agents, request.every, environ, chosen.name)
     keys, key_notes = key_source(chosen, selected, environ, store_in_files=request.store_key_in_files)
     # --store-key-in-files has just refused a missing key (it has nothing to write): only the fetched key can be.
@@ -381,13 +386,3 @@ def switch(request: Request, environ: env.Environ) -> Outcome:
     # The missing key first among the key's notes: it is what to do before the others (which start the agents).
     plan.notes = recovered + plan.notes + ([missing.note] if missing else []) + key_notes + route_notes
     return Outcome(chosen, plan, code, missing, done.entry, bool(selected))
-
-
-def _route_notes(chosen: Profile, environ: env.Environ) -> list[str]:
-    """A route that cannot run is refused before anything is written; one whose router is not running is said."""
-    from agentcfg.route import control, server  # lazy: only a route profile needs the router's modules
-
-    control.route_and_legs(chosen.name, environ)
-    if server.read_process(server.files(chosen.name, environ)) is not None:
-        return []
-    return [f"route {chosen.name}'s router is not running: the agents fail until `agentcfg route serve {chosen.name}`"]

@@ -11,6 +11,8 @@ from agentcfg.errors import Exit
 
 if TYPE_CHECKING:
     from agentcfg.apply import Journal
+    from agentcfg.env import Environ
+    from agentcfg.profiles import Profile
     from agentcfg.switch import Outcome
 
 # -- switch ------------------------------------------------------------------------------------------
@@ -68,7 +70,7 @@ def switch(
         profile, agents, every, dry_run, store_key_in_files, codex_profile_files == "all", cli.location_notes()
     )
     environ = base.environ()
-    done = switch.switch(request, environ)
+    done = switch.switch(request, environ, _route_notes)
     _render_switch(done, environ, dry_run=dry_run, as_json=as_json)
     base.finish(done.code)
 
@@ -98,6 +100,16 @@ def _render_switch(done: Outcome, environ: dict[str, str], *, dry_run: bool, as_
     base.emit_notes(plan.notes)
     if done.entry:
         click.echo("Undo with: agentcfg rollback")
+
+
+def _route_notes(chosen: Profile, environ: Environ) -> list[str]:
+    """A route that cannot run is refused before anything is written; one whose router is not running is said."""
+    from agentcfg.route import control, server
+
+    control.route_and_legs(chosen.name, environ)
+    if server.read_process(server.files(chosen.name, environ)) is not None:
+        return []
+    return [f"route {chosen.name}'s router is not running: the agents fail until `agentcfg route serve {chosen.name}`"]
 
 
 # -- rollback ----------------------------------------------------------------------------------------
