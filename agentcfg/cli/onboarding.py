@@ -62,15 +62,15 @@ def init(
 
 def _prepare(environ: dict[str, str], profile_name: str | None, key_stdin: bool, yes: bool, as_json: bool) -> Answers:
     """Steps (a) to (d): show, check, ask. Nothing written; the answers _write_init writes."""
-    from agentcfg import onboard, profiles
+    from agentcfg import onboard
     from agentcfg.init import Answers
 
     interactive = sys.stdin.isatty() and not yes and not key_stdin and not as_json
     notes: list[str] = []
-    found, chosen, keyring, checked = _show_and_check(environ, profile_name, key_stdin, interactive, as_json)
+    found, existing, chosen, keyring, checked = _show_and_check(environ, profile_name, key_stdin, interactive, as_json)
     # (d) the questions
     found = _ask_models(found, environ, interactive, notes)
-    known = {**found.new, **profiles.load_all(environ)}
+    known = {**found.new, **existing}
     offered = onboard.moves_offered(found, keep=False, keyring=keyring)
     move = _decide_moves(offered, yes, interactive, notes, environ)
     if chosen is None and profile_name:  # named an endpoint without a model: unknown if the user skipped it
@@ -87,9 +87,9 @@ def _prepare(environ: dict[str, str], profile_name: str | None, key_stdin: bool,
 
 def _show_and_check(
     environ: dict[str, str], profile_name: str | None, key_stdin: bool, interactive: bool, as_json: bool
-) -> tuple[Any, Any, Any, bool]:
+) -> tuple[Any, dict[str, Any], Any, Any, bool]:
     """Steps (a) to (c): what the machine has, --profile and the keyring checked before any question. The survey,
-    the profile chosen already (None: to ask), the keyring's problem, and whether the keyring was checked."""
+    the profiles there are, the one chosen already (None: to ask), the keyring's problem, and whether it was checked."""
     from agentcfg import env, onboard, profiles
 
     say = _quiet if as_json else click.echo
@@ -115,7 +115,7 @@ def _show_and_check(
     if keyring:  # said once, up front
         then = "the plaintext keys found stay where they are" if moves_possible else "no key can be stored"
         base.emit_notes([f"{keyring.message}: {then}"])
-    return found, chosen, keyring, checked
+    return found, existing, chosen, keyring, checked
 
 
 def _quiet(text: str) -> None:
