@@ -14,11 +14,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePath
 
-from agentcfg import env
+from agentcfg import env, fsutil, versions
 from agentcfg.agents import AGENTS
 from agentcfg.agents.base import Agent, Launch, LaunchContext
+from agentcfg.current import read_current
 from agentcfg.env import runtime_dir  # exec's files and the routes' live there
 from agentcfg.errors import AgentcfgError
+from agentcfg.invocation import self_command
 from agentcfg.profiles import PROJECT, Profile
 
 
@@ -45,9 +47,6 @@ def prepare(
     `key`: the profile's key, for an agent that takes it otherwise than in its variable (LaunchContext.key)."""
     import secrets
 
-    from agentcfg import versions
-    from agentcfg.switch import read_current, self_command
-
     if reason := agent.unsupported(profile):
         raise AgentcfgError(f"{agent.TRAITS.name} cannot run on this profile: {reason}")
     # Only an agent whose launch depends on its version is asked (`AGENT --version` starts Node the first time,
@@ -72,8 +71,6 @@ def prepare(
 
 
 def _write(path: Path, text: str) -> None:
-    from agentcfg import fsutil
-
     try:
         fsutil.write_private(path, text)
     except OSError as error:  # a directory in its place

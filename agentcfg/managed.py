@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from agentcfg import env
+from agentcfg.agents import AGENTS, codex, opencode
 from agentcfg.errors import AgentcfgError
 
 # The names a file of each format may have, whatever the agent: an OPENCODE_CONFIG of another name, or a
@@ -33,8 +34,6 @@ def named_for(fmt: str, path: str | Path) -> bool:
 def agent_files(agent_name: str, locations: env.Environ) -> list[tuple[Path, str]]:
     """Every file `agent_name` has for `locations`, as (path or name pattern, format): its files() and what the
     switch keeps beside them (Codex's profile files; opencode's other config names, whichever exists then)."""
-    from agentcfg.agents import AGENTS, codex, opencode
-
     agent = AGENTS[agent_name]
     files = [(f.path, f.format) for f in agent.files(locations)]
     if agent is codex:
@@ -47,8 +46,6 @@ def agent_files(agent_name: str, locations: env.Environ) -> list[tuple[Path, str
 def problem(item: dict[str, Any], locations: env.Environ) -> str | None:
     """Why a journal entry's file is not one agentcfg writes (None: it is): `item` has "agent", "path" and "format"
     (a manifest's file entry, already checked for shape: agentcfg.manifest)."""
-    from agentcfg.agents import AGENTS
-
     name, path, fmt = item["agent"], Path(item["path"]), item["format"]
     if name not in AGENTS:
         return f"names an unknown agent {name!r} (agentcfg knows {', '.join(AGENTS)})"

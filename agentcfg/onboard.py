@@ -7,13 +7,15 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 
-from agentcfg import edit, env, fields, fixes, fsutil, profiles
+from agentcfg import edit, env, fields, fixes, fsutil, keystore, profiles, switch
 from agentcfg.agents import AGENTS
-from agentcfg.agents.base import Binding
+from agentcfg.agents.base import Binding, Texts
+from agentcfg.current import read_current, runs_helper
 from agentcfg.errors import AgentcfgError, Exit
 from agentcfg.importer import Candidate, candidates, claude_model, name_for
 from agentcfg.plan import FileChange
 from agentcfg.profiles import Profile, is_placeholder
+from agentcfg.switch import key_source, variable_note
 
 
 @dataclass
@@ -64,23 +66,22 @@ class Survey:
 def bindings(environ: env.Environ) -> tuple[dict[str, Binding], list[str]]:
     """What each configured agent points at now (agents whose files do not parse are named, not read).
     Claude Code's model also comes from its model slots and `model` setting (importer.claude_model)."""
-    from agentcfg.switch import read_current
-
     found, notes = {}, []
     for agent in AGENTS.values():
         try:
             current = read_current(agent, environ)
             if any(text is not None for text in current.values()):
                 binding = agent.read(current)
-                if agent.TRAITS.name == "claude" and not binding.model:
-                    binding = replace(binding, model=_claude_model(current))
+                if agent.TRAITS.model_in_slots and not binding.model:
+                    binding = replace(binding, model=_slot_model(current))
                 found[agent.TRAITS.name] = binding
         except AgentcfgError as exc:
             notes.append(f"{agent.TRAITS.name}: not imported, its file does not parse ({exc.message})")
     return found, notes
 
 
-def _claude_model(current: dict) -> str | None:
+def _slot_model(current: Texts) -> str | None:
+    """The model a settings file's env block and `model` setting name (Traits.model_in_slots)."""
     ((file, text),) = current.items()
     settings = edit.load("json", text or "", path=str(file.path))
     if not isinstance(settings, dict):
@@ -132,7 +133,8 @@ def survey(environ: env.Environ, models: Mapping[str, str] | None = None) -> Sur
     result = Survey(_safe(candidates(found, environ, existing), environ, notes), notes=notes)
     taken = set(existing) | {c.name for c in result.candidates}
     for where, binding in found.items():
-        if binding.base_url and not binding.model and where == "claude" and fields.splittable(binding.base_url):
+        slots = where in AGENTS and AGENTS[where].TRAITS.model_in_slots
+        if binding.base_url and not binding.model and slots and fields.splittable(binding.base_url):
             name = name_for(binding.base_url.rstrip("/") + "/v1", taken)
             taken.add(name)
             key = bool(binding.key_value) and not is_placeholder(str(binding.key_value))
@@ -153,8 +155,6 @@ def unmodelled_note(item: Unmodelled) -> str:
 def needs_key(profile: Profile, environ: env.Environ) -> bool:
     """A keyed profile whose key agentcfg has not stored on this machine and the shell does not export where the
     profile may read it (keystore.exported: a project profile's variable only once approved at `trust`)."""
-    from agentcfg import keystore
-
     return (
         bool(profile.key_env)
         and profile.name not in keystore.remembered(environ)
@@ -164,8 +164,6 @@ def needs_key(profile: Profile, environ: env.Environ) -> bool:
 
 def keyring_problem(environ: env.Environ, profile: Profile | None = None) -> AgentcfgError | None:
     """The one check of the keyring: None when a key can be stored, else why not (with the ways out)."""
-    from agentcfg import keystore
-
     try:
         keystore.KeyStore(environ, profile).backend  # noqa: B018 - opening it is the check
     except keystore.KeyringProblem as problem:
@@ -235,8 +233,6 @@ def variable_readers(candidate: Candidate, environ: env.Environ) -> list[str]:
     """The agents beside a plaintext key that cannot fetch it from the keyring (qwen-code, opencode, Codex
     before 0.119): once it is moved, they read it from the profile's variable, which only `agentcfg exec`
     and `agentcfg env` set, so plain `qwen` fails with "Missing API key"."""
-    from agentcfg.switch import runs_helper
-
     return [name for name in candidate.found_in if name in AGENTS and not runs_helper(AGENTS[name], environ)]
 
 
@@ -298,10 +294,6 @@ def import_profiles(
 
 
 def _move_key(profile: profiles.Profile, candidate: Candidate, environ: env.Environ, result: Imported) -> None:
-    from agentcfg import keystore
-    from agentcfg.apply import Journal
-    from agentcfg.switch import key_source, plan_switch, variable_note
-
     if not profile.key_env:
         result.notes.append(f"{profile.name}: a key was found, but the profile reads none; it was left in place")
         return
@@ -327,11 +319,15 @@ def _move_key(profile: profiles.Profile, candidate: Candidate, environ: env.Envi
     keys, _ = key_source(profile, agents, environ)
     if readers := variable_readers(candidate, environ):  # plain `qwen` has no key from now on: say what starts it
         result.notes.append(variable_note(profile, readers))
-    journal = Journal(environ)
-    with journal.locked():
-        plan = plan_switch(profile, agents, environ, keys)
-        plan.changes = [_forget_key(change, str(candidate.key), profile.key_env, environ) for change in plan.changes]
-        journal.commit(plan.changes, {"kind": "switch", "profile": profile.name, "label": f"move key {profile.name}"})
+    key, key_env = str(candidate.key), profile.key_env
+    plan = switch.run(
+        profile,
+        agents,
+        environ,
+        keys,
+        label=f"move key {profile.name}",
+        rewrite=lambda change: _forget_key(change, key, key_env, environ),
+    ).plan
     result.moved.append(profile.name)
     result.notes += [note for note in plan.notes if "plaintext" in note]  # what happened to the old copies
 

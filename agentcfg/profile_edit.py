@@ -13,7 +13,7 @@ from agentcfg import env, fields, fixes, fsutil, keystore, profiles, trust
 from agentcfg.apply import Journal
 from agentcfg.errors import AgentcfgError
 from agentcfg.key_rules import origin
-from agentcfg.switch import status
+from agentcfg.status import status
 
 
 def detect_key(draft: Any, environ: dict[str, str]) -> str | None:

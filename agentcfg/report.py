@@ -11,7 +11,7 @@ from agentcfg import env, fixes
 from agentcfg.plan import Plan, unified_diff
 from agentcfg.profiles import BUILT_IN, PROJECT, Profile
 from agentcfg.redact import dumps as dumps  # every command's --json document (shared with the hot path)
-from agentcfg.switch import AgentStatus
+from agentcfg.status import AgentStatus
 
 _COLOURS = {"create": "32", "modify": "33", "remove": "31", "unchanged": "2", "skipped": "2", "edited": "31"}
 

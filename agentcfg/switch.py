@@ -1,18 +1,21 @@
-"""`agentcfg switch` and `agentcfg status`: which agents, what their files say, what a switch would write."""
+"""`agentcfg switch`: which agents, how they get the key, what a switch would write, and the one path that
+writes it (run: lock, read, plan, commit; a dry run plans the same and writes nothing)."""
 
 from __future__ import annotations
 
-import os
-import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
-from agentcfg import budget, edit, env, fixes, fsutil
-from agentcfg.agents import AGENTS
-from agentcfg.agents.base import Agent, Binding, FileEdit, KeySource, Texts, helper_exposure
+from agentcfg import env, fixes, fsutil, keystore, profiles, switchplan, versions
+from agentcfg.agents import AGENTS, codex
+from agentcfg.agents.base import Agent, FileEdit, KeySource, Texts
+from agentcfg.apply import Journal
+from agentcfg.current import read_current, runs_helper
 from agentcfg.errors import AgentcfgError, Exit
-from agentcfg.plan import FileChange, Plan, drifted
+from agentcfg.invocation import self_command
+from agentcfg.plan import FileChange, Plan
 from agentcfg.profiles import Profile, is_placeholder
+from agentcfg.switchplan import AgentReading
 
 
 def _unknown_agent(name: str) -> AgentcfgError:
@@ -47,70 +50,6 @@ def select(
     return chosen, skipped
 
 
-def read_current(agent: Agent, environ: env.Environ) -> Texts:
-    return {f: fsutil.read_text(f.path, env.display(f.path, environ)) for f in agent.files(environ)}
-
-
-# What `key get` and `route serve` import at run time: agentcfg and the top-level packages of its dependencies.
-RUNTIME_PACKAGES = ("agentcfg", "click", "dotenv", "jsonschema", "keyring", "httpx", "platformdirs", "tomli")
-
-
-def self_command() -> tuple[str, ...]:
-    """How an agent (or systemd) runs this agentcfg, wherever it runs it and whatever it inherits.
-
-    Agents run their key helper in the user's project, often a repository just cloned. The interpreter runs
-    isolated (`-I`: neither the current directory nor PYTHONPATH, PYTHONHOME, PYTHONSTARTUP or the user's site
-    is searched), so a planted `agentcfg/`, `click/` or `sitecustomize.py` is never imported; the directories
-    this process imports agentcfg and its dependencies from that isolation would not search (an editable or
-    `--user` install, a checkout) are put back by absolute path."""
-    import site
-
-    return isolated_command(sys.executable, _import_dirs(), site.getsitepackages())
-
-
-def isolated_command(python: str, dirs: list[str], site_packages: list[str]) -> tuple[str, ...]:
-    """`python -I -m agentcfg`, or where `dirs` are not all in the interpreter's own `site_packages`,
-    `python -I -c CODE` with CODE putting them first on sys.path before it imports agentcfg."""
-    searched = {os.path.normcase(os.path.realpath(d)) for d in site_packages}
-    extra = [d for d in dirs if os.path.normcase(os.path.realpath(d)) not in searched]
-    if not extra:
-        return (python, "-I", "-m", "agentcfg")
-    import json  # a JSON list of strings is a Python literal, and its double quotes read well in a shell's '...'
-
-    code = f"import sys; sys.path[:0] = {json.dumps(extra)}; from agentcfg.cli import main; main()"
-    return (python, "-I", "-c", code)
-
-
-def _import_dirs() -> list[str]:
-    """The directories this process imports RUNTIME_PACKAGES from, in sys.path order (agentcfg first if its own
-    is not on sys.path: a meta path finder's editable install)."""
-    import importlib.util
-
-    found: list[str] = []
-    for name in RUNTIME_PACKAGES:
-        spec = importlib.util.find_spec(name)
-        where = list(spec.submodule_search_locations or ()) if spec else []
-        if spec and not where and spec.origin:  # a single-file module
-            where = [spec.origin]
-        for location in where[:1]:
-            directory = os.path.dirname(os.path.abspath(location))
-            if directory not in found:
-                found.append(directory)
-    order = {os.path.abspath(p or os.curdir): i for i, p in reversed(list(enumerate(sys.path)))}
-    return sorted(found, key=lambda d: order.get(d, -1))
-
-
-def runs_helper(agent: Agent, environ: env.Environ) -> bool:
-    """Whether the installed agent can run a key helper command (detected from its version, never assumed)."""
-    since = agent.TRAITS.key_helper_since
-    if since is None or since == ():
-        return since == ()
-    from agentcfg import versions
-
-    version = versions.installed(agent.TRAITS.binary, environ)
-    return version is not None and version >= since
-
-
 def _they(names: list[str], one: str, many: str) -> str:
     return f"{', '.join(names)} {one if len(names) == 1 else many}"
 
@@ -132,17 +71,18 @@ def key_source(
     notes: list[str]
     if not profile.key_env:
         notes = [f"profile {profile.name!r} needs no key: nothing to store"] if store_in_files else []
-        exported = environ.get("OPENAI_API_KEY")
-        qwen = any(a.TRAITS.name == "qwen" and a.unsupported(profile) is None for a in agents)
-        if qwen and exported and not is_placeholder(exported):
+        for agent in agents:
             # qwen reads OPENAI_API_KEY, and the shell's value beats the placeholder switch writes in its .env.
-            notes.append(
-                f"OPENAI_API_KEY is set in this shell: qwen-code sends it, not the placeholder in its .env, to "
-                f"{profile.base_url}, which needs no key; start qwen with `env -u OPENAI_API_KEY qwen`"
-            )
+            if not (over := agent.TRAITS.shell_key_over_placeholder) or agent.unsupported(profile) is not None:
+                continue
+            variable, where = over
+            if (exported := environ.get(variable)) and not is_placeholder(exported):
+                notes.append(
+                    f"{variable} is set in this shell: {agent.TRAITS.title} sends it, not the placeholder in its "
+                    f"{where}, to {profile.base_url}, which needs no key; start {agent.TRAITS.binary} with "
+                    f"`env -u {variable} {agent.TRAITS.binary}`"
+                )
         return KeySource(), notes
-    from agentcfg import keystore
-
     notes = []
     if store_in_files:
         resolved = keystore.resolve(profile, environ)
@@ -172,14 +112,13 @@ def key_source(
         )
     if by_env := [a.TRAITS.name for a in agents if a.TRAITS.name not in helpers]:
         notes.append(variable_note(profile, by_env))
-    if "claude" in helpers:
-        from agentcfg.agents import claude
-
-        for variable in (claude.TOKEN, claude.API_KEY):
+    for agent in agents:
+        for variable in agent.TRAITS.shell_keys_over_helper if agent.TRAITS.name in helpers else ():
             if environ.get(variable):
+                url = profile.anthropic_base_url if agent.TRAITS.protocol == "messages" else profile.base_url
                 notes.append(
-                    f"{variable} is set in this shell: Claude Code prefers it to the keyring's key and would send it "
-                    f"to {profile.anthropic_base_url}; run `unset {variable}` before running claude"
+                    f"{variable} is set in this shell: {agent.TRAITS.title} prefers it to the keyring's key and would "
+                    f"send it to {url}; run `unset {variable}` before running {agent.TRAITS.binary}"
                 )
     return keys, notes
 
@@ -187,7 +126,7 @@ def key_source(
 def _unapproved_readers(profile: Profile, readers: list[str], fetchers: list[str]) -> AgentcfgError:
     """A project profile's variable you have not approved: an agent that reads the key from a variable would take
     it from the shell that starts it, so no agent file names that variable (nothing is written)."""
-    from agentcfg import trust
+    from agentcfg import trust  # lazy: ~3 ms a switch needs only for a project profile's unapproved variable
 
     only = f"switch only the agents that fetch it themselves (`{fixes.switch(profile.name, agents=fetchers)}`), or "
     return AgentcfgError(
@@ -241,8 +180,6 @@ def missing_key(profile: Profile, environ: env.Environ) -> MissingKey | None:
     (~200 ms). Only a key missing from that record is looked up in the keyring itself: one stored there
     another way is then recorded, and exit status 4 never says "missing" of a key the keyring holds.
     """
-    from agentcfg import keystore
-
     if not profile.key_env or keystore.exported(profile, environ):
         return None
     if profile.name in keystore.remembered(environ):
@@ -250,7 +187,7 @@ def missing_key(profile: Profile, environ: env.Environ) -> MissingKey | None:
     fix = fixes.key_set(profile.name)
     approve = None
     if not keystore.reads_environment(profile, environ):
-        from agentcfg import trust
+        from agentcfg import trust  # lazy: ~3 ms a switch needs only for a project profile's unapproved variable
 
         approve = trust.approve_command(profile)
     try:
@@ -277,79 +214,56 @@ def plan_switch(
     keys: KeySource | None = None,
     codex_profiles: list[Profile] | None = None,
 ) -> Plan:
-    """Every file change a switch makes, computed (and checked to parse) before anything is written.
+    """Every file change a switch makes: what it needs read first (read_agents), then planned (switchplan.plan).
 
     `codex_profiles`: the other profiles whose Codex profile files the switch keeps current (see
-    codex_profile_edits); by default the ones that already have a file."""
+    profile_file_edits); by default the ones that already have a file."""
     keys = keys or KeySource()
-    plan = Plan(profile)
+    return switchplan.plan(profile, read_agents(profile, agents, environ, keys, codex_profiles), keys, environ)
+
+
+def read_agents(
+    profile: Profile,
+    agents: list[Agent],
+    environ: env.Environ,
+    keys: KeySource,
+    others: list[Profile] | None = None,
+) -> list[AgentReading]:
+    """What planning a switch to `profile` needs from the machine: each agent's texts, the version that decides
+    a refusal's message or its profile files, and those files' texts. The one place a switch reads."""
+    readings = []
     for agent in agents:
         if reason := agent.unsupported(profile):
-            plan.skipped[agent.TRAITS.name] = reason
+            readings.append(AgentReading(agent, {}, skipped=reason))
             continue
         current = read_current(agent, environ)
-        refuse_foreign_format(agent, current, environ, profile, [a.TRAITS.name for a in agents])
-        after_texts = dict(current)
-        for file_edit in agent.edits(profile, current, keys):
-            after_texts[file_edit.file] = _plan_edit(
-                plan, agent.TRAITS.name, file_edit, current[file_edit.file], keys, environ
-            )
-        if agent.TRAITS.name == "codex":
-            for file_edit in codex_profile_edits(profile, codex_profiles, environ, keys):
-                before = fsutil.read_text(file_edit.file.path, env.display(file_edit.file.path, environ))
-                _plan_edit(plan, agent.TRAITS.name, file_edit, before, keys, environ)
-        plan.notes.extend(header_notes(agent, current, after_texts, environ))
-        if warning := budget.warning(
-            profile,
-            agent.TRAITS.name,
-            agent.TRAITS.prompt_tokens,
-            bounds_output=agent.TRAITS.bounds_output,
-            compacts_every_turn=agent.TRAITS.compacts_every_turn,
-        ):
-            plan.notes.append(warning)
-    if profile.context_window is None and any(c.agent != "codex" for c in plan.changes):
-        plan.notes.append(
-            f"profile {profile.name!r} does not say its context window; agents' output is bounded to "
-            f"{budget.output_tokens(profile, 0):,} tokens. "
-            + (
-                f"`agentcfg profile set {profile.name} --detect` reads it from the vLLM server; for another server "
-                f"set context_window to the model's window in tokens with agentcfg profile set {profile.name}."
-                if profile.is_local  # one command to paste: the one that needs no number
-                else f"Set it: `agentcfg profile set {profile.name} context_window=` followed by the window in tokens."
-            )
-        )
-    return plan
+        refusal = foreign_format_refusal(agent, current, environ, profile, [a.TRAITS.name for a in agents])
+        extra: list[tuple[FileEdit, str | None]] = []
+        if refusal is None and agent.TRAITS.profile_files_since is not None:
+            for file_edit in profile_file_edits(agent, profile, others, environ, keys):
+                extra.append(
+                    (file_edit, fsutil.read_text(file_edit.file.path, env.display(file_edit.file.path, environ)))
+                )
+        readings.append(AgentReading(agent, current, refusal=refusal, extra=tuple(extra)))
+        if refusal is not None:
+            break  # planning stops there: nothing after it is read
+    return readings
 
 
-def _plan_edit(
-    plan: Plan, agent: str, file_edit: FileEdit, before: str | None, keys: KeySource, environ: env.Environ
-) -> str:
-    """Add one file's change to `plan`; its text afterwards."""
-    shown = env.display(file_edit.file.path, environ)
-    start = file_edit.file.seed if before is None else before
-    after = edit.apply(file_edit.file.format, start, file_edit.assignments, path=shown)
-    private = bool(keys.literal and keys.literal in after)
-    plan.changes.append(FileChange(agent, file_edit.file, before, after, tuple(file_edit.assignments), private))
-    plan.notes.extend(file_edit.notes)
-    return after
-
-
-def refuse_foreign_format(
+def foreign_format_refusal(
     agent: Agent, current: Texts, environ: env.Environ, profile: Profile, chosen: list[str]
-) -> None:
+) -> AgentcfgError | None:
     """A file in a format agentcfg does not write (opencode's V2 config) is refused whole, never half-edited."""
     found = agent.foreign_format(current)
     if not found:
-        return
-    from agentcfg import versions
-
+        return None
     file, what = found
     version = versions.installed(agent.TRAITS.binary, environ)
     installed = (
         f"{agent.TRAITS.binary} {'.'.join(map(str, version))} is installed" if version else "it is not installed"
     )
     others = [name for name in chosen if name != agent.TRAITS.name]
-    raise AgentcfgError(
+    return AgentcfgError(
         f"this is the {what}, which agentcfg does not write ({installed}); nothing was changed",
         where=env.display(file.path, environ),
         hint=(f"Switch the others without it: `{fixes.switch(profile.name, agents=others)}`; or " if others else "")
@@ -358,28 +272,26 @@ def refuse_foreign_format(
     )
 
 
-def codex_profile_edits(
-    profile: Profile, others: list[Profile] | None, environ: env.Environ, keys: KeySource
+def profile_file_edits(
+    agent: Agent, profile: Profile, others: list[Profile] | None, environ: env.Environ, keys: KeySource
 ) -> list[FileEdit]:
     """The Codex profile files a switch keeps (Codex 0.134+, or Codex not installed yet): one for the profile
     switched to, and one for each of `others` (default: the profiles that already have one), so that
     `codex --profile agentcfg-NAME` runs on NAME whatever config.toml points at. Another profile's file
     names its own `agentcfg key get NAME`; a key itself is written only into the switched profile's."""
-    from agentcfg import keystore, versions
-    from agentcfg.agents import codex
-
-    version = versions.installed(codex.TRAITS.binary, environ)
-    if version is not None and version < codex.PROFILE_FILES_SINCE:
+    since = agent.TRAITS.profile_files_since
+    if since is None:
+        return []
+    version = versions.installed(agent.TRAITS.binary, environ)
+    if version is not None and version < since:
         return []
     if others is None:
-        from agentcfg import profiles
-
         kept = set(codex.profile_file_names(environ))
         others = [p for p in profiles.load_all(environ).values() if p.name in kept]
     edits = [codex.profile_edits(profile, codex.profile_file(profile.name, environ), keys)]
     # Another profile's key is fetched as the installed Codex can, never as the switched profile's is: a keyless
     # or --store-key-in-files switch runs no helper, and would turn every other file's `key get` into an env_key.
-    fetches = frozenset({codex.TRAITS.name}) if runs_helper(codex, environ) else frozenset()
+    fetches = frozenset({agent.TRAITS.name}) if runs_helper(agent, environ) else frozenset()
     for other in others:
         # A project profile whose variable you have not approved gets no file that would read it from the shell.
         if other.name != profile.name and (fetches or not other.key_env or keystore.reads_environment(other, environ)):
@@ -388,124 +300,89 @@ def codex_profile_edits(
     return edits
 
 
-def header_notes(agent: Agent, before: Texts, after: Texts, environ: env.Environ) -> list[str]:
-    """Credential headers of the user's that stay in an agent's file while its endpoint moves to another host.
+@dataclass
+class Switched:
+    """What one run of the switch path did (a dry run: would do)."""
 
-    agentcfg does not own these headers (a gateway's token in ANTHROPIC_CUSTOM_HEADERS, Codex's
-    http_headers): the switch keeps them, so the agent would send them to the new host. Only the
-    header's name is shown, never its value.
-    """
-    from agentcfg.agents.base import is_credential
-    from agentcfg.keystore import origin
+    plan: Plan
+    entry: str | None  # the journal entry it committed; None: a dry run, or nothing changed
+    recovered: list[str]  # what recovery did under the lock before the switch
+    journal: Journal = field(repr=False)
 
-    name = agent.TRAITS.name
 
-    try:
-        old, new = agent.read(before), agent.read(after)
-    except AgentcfgError:
-        return []
-    if not new.base_url or (old.base_url and origin(old.base_url) == origin(new.base_url)):
-        return []
-    from urllib.parse import urlsplit
+def run(
+    profile: Profile,
+    agents: list[Agent],
+    environ: env.Environ,
+    keys: KeySource,
+    *,
+    label: str,
+    dry_run: bool = False,
+    others: list[Profile] | None = None,
+    rewrite: Callable[[FileChange], FileChange] | None = None,
+) -> Switched:
+    """The one switch path (`switch`, `init`, import's key move): lock, read, plan, commit. A dry run reads and
+    plans the same way and takes no lock, recovers nothing and writes nothing. `rewrite`: a last change to each
+    planned file before it is committed (import's key move names the key's variable where the key was)."""
+    journal = Journal(environ)
+    if dry_run:
+        return Switched(plan_switch(profile, agents, environ, keys, others), None, [], journal)
+    with journal.locked() as recovered:
+        plan = plan_switch(profile, agents, environ, keys, others)
+        if rewrite is not None:
+            plan.changes = [rewrite(change) for change in plan.changes]
+        entry = journal.commit(plan.changes, {"kind": "switch", "profile": profile.name, "label": label})
+    return Switched(plan, entry.id if entry else None, list(recovered), journal)
 
-    host = urlsplit(new.base_url).hostname or new.base_url
-    shown = ", ".join(env.display(f.path, environ) for f in after)
-    notes = []
-    if agent.TRAITS.name == "claude" and environ.get("ANTHROPIC_CUSTOM_HEADERS"):  # the shell's go along too
-        from agentcfg.agents import claude
 
-        shell = claude.custom_headers(environ["ANTHROPIC_CUSTOM_HEADERS"], "ANTHROPIC_CUSTOM_HEADERS")
-        notes += [
-            f"ANTHROPIC_CUSTOM_HEADERS in this shell has the header {header.name}, which looks like a credential: "
-            f"Claude Code will now send it to {host}; unset it (or drop that line) before running claude "
-            f"if it is not meant for {host}"
-            for header in shell
-            if is_credential(header, environ)
-        ]
-    return notes + [
-        f"{name}: {shown} keeps your header {header.name} ({header.where}), which looks like a credential: "
-        f"{name} will now send it to {host}. If it is not meant for {host}, remove it from {header.where} "
-        "(`agentcfg rollback` undoes this switch)."
-        for header in new.headers
-        if is_credential(header, environ)
-    ]
+RouteCheck = Callable[[Profile, env.Environ], list[str]]
 
 
 @dataclass
-class AgentStatus:
-    """What `status` says of one agent."""
+class Request:
+    """`agentcfg switch PROFILE` as parsed."""
 
-    name: str
-    installed: bool
-    files: list[str]
-    configured: bool = False
-    profile: str | None = None  # the profile it points at, "other", or None when not configured
-    base_url: str | None = None
-    model: str | None = None
-    key: str | None = None
-    key_in_file: bool = False  # a key's value sits in the agent's file (plaintext)
-    # An earlier agentcfg's key helper, not isolated: what it may import from (agents.base.helper_exposure)
-    key_helper_unisolated: str | None = None
-    edited: list[str] = field(default_factory=list)  # owned keys changed since agentcfg wrote them
-    last_switch: dict[str, Any] | None = None
-    error: str | None = None
+    profile: str
+    agents: tuple[str, ...] = ()
+    every: bool = False
+    dry_run: bool = False
+    store_key_in_files: bool = False
+    all_profile_files: bool = False  # --codex-profile-files all
+    notes: list[str] = field(default_factory=list)  # said first (what environ() made of relative locations)
 
 
-def _norm(url: str | None) -> str:
-    return (url or "").rstrip("/")
+@dataclass
+class Outcome:
+    """What `agentcfg switch` reports: the plan with every note in order, and its exit status."""
+
+    profile: Profile
+    plan: Plan
+    code: Exit
+    missing: MissingKey | None
+    entry: str | None
+    selected: bool  # some agent was chosen (nothing_to_switch says why not otherwise)
 
 
-def _match(
-    status: AgentStatus, profiles: dict[str, Profile], preferred: str | None, binding: Binding | None = None
-) -> str | None:
-    """The profile the agent's files belong to (agentcfg.attribution, as doctor decides it), "other" if none.
-    `preferred`: the profile of its last switch in the journal."""
-    if not status.configured or not (status.base_url or status.model):
-        return None
-    from agentcfg.attribution import attribute
-
-    found = attribute(
-        status.base_url,
-        status.model,
-        profiles,
-        own=binding.profile if binding else None,
-        label=binding.label if binding else None,
-        last_switch=preferred,
-    )
-    return found.profile or "other"
-
-
-def status(environ: env.Environ, profiles: dict[str, Profile], journal_entries: list[Any]) -> list[AgentStatus]:
-    """Per agent: its files, what they point at, and whether someone edited what agentcfg owns."""
-    result = []
-    for agent in AGENTS.values():
-        item = AgentStatus(agent.TRAITS.name, installed=bool(env.which(agent.TRAITS.binary, environ)), files=[])
-        result.append(item)
-        try:
-            current = read_current(agent, environ)
-            item.files = [env.display(f.path, environ) for f in current]
-            item.configured = any(text is not None for text in current.values())
-            binding = agent.read(current)
-        except AgentcfgError as exc:
-            item.error = str(exc)
-            continue
-        item.base_url, item.model, item.key = binding.base_url, binding.model, binding.key
-        item.key_in_file = bool(binding.key and binding.key.startswith("in "))
-        item.key_helper_unisolated = helper_exposure(binding.helper)
-        last = next(
-            (e for e in reversed(journal_entries) if any(f["agent"] == agent.TRAITS.name for f in e.files)), None
-        )
-        if last is not None:
-            item.last_switch = {
-                "entry": last.id,
-                "profile": last.manifest.get("profile"),
-                "time": last.manifest["time"],
-            }
-            by_path = {str(f.path): f for f in current}
-            for recorded in last.files:
-                file = by_path.get(recorded["path"]) if recorded["agent"] == agent.TRAITS.name else None
-                if file is not None:
-                    shown = env.display(file.path, environ)
-                    item.edited += drifted(recorded["format"], current[file], recorded["owned"], shown)
-        item.profile = _match(item, profiles, (item.last_switch or {}).get("profile"), binding)
-    return result
+def switch(request: Request, environ: env.Environ, route_check: RouteCheck | None = None) -> Outcome:
+    """`agentcfg switch`: choose the agents, decide how they get the key, then the switch path (run).
+    `route_check`: for a route profile, refuses a route that cannot run, and says what to know of its router
+    (the caller's: the router's modules sit above this one)."""
+    chosen = profiles.get(request.profile, environ)
+    route_notes = route_check(chosen, environ) if chosen.route and route_check else []
+    selected, skipped = select(request.agents, request.every, environ, chosen.name)
+    keys, key_notes = key_source(chosen, selected, environ, store_in_files=request.store_key_in_files)
+    # --store-key-in-files has just refused a missing key (it has nothing to write): only the fetched key can be.
+    missing = None if request.store_key_in_files else missing_key(chosen, environ)
+    others = list(profiles.load_all(environ).values()) if request.all_profile_files else None
+    label = f"switch {request.profile}"
+    done = run(chosen, selected, environ, keys, label=label, dry_run=request.dry_run, others=others)
+    plan = done.plan
+    # Where relative variables led, what recovery did, and the journal entries it cannot use: before the plan's.
+    recovered = request.notes + done.recovered + done.journal.warnings()
+    plan.skipped = {**skipped, **plan.skipped}
+    code = outcome(plan, missing)
+    if code == Exit.NOTHING:
+        missing = None  # no agent points at the profile: its key is nobody's problem yet
+    # The missing key first among the key's notes: it is what to do before the others (which start the agents).
+    plan.notes = recovered + plan.notes + ([missing.note] if missing else []) + key_notes + route_notes
+    return Outcome(chosen, plan, code, missing, done.entry, bool(selected))

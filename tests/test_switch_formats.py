@@ -1,5 +1,5 @@
 """Files in a format agentcfg does not write are refused whole (exit 2, nothing written): opencode's V2 config
-and qwen-code's short-lived settings v5 shape (agentcfg.switch.refuse_foreign_format). The fixtures in
+and qwen-code's short-lived settings v5 shape (agentcfg.switch.foreign_format_refusal). The fixtures in
 tests/fixtures/formats/ follow /work/briefs/16/research-{opencode,qwen}.md."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Codex profile files kept by `agentcfg switch` (Codex 0.134+ or not installed): `codex --profile agentcfg-NAME`
-runs on NAME whatever config.toml points at (agentcfg.switch.codex_profile_edits)."""
+runs on NAME whatever config.toml points at (agentcfg.switch.profile_file_edits)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,8 @@ import tomllib
 from agentcfg import profiles
 from agentcfg.agents import codex
 from agentcfg.agents.base import KeySource
-from agentcfg.switch import plan_switch, self_command
+from agentcfg.invocation import self_command
+from agentcfg.switch import plan_switch
 from tests.conftest import Home
 
 pytestmark = pytest.mark.skipif(os.name == "nt", reason="the fake codex is a POSIX shell script")

@@ -330,6 +330,20 @@ class Traits:
     helper_header: str = "bearer"  # the header(s) it sends its key command's key in: bearer, x-api-key or both
     # Model names (a part of) for which it replays the reasoning field even when empty (qwen-code: deepseek).
     replays_empty_reasoning_for: tuple[str, ...] = ()
+    # -- what switch and import say or write for it beyond its files (agentcfg.switch, agentcfg.onboard) --
+    # The first version that layers a profile file per profile over its config (Codex 0.134: `codex --profile`),
+    # which switch keeps current; None: it has none.
+    profile_files_since: tuple[int, ...] | None = None
+    # A variable it takes from the shell over the placeholder key a keyless profile leaves in its file, and that
+    # file's name (qwen-code: OPENAI_API_KEY over its .env): switch says how to start it without.
+    shell_key_over_placeholder: tuple[str, str] | None = None
+    # Variables it prefers, in the shell, to the key its helper fetches (Claude Code's token and API key).
+    shell_keys_over_helper: tuple[str, ...] = ()
+    # A variable of `Name: value` header lines it adds to every request from the shell (ANTHROPIC_CUSTOM_HEADERS).
+    shell_headers: str | None = None
+    # Its model may be named only by a model slot or an alias its read() leaves aside (importer.claude_model):
+    # import resolves that, and asks for the model of an endpoint that names none.
+    model_in_slots: bool = False
 
 
 class Agent(Protocol):

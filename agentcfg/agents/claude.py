@@ -57,6 +57,9 @@ TRAITS = Traits(
     proven=("2.1.197", "2.1.332"),
     stand_in_key=True,
     helper_header="both",
+    shell_keys_over_helper=("ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_API_KEY"),  # TOKEN, API_KEY
+    shell_headers="ANTHROPIC_CUSTOM_HEADERS",  # CUSTOM_HEADERS
+    model_in_slots=True,
 )
 MODEL_SLOTS = (
     "ANTHROPIC_MODEL",

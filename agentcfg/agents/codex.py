@@ -55,6 +55,7 @@ TRAITS = Traits(
     key_helper_setting="the provider's auth.command",
     proven=("0.171.0",),
     needs_key=True,
+    profile_files_since=(0, 134, 0),  # PROFILE_FILES_SINCE
 )
 BUILT_IN_PROVIDERS = {
     "openai": "https://api.openai.com/v1", "ollama": None, "lmstudio": None, "oss": None,

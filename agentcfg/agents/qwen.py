@@ -72,6 +72,7 @@ TRAITS = Traits(
     key_fallback="OPENAI_API_KEY",
     stand_in_key=True,
     replays_empty_reasoning_for=("deepseek",),
+    shell_key_over_placeholder=("OPENAI_API_KEY", ".env"),  # KEY, in files()[0]
 )
 KEY = "OPENAI_API_KEY"
 PROVIDERS = ("modelProviders", "openai")

@@ -7,13 +7,16 @@ and the keyring once, ask (on a terminal), then write. The decisions are onboard
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from agentcfg.cli import base
 from agentcfg.cli.keys import read_key
 from agentcfg.errors import AgentcfgError, Exit
+
+if TYPE_CHECKING:
+    from agentcfg.init import Answers, Written
 
 # -- init ------------------------------------------------------------------------------------------
 
@@ -54,44 +57,17 @@ def init(
 
     environ = base.environ()
     answers = _prepare(environ, profile_name, key_stdin, yes, as_json)  # writes nothing: a refusal leaves no trace
-    _write_init(*answers, agents, not no_check, as_json)
+    _write_init(answers, agents, not no_check, as_json)
 
 
-def _prepare(
-    environ: dict[str, str], profile_name: str | None, key_stdin: bool, yes: bool, as_json: bool
-) -> tuple[str, str | None, str, Any, set[str], Any, list[str]]:
-    """Steps (a) to (d): show, check, ask. Nothing written; the answers for _write_init's first seven arguments."""
-    from agentcfg import env, onboard, profiles
+def _prepare(environ: dict[str, str], profile_name: str | None, key_stdin: bool, yes: bool, as_json: bool) -> Answers:
+    """Steps (a) to (d): show, check, ask. Nothing written; the answers _write_init writes."""
+    from agentcfg import onboard
+    from agentcfg.init import Answers
 
     interactive = sys.stdin.isatty() and not yes and not key_stdin and not as_json
-    say = _quiet if as_json else click.echo
     notes: list[str] = []
-
-    # (a) what the machine has, nothing written
-    found = onboard.survey(environ)
-    existing = profiles.load_all(environ)
-    say(f"1. agentcfg's config: {env.display(env.config_dir(environ), environ)}")
-    say("2. endpoints the agents already use:\n" + _survey_text(found))
-
-    # (b) every input checked: --profile may name a profile this import adds
-    known = {**found.new, **existing}
-    asked_model = {u.name for u in found.unmodelled} if interactive else set()
-    if profile_name and profile_name not in known and profile_name not in asked_model:
-        raise onboard.unknown_profile(profile_name, known)
-    chosen = known.get(profile_name or "local") if profile_name or not interactive else None
-
-    # (c) the keyring, once, before any question, when a key will be needed
-    to_store = [chosen] if chosen else list(known.values()) if interactive else []
-    key_needed = (key_stdin or interactive) and any(onboard.needs_key(p, environ) for p in to_store if p)
-    moves_possible = bool(found.with_keys) or any(u.key for u in found.unmodelled)
-    checked = key_needed or moves_possible
-    keyring = onboard.keyring_problem(environ, chosen) if checked else None
-    if chosen:
-        _plan_key(onboard, chosen, environ, key_stdin, interactive, keyring)  # refuses before any question
-    if keyring:  # said once, up front
-        then = "the plaintext keys found stay where they are" if moves_possible else "no key can be stored"
-        base.emit_notes([f"{keyring.message}: {then}"])
-
+    found, existing, chosen, keyring, checked = _show_and_check(environ, profile_name, key_stdin, interactive, as_json)
     # (d) the questions
     found = _ask_models(found, environ, interactive, notes)
     known = {**found.new, **existing}
@@ -106,8 +82,40 @@ def _prepare(
         keyring = onboard.keyring_problem(environ, chosen)  # a profile only an answer made known
     key_plan = _plan_key(onboard, chosen, environ, key_stdin, interactive, keyring, moving=chosen.name in move)
     value = _read_key(chosen.name, key_stdin) if key_plan.state == "read" else None
+    return Answers(chosen.name, value, key_plan.state, found, move, keyring, notes)
 
-    return chosen.name, value, key_plan.state, found, move, keyring, notes
+
+def _show_and_check(
+    environ: dict[str, str], profile_name: str | None, key_stdin: bool, interactive: bool, as_json: bool
+) -> tuple[Any, dict[str, Any], Any, Any, bool]:
+    """Steps (a) to (c): what the machine has, --profile and the keyring checked before any question. The survey,
+    the profiles there are, the one chosen already (None: to ask), the keyring's problem, and whether it was checked."""
+    from agentcfg import env, onboard, profiles
+
+    say = _quiet if as_json else click.echo
+    # (a) what the machine has, nothing written
+    found = onboard.survey(environ)
+    existing = profiles.load_all(environ)
+    say(f"1. agentcfg's config: {env.display(env.config_dir(environ), environ)}")
+    say("2. endpoints the agents already use:\n" + _survey_text(found))
+    # (b) every input checked: --profile may name a profile this import adds
+    known = {**found.new, **existing}
+    asked_model = {u.name for u in found.unmodelled} if interactive else set()
+    if profile_name and profile_name not in known and profile_name not in asked_model:
+        raise onboard.unknown_profile(profile_name, known)
+    chosen = known.get(profile_name or "local") if profile_name or not interactive else None
+    # (c) the keyring, once, before any question, when a key will be needed
+    to_store = [chosen] if chosen else list(known.values()) if interactive else []
+    key_needed = (key_stdin or interactive) and any(onboard.needs_key(p, environ) for p in to_store if p)
+    moves_possible = bool(found.with_keys) or any(u.key for u in found.unmodelled)
+    checked = key_needed or moves_possible
+    keyring = onboard.keyring_problem(environ, chosen) if checked else None
+    if chosen:
+        _plan_key(onboard, chosen, environ, key_stdin, interactive, keyring)  # refuses before any question
+    if keyring:  # said once, up front
+        then = "the plaintext keys found stay where they are" if moves_possible else "no key can be stored"
+        base.emit_notes([f"{keyring.message}: {then}"])
+    return found, existing, chosen, keyring, checked
 
 
 def _quiet(text: str) -> None:
@@ -152,132 +160,53 @@ def _read_key(name: str, key_stdin: bool) -> str | None:
     return value or None
 
 
-def _write_init(
-    name: str,
-    value: str | None,
-    key_state: str,
-    found: Any,
-    move: set[str],
-    keyring: Any,
-    notes: list[str],
-    agents: tuple[str, ...],
-    check: bool,
-    as_json: bool,
-) -> None:
-    from agentcfg import env, fixes, fsutil, keystore, onboard, profiles
-    from agentcfg.apply import Journal
-    from agentcfg.switch import key_source, missing_key, plan_switch, select
+def _write_init(answers: Answers, agents: tuple[str, ...], check: bool, as_json: bool) -> None:
+    """Steps 1 to 6 written and said (agentcfg.init), then the closing check, the serve offer and the status."""
+    from agentcfg import init as steps
+    from agentcfg.serve.offer import offer
 
     environ = base.environ()
     say = _quiet if as_json else click.echo
-    fsutil.private_dir(env.config_dir(environ))
-    imported = onboard.import_profiles(environ, move_keys=lambda c: c.name in move, found=found, keyring=keyring)
-    if imported.created or imported.moved:
-        say(
-            "   "
-            + " · ".join(
-                part
-                for part in (
-                    f"added {', '.join(imported.created)}" if imported.created else "",
-                    f"keys moved into the keyring: {', '.join(imported.moved)}" if imported.moved else "",
-                )
-                if part
-            )
-        )
-    base.emit_notes(imported.notes + notes)
-    chosen = profiles.get(name, environ)
-    missing = missing_key(chosen, environ) if chosen.key_env and not value else None  # switch's rule for exit 4
-    if key_state in ("already", "missing"):  # the import may just have moved this profile's key (or failed to)
-        key_state = "missing" if missing else "already"
-    if value:
-        keystore.KeyStore(environ, chosen).store(chosen, value)
-        key_state = "stored"
-        say(f"3. stored the key for {chosen.name} in the keyring")
-    elif key_state in ("read", "missing"):
-        key_state = "missing"
-        if keyring is None and not (missing and missing.no_keyring):
-            say(f"3. no key for {chosen.name} yet: store it with `{fixes.key_set(chosen.name)}`")
-        else:  # `key set` cannot work here: what can
-            say(
-                f"3. no key for {chosen.name}, and no usable keyring to keep one: export {chosen.key_env} before "
-                f"starting an agent, or `{fixes.switch(chosen.name)} --store-key-in-files` writes it into the files"
-            )
-    else:
-        exported = key_state == "already" and chosen.name not in keystore.remembered(environ)
-        state = f"key exported in {chosen.key_env}" if exported else "key already stored"
-        say(f"3. {chosen.name}: " + (state if key_state == "already" else "needs no key"))
-    selected, skipped = select(agents, False, environ, profile=chosen.name)
-    skipped_before = set(skipped)  # not installed, no config: not init's choice
-    holding = imported.holding_keys | {u.where for u in found.unmodelled if u.key}
-    for agent in [a for a in selected if a.TRAITS.name in holding]:  # a switch would replace their key
-        selected.remove(agent)
-        skipped[agent.TRAITS.name] = (
-            f"its file holds a plaintext key that stayed out of the keyring; "
-            f"`{fixes.switch(chosen.name, agent.TRAITS.name)}` replaces it (rollback restores)"
-        )
-    keys, key_notes = key_source(chosen, selected, environ)
-    journal = Journal(environ)
-    with journal.locked() as recovered:
-        plan = plan_switch(chosen, selected, environ, keys)
-        entry = journal.commit(plan.changes, {"kind": "switch", "profile": chosen.name, "label": "init"})
-    base.emit_notes(recovered)
-    switched = [a.TRAITS.name for a in selected if a.TRAITS.name not in plan.skipped]
-    names = ", ".join(dict.fromkeys(c.agent for c in plan.pending)) or "nothing to change"
-    undo = " (undo: agentcfg rollback" + (", again for each key moved" if imported.moved else "") + ")"
-    if plan.changes:
-        say(f"4. switched to {chosen.name}: {names}" + (undo if entry else ""))
-    else:
-        say(f"4. no agent to switch to {chosen.name}")
-    all_skipped = {**skipped, **plan.skipped}
-    for skipped_name, why in all_skipped.items():
-        say(f"   {skipped_name}: skipped, {why}")
-    later = [n for n in plan.notes + key_notes if key_state != "missing" or "stored no key" not in n]
-    base.emit_notes([n for n in later if n not in imported.notes])  # the move said how to start its agents
-    doctor = _closing_check(switched, agents, check, say, environ)
-    from agentcfg.serve.offer import offer
-
-    serve = offer(chosen, environ)
+    written = steps.write(answers, agents, environ, say, base.emit_notes)
+    doctor = _closing_check(written.switched, agents, check, say, environ)
+    serve = offer(written.chosen, environ)
     if serve:
-        say(f"6. serve: vLLM is installed and nothing answers at {chosen.base_url}: start it with `{serve}`")
-    status = onboard.exit_status(switched=switched, key=key_state)
-    if status == Exit.NOTHING:
-        why = (
-            "every agent was left as it is (see why above)"
-            if all_skipped.keys() - skipped_before
-            else ("no agent is installed or configured")
-        )
-        base.emit_notes([f"{why}, so nothing was switched (exit 3)"])
-    elif status == Exit.NO_KEY:
-        base.emit_notes([f"switched, but {chosen.name} has no key yet (exit 4): run `{fixes.key_set(chosen.name)}`"])
+        say(f"6. serve: vLLM is installed and nothing answers at {written.chosen.base_url}: start it with `{serve}`")
+    base.emit_notes(steps.closing_notes(written))
     if as_json:
-        base.print_json(
-            {
-                "config_dir": str(env.config_dir(environ)),
-                "profiles": _rows(imported),
-                "notes": imported.notes + notes,
-                "profile": chosen.name,
-                "key": {
-                    "state": key_state,
-                    "key_env": chosen.key_env,
-                    "fix": fixes.key_set(chosen.name) if key_state == "missing" else None,
-                },
-                "switch": {
-                    "agents": switched,
-                    "changed": list(dict.fromkeys(c.agent for c in plan.pending)),
-                    "skipped": all_skipped,
-                    "journal_entry": entry.id if entry else None,
-                },
-                "doctor": doctor,
-                "checked": doctor is not None,
-                "serve": serve,
-                "nothing_to_switch": status == Exit.NOTHING,  # as in `switch --json`
-                "key_missing": {"profile": chosen.name, "key_env": chosen.key_env, "fix": fixes.key_set(chosen.name)}
-                if key_state == "missing"
-                else None,
-                "exit": int(status),
-            }
-        )
-    base.finish(status)
+        base.print_json(_init_json(written, answers, doctor, serve, environ))
+    base.finish(written.status)
+
+
+def _init_json(
+    written: Written, answers: Answers, doctor: dict[str, Any] | None, serve: str | None, environ: dict[str, str]
+) -> dict[str, Any]:
+    """`init --json`: every step in one document (never a key)."""
+    from agentcfg import env, fixes
+
+    chosen, key_state, plan = written.chosen, written.key_state, written.plan
+    missing = key_state == "missing"
+    return {
+        "config_dir": str(env.config_dir(environ)),
+        "profiles": _rows(written.imported),
+        "notes": written.imported.notes + answers.notes,
+        "profile": chosen.name,
+        "key": {"state": key_state, "key_env": chosen.key_env, "fix": fixes.key_set(chosen.name) if missing else None},
+        "switch": {
+            "agents": written.switched,
+            "changed": list(dict.fromkeys(c.agent for c in plan.pending)),
+            "skipped": written.skipped,
+            "journal_entry": written.entry,
+        },
+        "doctor": doctor,
+        "checked": doctor is not None,
+        "serve": serve,
+        "nothing_to_switch": written.status == Exit.NOTHING,  # as in `switch --json`
+        "key_missing": {"profile": chosen.name, "key_env": chosen.key_env, "fix": fixes.key_set(chosen.name)}
+        if missing
+        else None,
+        "exit": int(written.status),
+    }
 
 
 def _closing_check(

@@ -337,8 +337,8 @@ def _unit(
 ) -> None:
     import getpass
 
+    from agentcfg.invocation import self_command
     from agentcfg.serve import lifecycle, records, unit
-    from agentcfg.switch import self_command
 
     options = lifecycle.options_of(profile, given, environ)
     found, built = lifecycle.build(profile, options, environ)  # the options checked as a start checks them

@@ -11,6 +11,9 @@ from agentcfg.errors import Exit
 
 if TYPE_CHECKING:
     from agentcfg.apply import Journal
+    from agentcfg.env import Environ
+    from agentcfg.profiles import Profile
+    from agentcfg.switch import Outcome
 
 # -- switch ------------------------------------------------------------------------------------------
 
@@ -61,62 +64,45 @@ def switch(
       3  no agent to switch: none installed or configured, or none can use PROFILE
       4  switched, but PROFILE's key is neither stored nor exported: run `agentcfg key set PROFILE`
     """
-    from agentcfg import profiles, report
-    from agentcfg.apply import Journal
-    from agentcfg.switch import key_source, missing_key, outcome, plan_switch, select
+    from agentcfg import switch
 
+    request = switch.Request(
+        profile, agents, every, dry_run, store_key_in_files, codex_profile_files == "all", base.location_notes()
+    )
     environ = base.environ()
-    chosen = profiles.get(profile, environ)
-    route_notes = _route_notes(chosen, environ) if chosen.route else []
-    selected, skipped = select(agents, every, environ, chosen.name)
-    keys, key_notes = key_source(chosen, selected, environ, store_in_files=store_key_in_files)
-    # --store-key-in-files has just refused a missing key (it has nothing to write): only the fetched key can be.
-    missing = None if store_key_in_files else missing_key(chosen, environ)
-    entry_id, recovered = None, []
-    others = list(profiles.load_all(environ).values()) if codex_profile_files == "all" else None
-    journal = Journal(environ)
-    if dry_run:
-        plan = plan_switch(chosen, selected, environ, keys, others)
-    else:
-        with journal.locked() as recovered:
-            plan = plan_switch(chosen, selected, environ, keys, others)
-            entry = journal.commit(
-                plan.changes, {"kind": "switch", "profile": chosen.name, "label": f"switch {profile}"}
-            )
-            entry_id = entry.id if entry else None
-    # Where relative variables led, what recovery did, and the journal entries it cannot use: before the plan's.
-    recovered = base.location_notes() + list(recovered) + journal.warnings()
-    plan.skipped = {**skipped, **plan.skipped}
-    code = outcome(plan, missing)
-    if code == Exit.NOTHING:
-        missing = None  # no agent points at the profile: its key is nobody's problem yet
-    # The missing key first among the key's notes: it is what to do before the others (which start the agents).
-    plan.notes = recovered + plan.notes + ([missing.note] if missing else []) + key_notes + route_notes
+    done = switch.switch(request, environ, _route_notes)
+    _render_switch(done, environ, dry_run=dry_run, as_json=as_json)
+    base.finish(done.code)
+
+
+def _render_switch(done: Outcome, environ: dict[str, str], *, dry_run: bool, as_json: bool) -> None:
+    """The plan and its notes, as text or --json; the same for a dry run, in its own words."""
+    from agentcfg import report
+
+    plan, chosen, missing = done.plan, done.profile, done.missing
     if as_json:
-        data = report.plan_dict(plan, environ, dry_run=dry_run, entry=entry_id)
+        data = report.plan_dict(plan, environ, dry_run=dry_run, entry=done.entry)
         data["switched"] = plan.agents
-        data["nothing_to_switch"] = code == Exit.NOTHING
+        data["nothing_to_switch"] = done.code == Exit.NOTHING
         data["key_missing"] = missing.as_dict() if missing else None
         click.echo(report.dumps(data))
-        base.finish(code)
         return
     colour = report.use_colour(environ)
     verb = "Would switch" if dry_run else "Switched"
     title = f"{verb} to {chosen.name} ({chosen.model} at {chosen.base_url})"
-    if code == Exit.NOTHING:
-        title = report.nothing_to_switch(chosen.name, bool(selected))
+    if done.code == Exit.NOTHING:
+        title = report.nothing_to_switch(chosen.name, done.selected)
     elif not plan.pending and not dry_run:
         title = f"Already on {chosen.name} ({chosen.model} at {chosen.base_url}): nothing to change"
     click.echo(report.plan_text(plan, environ, dry_run=dry_run, colour=colour, title=title))
-    if code == Exit.NOTHING:
-        click.echo(report.nothing_to_switch_help(chosen.name, bool(selected)))
+    if done.code == Exit.NOTHING:
+        click.echo(report.nothing_to_switch_help(chosen.name, done.selected))
     base.emit_notes(plan.notes)
-    if entry_id:
+    if done.entry:
         click.echo("Undo with: agentcfg rollback")
-    base.finish(code)
 
 
-def _route_notes(chosen: Any, environ: dict[str, str]) -> list[str]:
+def _route_notes(chosen: Profile, environ: Environ) -> list[str]:
     """A route that cannot run is refused before anything is written; one whose router is not running is said."""
     from agentcfg.route import control, server
 
@@ -230,7 +216,7 @@ def status(as_json: bool) -> None:
     """What each agent points at now, and whether its agentcfg-owned keys were edited since."""
     from agentcfg import env, profiles, report
     from agentcfg.apply import Journal
-    from agentcfg.switch import status as agent_status
+    from agentcfg.status import status as agent_status
 
     environ = base.environ()
     journal = Journal(environ)
@@ -276,7 +262,7 @@ def agents_command(as_json: bool) -> None:
     from agentcfg import env, profiles, report, versions
     from agentcfg.agents import AGENTS
     from agentcfg.apply import Journal
-    from agentcfg.switch import status as agent_status
+    from agentcfg.status import status as agent_status
 
     environ = base.environ()
     rows = []

@@ -12,13 +12,13 @@ from agentcfg import attribution, budget, env, fixes
 from agentcfg.agents import AGENTS
 from agentcfg.agents.base import Agent, Binding, helper_profile_name, is_helper
 from agentcfg.apply import Journal
+from agentcfg.current import read_current
 from agentcfg.doctor import agentfiles, keyhelpers, keys
 from agentcfg.doctor.guard import guard, unusable_endpoint
 from agentcfg.doctor.keys import KeyRules, helper_profile, key_checks, no_profile_key, wrong_origin
 from agentcfg.doctor.model import FAIL, SKIP, WARN, Finding, Target
 from agentcfg.errors import AgentcfgError, ParseError
 from agentcfg.profiles import PLACEHOLDER_KEY, PROJECT, Profile
-from agentcfg.switch import read_current
 
 __all__ = ["helper_profile", "targets_from_files", "targets_from_profile"]
 

@@ -9,10 +9,10 @@ from typing import Any
 
 from agentcfg import env, fields, fixes, fsutil, keystore, keyuse, profile_edit, profiles
 from agentcfg.errors import AgentcfgError, Exit
+from agentcfg.invocation import self_command
 from agentcfg.profiles import Profile
 from agentcfg.route import health, litellm, server, spec
 from agentcfg.shells import systemd_command
-from agentcfg.switch import self_command
 
 FIRST_PORT = 4000  # LiteLLM's own default port; the next free one is taken from here
 ROUTER_KEY_PREFIX = "sk-agentcfg-"  # what `route add` makes, and the only stored key it reuses

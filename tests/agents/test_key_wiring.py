@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from agentcfg import edit, plan, redact, switch
+from agentcfg import current, edit, invocation, plan, redact, switch
 from agentcfg.agents import claude, codex, opencode, qwen
 from agentcfg.agents.base import KeySource, helper_command, helper_exposure, is_helper
 from agentcfg.edit import REMOVE
@@ -48,7 +48,7 @@ USER_SITE = "/home/u/.local/lib/python3.12/site-packages"
 
 
 def _code(*dirs: str) -> str:
-    """The -c program switch.isolated_command writes for `dirs`."""
+    """The -c program invocation.isolated_command writes for `dirs`."""
     return f"import sys; sys.path[:0] = {json.dumps(list(dirs))}; from agentcfg.cli import main; main()"
 
 
@@ -104,7 +104,7 @@ def test_is_helper(command, ours):
 @pytest.mark.parametrize(
     ("command", "exposure"),
     [
-        # what switch.isolated_command writes: neither the current directory nor PYTHONPATH is searched
+        # what invocation.isolated_command writes: neither the current directory nor PYTHONPATH is searched
         ("/venv/bin/python -I -m agentcfg key get gw", None),
         (shlex.join(("/venv/bin/python", "-I", "-c", _code(USER_SITE), "key", "get", "gw")), None),
         ("/venv/bin/python -Im agentcfg key get gw", None),
@@ -132,7 +132,7 @@ def test_helper_exposure(command, exposure):
 
 @pytest.mark.parametrize("dirs", [[SITE], [USER_SITE], ["/src/agentcfg", SITE]])
 def test_every_helper_switch_writes_is_isolated(dirs):
-    argv = (*switch.isolated_command("/venv/bin/python", dirs, [SITE]), "key", "get", "gw")
+    argv = (*invocation.isolated_command("/venv/bin/python", dirs, [SITE]), "key", "get", "gw")
     assert helper_exposure(helper_command(argv)) is None
 
 
@@ -442,14 +442,14 @@ def _install(environ: dict[str, str], name: str, output: str) -> None:
 )
 def test_runs_helper_follows_the_codex_version(bin_environ, output, runs):
     _install(bin_environ, "codex", output)
-    assert switch.runs_helper(codex, bin_environ) is runs
+    assert current.runs_helper(codex, bin_environ) is runs
 
 
 def test_runs_helper_without_running_anything(bin_environ):
-    assert switch.runs_helper(codex, bin_environ) is False  # not installed
-    assert switch.runs_helper(claude, bin_environ) is True  # every version
-    assert switch.runs_helper(qwen, bin_environ) is False
-    assert switch.runs_helper(opencode, bin_environ) is False
+    assert current.runs_helper(codex, bin_environ) is False  # not installed
+    assert current.runs_helper(claude, bin_environ) is True  # every version
+    assert current.runs_helper(qwen, bin_environ) is False
+    assert current.runs_helper(opencode, bin_environ) is False
 
 
 @pytest.mark.parametrize(
@@ -466,7 +466,7 @@ def test_runs_helper_without_running_anything(bin_environ):
 )
 def test_isolated_command(dirs, expected):
     """Always -I: neither the current directory, PYTHONPATH nor the user's site decide what runs."""
-    command = switch.isolated_command("/venv/bin/python", dirs, [SITE, "/usr/lib/python3/dist-packages"])
+    command = invocation.isolated_command("/venv/bin/python", dirs, [SITE, "/usr/lib/python3/dist-packages"])
     assert command == ("/venv/bin/python", "-I", *expected)
 
 
@@ -475,32 +475,32 @@ def test_isolated_command_code_puts_back_exactly_the_directories(tmp_path):
     (odd / "agentcfg" / "cli").mkdir(parents=True)
     (odd / "agentcfg" / "__init__.py").write_text("")
     (odd / "agentcfg" / "cli" / "__init__.py").write_text("import sys\ndef main():\n    print(sys.argv[1:])\n")
-    command = switch.isolated_command(sys.executable, [str(odd)], [])
+    command = invocation.isolated_command(sys.executable, [str(odd)], [])
     done = subprocess.run([*command, "key", "get", "gw"], capture_output=True, text=True, cwd=tmp_path, timeout=60)
     assert (done.returncode, done.stdout, done.stderr) == (0, "['key', 'get', 'gw']\n", "")
 
 
 def test_self_command_is_this_interpreter_isolated():
-    command = switch.self_command()
+    command = invocation.self_command()
     assert command[:2] == (sys.executable, "-I")
     if command[2] == "-c":  # this checkout (an editable install) is put back by its absolute path
-        assert json.dumps(str(Path(switch.__file__).resolve().parents[1])) in command[3]
+        assert json.dumps(str(Path(invocation.__file__).resolve().parents[1])) in command[3]
 
 
 def test_import_dirs_are_where_this_process_finds_agentcfg_and_its_dependencies(monkeypatch, tmp_path):
     import keyring
 
-    dirs = switch._import_dirs()
-    assert os.path.dirname(os.path.dirname(os.path.abspath(switch.__file__))) in dirs
+    dirs = invocation._import_dirs()
+    assert os.path.dirname(os.path.dirname(os.path.abspath(invocation.__file__))) in dirs
     assert os.path.dirname(os.path.dirname(os.path.abspath(keyring.__file__))) in dirs
     assert str(tmp_path) not in dirs
     (tmp_path / "somedep").mkdir()
     (tmp_path / "somedep" / "__init__.py").write_text("")
     (tmp_path / "single.py").write_text("")
     monkeypatch.syspath_prepend(str(tmp_path))  # where this process finds them: as PYTHONPATH or --user would
-    monkeypatch.setattr(switch, "RUNTIME_PACKAGES", ("agentcfg", "somedep", "single", "not_installed_anywhere"))
-    assert switch._import_dirs()[0] == str(tmp_path)  # in sys.path's order
-    assert len(switch._import_dirs()) == 2
+    monkeypatch.setattr(invocation, "RUNTIME_PACKAGES", ("agentcfg", "somedep", "single", "not_installed_anywhere"))
+    assert invocation._import_dirs()[0] == str(tmp_path)  # in sys.path's order
+    assert len(invocation._import_dirs()) == 2
 
 
 def test_runtime_packages_are_agentcfg_and_its_declared_dependencies():
@@ -514,7 +514,7 @@ def test_runtime_packages_are_agentcfg_and_its_declared_dependencies():
         for name, dists in importlib.metadata.packages_distributions().items()
         if {d.lower() for d in dists} & declared and not name.startswith("_") and not name.endswith("__mypyc")
     }  # tomli's compiled helper module is installed beside tomli itself
-    assert set(switch.RUNTIME_PACKAGES) == {"agentcfg"} | names
+    assert set(invocation.RUNTIME_PACKAGES) == {"agentcfg"} | names
 
 
 def test_key_source_for_a_keyless_profile():

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 import tomllib
 
-from agentcfg.switch import self_command
+from agentcfg.invocation import self_command
 from tests.conftest import AGENTCFG
 
 KEY = "sk-test-0123456789abcdef"  # tail …cdef

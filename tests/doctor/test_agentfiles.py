@@ -15,11 +15,11 @@ from pathlib import Path
 import pytest
 
 from agentcfg.agents import claude, codex, opencode, qwen
+from agentcfg.current import read_current
 from agentcfg.doctor.agentfiles import check
 from agentcfg.doctor.model import FAIL, WARN, Finding
 from agentcfg.errors import AgentcfgError
 from agentcfg.profiles import Profile
-from agentcfg.switch import read_current
 from tests.bare_home import make_environ
 from tests.conftest import Home
 

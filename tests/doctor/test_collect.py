@@ -21,6 +21,7 @@ from agentcfg.apply import Journal
 from agentcfg.doctor import collect
 from agentcfg.doctor.model import FAIL, WARN, Finding, Target
 from agentcfg.profiles import Profile
+from agentcfg.status import status as agent_status
 from tests.conftest import Home, make_home
 
 URL, ANTHROPIC, MODEL = "http://127.0.0.1:9/v1", "http://127.0.0.1:9", "qwen3-coder"
@@ -203,8 +204,8 @@ def test_a_removed_profile_without_another_match_gets_a_hint(home, keyring):
 def test_status_attributes_like_doctor(home):
     switched(home, TEAM)
     entries = Journal(home.env).entries()
-    assert {s.name: s.profile for s in switch.status(home.env, BOTH, entries)} == dict.fromkeys(AGENTS, "team")
-    assert {s.name: s.profile for s in switch.status(home.env, BOTH, [])} == dict.fromkeys(AGENTS, "team")
+    assert {s.name: s.profile for s in agent_status(home.env, BOTH, entries)} == dict.fromkeys(AGENTS, "team")
+    assert {s.name: s.profile for s in agent_status(home.env, BOTH, [])} == dict.fromkeys(AGENTS, "team")
 
 
 # == 2. the window the files tell the agent ===================================================================

@@ -19,9 +19,9 @@ from typing import TypeVar
 import pytest
 
 from agentcfg.agents import claude, codex, opencode, qwen
+from agentcfg.current import read_current
 from agentcfg.doctor.agentfiles import check
 from agentcfg.profiles import Profile
-from agentcfg.switch import read_current
 from tests.conftest import REPO, Home
 from tests.e2e import agents
 from tests.e2e.test_config_loads import at_least, load, release_in

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from agentcfg.errors import AgentcfgError
+from agentcfg.invocation import self_command
 from agentcfg.serve import unit
-from agentcfg.switch import self_command
 
 # The field report's duplicate: a hand-written system unit, enabled, restarting on failure every 30 s.
 FIELD = """\
