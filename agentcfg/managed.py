@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from agentcfg import env
-from agentcfg.agents import AGENTS, codex, opencode
+from agentcfg.agents import AGENTS
 from agentcfg.errors import AgentcfgError
 
 # The names a file of each format may have, whatever the agent: an OPENCODE_CONFIG of another name, or a
@@ -35,12 +35,7 @@ def agent_files(agent_name: str, locations: env.Environ) -> list[tuple[Path, str
     """Every file `agent_name` has for `locations`, as (path or name pattern, format): its files() and what the
     switch keeps beside them (Codex's profile files; opencode's other config names, whichever exists then)."""
     agent = AGENTS[agent_name]
-    files = [(f.path, f.format) for f in agent.files(locations)]
-    if agent is codex:
-        files.append((codex.profile_file("*", locations).path, "toml"))
-    if agent is opencode and not locations.get("OPENCODE_CONFIG"):
-        files += [(files[0][0].with_name(name), "json") for name in opencode.MERGE_ORDER]
-    return files
+    return [(f.path, f.format) for f in agent.files(locations)] + agent.kept_files(locations)
 
 
 def problem(item: dict[str, Any], locations: env.Environ) -> str | None:

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from agentcfg import env, fixes, fsutil, keystore, profiles, switchplan, versions
-from agentcfg.agents import AGENTS, codex
+from agentcfg.agents import AGENTS
 from agentcfg.agents.base import Agent, FileEdit, KeySource, Texts
 from agentcfg.apply import Journal
 from agentcfg.current import read_current, runs_helper
@@ -275,7 +275,7 @@ def foreign_format_refusal(
 def profile_file_edits(
     agent: Agent, profile: Profile, others: list[Profile] | None, environ: env.Environ, keys: KeySource
 ) -> list[FileEdit]:
-    """The Codex profile files a switch keeps (Codex 0.134+, or Codex not installed yet): one for the profile
+    """The profile files a switch keeps (Codex 0.134+, or Codex not installed yet): one for the profile
     switched to, and one for each of `others` (default: the profiles that already have one), so that
     `codex --profile agentcfg-NAME` runs on NAME whatever config.toml points at. Another profile's file
     names its own `agentcfg key get NAME`; a key itself is written only into the switched profile's."""
@@ -286,9 +286,9 @@ def profile_file_edits(
     if version is not None and version < since:
         return []
     if others is None:
-        kept = set(codex.profile_file_names(environ))
+        kept = set(agent.profile_file_names(environ))
         others = [p for p in profiles.load_all(environ).values() if p.name in kept]
-    edits = [codex.profile_edits(profile, codex.profile_file(profile.name, environ), keys)]
+    edits = [agent.profile_file_edit(profile, environ, keys)]
     # Another profile's key is fetched as the installed Codex can, never as the switched profile's is: a keyless
     # or --store-key-in-files switch runs no helper, and would turn every other file's `key get` into an env_key.
     fetches = frozenset({agent.TRAITS.name}) if runs_helper(agent, environ) else frozenset()
@@ -296,8 +296,8 @@ def profile_file_edits(
         # A project profile whose variable you have not approved gets no file that would read it from the shell.
         if other.name != profile.name and (fetches or not other.key_env or keystore.reads_environment(other, environ)):
             own = KeySource(helper=(*self_command(), "key", "get", other.name), runs_helper=fetches)
-            edits.append(codex.profile_edits(other, codex.profile_file(other.name, environ), own))
-    return edits
+            edits.append(agent.profile_file_edit(other, environ, own))
+    return [e for e in edits if e is not None]
 
 
 @dataclass

@@ -9,8 +9,7 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from agentcfg import budget, edit, env
-from agentcfg.agents.base import Agent, FileEdit, KeySource, Texts, is_credential
-from agentcfg.agents.claude import custom_headers  # the `Name: value` lines of a shell_headers variable
+from agentcfg.agents.base import Agent, FileEdit, KeySource, Texts, header_lines, is_credential
 from agentcfg.errors import AgentcfgError
 from agentcfg.keystore import origin
 from agentcfg.plan import FileChange, Plan
@@ -112,7 +111,7 @@ def header_notes(agent: Agent, before: Texts, after: Texts, environ: env.Environ
             f"{variable} in this shell has the header {header.name}, which looks like a credential: "
             f"{agent.TRAITS.title} will now send it to {host}; unset it (or drop that line) before running "
             f"{agent.TRAITS.binary} if it is not meant for {host}"
-            for header in custom_headers(environ[variable], variable)
+            for header in header_lines(environ[variable], variable)
             if is_credential(header, environ)
         ]
     return notes + [

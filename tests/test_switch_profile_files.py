@@ -24,7 +24,7 @@ KEY = "sk-test-a-0123456789abcdef"
 
 
 def auth_of(name: str) -> dict:
-    """The auth table that fetches `name`'s key: agentcfg's `key get`, run isolated (switch.self_command)."""
+    """The auth table that fetches `name`'s key: agentcfg's `key get`, run isolated (invocation.self_command)."""
     command = self_command()
     return {"command": command[0], "args": [*command[1:], "key", "get", name]}
 

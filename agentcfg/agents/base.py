@@ -42,7 +42,7 @@ class FileEdit:
 class KeySource:
     """How a keyed profile's key reaches the agents (a keyless profile needs none of this)."""
 
-    helper: tuple[str, ...] = ()  # the argv that prints the key: `key get PROFILE` of switch.self_command()
+    helper: tuple[str, ...] = ()  # the argv that prints the key: `key get PROFILE` of invocation.self_command()
     runs_helper: frozenset[str] = frozenset()  # agents whose installed version runs `helper` itself
     literal: str | None = None  # the key itself, only with `switch --store-key-in-files`
 
@@ -74,7 +74,7 @@ def helper_exposure(command: object) -> str | None:
     """Where an agentcfg key helper (is_helper) may import another agentcfg from when an agent runs it in a
     repository: CWD for `python -m agentcfg key get P` (earlier versions' when run as `python -m`), PYTHONPATH
     for `/path/bin/agentcfg key get P` (earlier versions' console script); None for the isolated `python -I ...`
-    that switch.self_command() writes now, and for a command that is not agentcfg's."""
+    that invocation.self_command() writes now, and for a command that is not agentcfg's."""
     if helper_profile_name(command) is None:
         return None
     import shlex
@@ -167,6 +167,16 @@ def header_table(table: object, where: str, *, from_variables: bool = False) -> 
         else:
             headers.append(Header(str(name), where, value=value))
     return tuple(headers)
+
+
+def header_lines(value: object, where: str) -> tuple[Header, ...]:
+    """Headers as `Name: value` lines, as in Claude Code's ANTHROPIC_CUSTOM_HEADERS (Traits.shell_headers)."""
+    if not isinstance(value, str):
+        return ()
+    lines = (line.partition(":") for line in value.splitlines())
+    return tuple(
+        Header(name.strip(), where, value=rest.strip()) for name, colon, rest in lines if colon and name.strip()
+    )
 
 
 @dataclass(frozen=True)
@@ -397,6 +407,12 @@ class Agent(Protocol):
         """The context window a switch to `profile` tells it (None: it is told none)."""
         ...
 
+    def kept_files(self, environ: env.Environ) -> list[tuple[Path, str]]: ...
+
+    def profile_file_names(self, environ: env.Environ) -> list[str]: ...
+
+    def profile_file_edit(self, profile: Profile, environ: env.Environ, keys: KeySource) -> FileEdit | None: ...
+
     def reasoning_advice(self, router: str, thinking_off: str) -> str:
         """How to keep its tool turns working with a thinking model whose reasoning it does not pass back right."""
         ...
@@ -410,6 +426,21 @@ def no_foreign_format(current: Texts) -> tuple[AgentFile, str] | None:
 def no_key_references(current: Texts, key: str, key_env: str) -> list[FileEdit]:
     """An agent whose files never name a key's variable outside what switch sets."""
     return []
+
+
+def no_kept_files(environ: env.Environ) -> list[tuple[Path, str]]:
+    """An agent with no files besides files() that a switch writes (rollback and recovery may write those only:
+    agentcfg.managed)."""
+    return []
+
+
+def no_profile_file_names(environ: env.Environ) -> list[str]:
+    """An agent with no file per profile (Traits.profile_files_since is None)."""
+    return []
+
+
+def no_profile_file_edit(profile: Profile, environ: env.Environ, keys: KeySource) -> FileEdit | None:
+    return None
 
 
 # -- doctor's part of the interface -----------------------------------------------------------------------

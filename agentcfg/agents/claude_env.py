@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from agentcfg import env
-from agentcfg.agents.base import Header
+from agentcfg.agents.base import header_lines
 
 TOKEN = "ANTHROPIC_AUTH_TOKEN"
 API_KEY = "ANTHROPIC_API_KEY"
@@ -18,11 +18,4 @@ def home(environ: env.Environ) -> Path:
     return Path(value).expanduser() if value else env.home(environ) / ".claude"
 
 
-def custom_headers(value: object, where: str) -> tuple[Header, ...]:
-    """ANTHROPIC_CUSTOM_HEADERS as Claude Code reads it: one `Name: value` per line."""
-    if not isinstance(value, str):
-        return ()
-    lines = (line.partition(":") for line in value.splitlines())
-    return tuple(
-        Header(name.strip(), where, value=rest.strip()) for name, colon, rest in lines if colon and name.strip()
-    )
+custom_headers = header_lines  # ANTHROPIC_CUSTOM_HEADERS: one `Name: value` per line

@@ -288,6 +288,16 @@ def key_references(current: Texts, key: str, key_env: str) -> list[FileEdit]:
 foreign_format = no_foreign_format
 
 
+def kept_files(environ: env.Environ) -> list[tuple[Path, str]]:
+    """The profile files beside config.toml (a name pattern: any profile's)."""
+    return [(profile_file("*", environ).path, "toml")]
+
+
+def profile_file_edit(profile: Profile, environ: env.Environ, keys: KeySource) -> FileEdit | None:
+    """The profile's own profile file (`codex --profile agentcfg-NAME`): Traits.profile_files_since."""
+    return profile_edits(profile, profile_file(profile.name, environ), keys)
+
+
 # -- doctor ----------------------------------------------------------------------------------------------
 
 

@@ -215,6 +215,19 @@ def read(current: Texts) -> Binding:
     )
 
 
+def kept_files(environ: env.Environ) -> list[tuple[Path, str]]:
+    """opencode's other config names in its directory, whichever exists at the time of a switch (files() picks
+    one); none when OPENCODE_CONFIG names the file."""
+    if environ.get("OPENCODE_CONFIG"):
+        return []
+    config = files(environ)[0].path
+    return [(config.with_name(name), "json") for name in MERGE_ORDER]
+
+
+profile_file_names = base.no_profile_file_names
+profile_file_edit = base.no_profile_file_edit
+
+
 def key_references(current: Texts, key: str, key_env: str) -> list[FileEdit]:
     """Every provider of the user's own that holds `key` in plaintext, pointed at `{env:key_env}` instead."""
     ((config_file, text),) = current.items()

@@ -277,6 +277,9 @@ def _system_settings(environ: env.Environ) -> dict:
 
 
 key_references = no_key_references
+kept_files = base.no_kept_files
+profile_file_names = base.no_profile_file_names
+profile_file_edit = base.no_profile_file_edit
 
 
 # -- doctor ----------------------------------------------------------------------------------------------

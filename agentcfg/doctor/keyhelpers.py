@@ -5,7 +5,7 @@ a repository just cloned. An agentcfg before issue 27 wrote `/path/python -m age
 ran as `python -m agentcfg` (the current directory comes first on sys.path: a repository's own agentcfg/ runs in
 its place and can read every key), else `/path/bin/agentcfg key get P` (PYTHONPATH is searched, and its empty or
 relative entry is the current directory). Such a helper stays in the agent's files until a switch rewrites it
-the way switch.self_command() writes it now (`python -I ...`).
+the way invocation.self_command() writes it now (`python -I ...`).
 """
 
 from __future__ import annotations

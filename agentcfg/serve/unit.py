@@ -90,7 +90,7 @@ def text(
     key_file: str | None = None,
 ) -> str:
     """The unit that runs `agentcfg serve start PROFILE --foreground` (`command`: how to run agentcfg, e.g.
-    switch.self_command()). agentcfg execs into vLLM, so the unit's main process is vLLM's API server:
+    invocation.self_command()). agentcfg execs into vLLM, so the unit's main process is vLLM's API server:
     SIGINT goes to it alone (KillMode=mixed), and the engine processes it started are left to it to stop.
 
     The key: a user unit's `serve start` reads the keyring of the user's session. A system unit (`system`,

@@ -118,6 +118,9 @@ def launch(profile: Profile, args: tuple[str, ...], context: LaunchContext) -> L
 
 foreign_format = no_foreign_format
 key_references = no_key_references
+kept_files = base.no_kept_files
+profile_file_names = base.no_profile_file_names
+profile_file_edit = base.no_profile_file_edit
 
 # -- doctor: what synth itself rejects (nothing), and the generic ways of the base module ----------------------
 
