@@ -1,4 +1,4 @@
-"""The files agentcfg writes: the agents' own (agentcfg/agents/*.py `files()`) for the locations a switch recorded.
+"""The files agentcfg writes: the agents' own (agentcfg/agents/*/ `files()`) for the locations a switch recorded.
 
 Rollback and recovery write a path a journal entry names only when it is one of them, so a manifest edited to
 name ~/.bashrc, /etc/passwd or any other file is refused, while an entry made under another CODEX_HOME (another

@@ -7,7 +7,8 @@ from typing import Any
 
 from agentcfg import env
 from agentcfg.agents import AGENTS
-from agentcfg.agents.base import Binding, helper_exposure
+from agentcfg.agents.base import Binding
+from agentcfg.agents.keyhelper import helper_exposure
 from agentcfg.attribution import attribute
 from agentcfg.current import read_current
 from agentcfg.errors import AgentcfgError
@@ -28,7 +29,7 @@ class AgentStatus:
     model: str | None = None
     key: str | None = None
     key_in_file: bool = False  # a key's value sits in the agent's file (plaintext)
-    # An earlier agentcfg's key helper, not isolated: what it may import from (agents.base.helper_exposure)
+    # An earlier agentcfg's key helper, not isolated: what it may import from (agents.keyhelper.helper_exposure)
     key_helper_unisolated: str | None = None
     edited: list[str] = field(default_factory=list)  # owned keys changed since agentcfg wrote them
     last_switch: dict[str, Any] | None = None

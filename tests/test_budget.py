@@ -2,7 +2,7 @@
 
 The walkthrough: `profile set local context_window=32768 && switch local` wrote
 CLAUDE_CODE_MAX_OUTPUT_TOKENS=384 with no warning, while a 16,384 window got 4,096 and a warning. Claude
-Code plans with no less than 4,096 output tokens (agents/claude.py), and 32,768 is the commonest vLLM window.
+Code plans with no less than 4,096 output tokens (agents/claude/), and 32,768 is the commonest vLLM window.
 """
 
 from __future__ import annotations

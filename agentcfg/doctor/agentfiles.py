@@ -1,6 +1,6 @@
 """Each agent's own rules for its files, checked offline: what the agent itself rejects when it loads
 them, and settings that silently undercut what agentcfg wrote (each agent's `check`, in its own module,
-agentcfg/agents/NAME_checks.py; this runs them). Pure: the files' texts (and the profiles a
+agentcfg/agents/NAME/checks.py; this runs them). Pure: the files' texts (and the profiles a
 fix may name) in, Findings out; given no profiles, it reads the user's own, and only for a finding's fix.
 
 Every rule names where it was read (the agent's source, file and release) and was checked against the

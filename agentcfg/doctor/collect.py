@@ -10,7 +10,8 @@ from pathlib import Path
 
 from agentcfg import attribution, budget, env, fixes
 from agentcfg.agents import AGENTS
-from agentcfg.agents.base import Agent, Binding, helper_profile_name, is_helper
+from agentcfg.agents.base import Agent, Binding
+from agentcfg.agents.keyhelper import helper_profile_name, is_helper
 from agentcfg.apply import Journal
 from agentcfg.current import read_current
 from agentcfg.doctor import agentfiles, keyhelpers, keys

@@ -15,7 +15,8 @@ from collections.abc import Sequence
 
 from agentcfg import env, fixes
 from agentcfg.agents import AGENTS
-from agentcfg.agents.base import CWD, KeyHelper, helper_exposure
+from agentcfg.agents.base import KeyHelper
+from agentcfg.agents.keyhelper import CWD, helper_exposure
 from agentcfg.doctor.model import FAIL, WARN, Finding
 
 

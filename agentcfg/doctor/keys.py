@@ -11,7 +11,8 @@ from urllib.parse import urlsplit
 
 from agentcfg import env, fixes, keystore, trust
 from agentcfg.agents import AGENTS, shapes
-from agentcfg.agents.base import Binding, Header, helper_profile_name, is_helper
+from agentcfg.agents.base import Binding, Header
+from agentcfg.agents.keyhelper import helper_profile_name, is_helper
 from agentcfg.doctor.guard import header_findings
 from agentcfg.doctor.model import FAIL, SKIP, WARN, Finding, Target
 from agentcfg.errors import AgentcfgError

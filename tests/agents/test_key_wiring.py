@@ -17,7 +17,8 @@ import pytest
 
 from agentcfg import current, edit, invocation, plan, redact, switch
 from agentcfg.agents import claude, codex, opencode, qwen
-from agentcfg.agents.base import KeySource, helper_command, helper_exposure, is_helper
+from agentcfg.agents.base import KeySource
+from agentcfg.agents.keyhelper import helper_command, helper_exposure, is_helper
 from agentcfg.edit import REMOVE
 from agentcfg.errors import AgentcfgError
 from agentcfg.profiles import PLACEHOLDER_KEY, Profile

@@ -9,7 +9,8 @@ import json
 import pytest
 
 from agentcfg.agents import AGENTS, claude, codex, opencode, qwen
-from agentcfg.agents.base import KeySource, helper_profile_name, is_helper
+from agentcfg.agents.base import KeySource
+from agentcfg.agents.keyhelper import helper_profile_name, is_helper
 from agentcfg.profiles import Profile
 from tests.agents.samples import ENVIRON, switch
 

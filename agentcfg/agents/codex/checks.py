@@ -40,7 +40,7 @@ CODEX_RESERVED = ("openai", "ollama", "lmstudio")
 # amazon-bedrock is built in too; 0.171.0 lets a table change only these of it [run].
 BEDROCK_ALLOWED = {"base_url", "auth", "http_headers", "aws"}
 CODEX_BUILT_IN = {"openai", "ollama", "lmstudio", "oss", "amazon-bedrock"}
-# What `agentcfg switch` writes into config.toml (agents/codex.py edits): a fix by switch covers these.
+# What `agentcfg switch` writes into config.toml (agents/codex/ edits): a fix by switch covers these.
 CODEX_SWITCHED = {"model", "model_provider", "model_context_window"}
 CODEX_SWITCHED_PROVIDER = {"name", "base_url", "wire_api", "env_key", "experimental_bearer_token", "auth"}
 

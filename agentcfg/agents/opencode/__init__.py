@@ -245,9 +245,9 @@ def key_references(current: Texts, key: str, key_env: str) -> list[FileEdit]:
 
 
 def check(parsed: Parsed, environ: env.Environ, profiles: dict[str, Profile]) -> list[Finding]:
-    from agentcfg.agents import opencode_checks  # lazy: doctor's alone (switch and status load every agent module)
+    from agentcfg.agents.opencode import checks  # lazy: doctor's alone (switch and status load every agent module)
 
-    return opencode_checks.check(parsed, environ, profiles)
+    return checks.check(parsed, environ, profiles)
 
 
 unreadable = no_unreadable

@@ -22,13 +22,12 @@ from agentcfg.agents.base import (
     Traits,
     binding_helpers,
     configured_by_files,
-    helper_command,
-    is_helper,
     no_foreign_format,
     no_key_references,
     no_unreadable,
 )
-from agentcfg.agents.claude_env import API_KEY, CUSTOM_HEADERS, TOKEN, custom_headers, home
+from agentcfg.agents.claude.variables import API_KEY, CUSTOM_HEADERS, TOKEN, custom_headers, home
+from agentcfg.agents.keyhelper import helper_command, helper_profile_name, is_helper
 from agentcfg.edit import MISSING, REMOVE, Assignment
 from agentcfg.errors import AgentcfgError
 from agentcfg.profiles import PLACEHOLDER_KEY, Profile
@@ -155,7 +154,7 @@ def read(current: Texts) -> Binding:
         output_tokens=int(limit) if limit.isdigit() else None,
         headers=custom_headers(variables.get(CUSTOM_HEADERS), f"env.{CUSTOM_HEADERS}"),
         # agentcfg's id: the `agentcfg key get NAME` it writes for a keyed profile (a keyless one leaves none)
-        profile=base.helper_profile_name(helper),
+        profile=helper_profile_name(helper),
     )
 
 
@@ -220,9 +219,9 @@ profile_file_edit = base.no_profile_file_edit
 
 
 def check(parsed: Parsed, environ: env.Environ, profiles: dict[str, Profile]) -> list[Finding]:
-    from agentcfg.agents import claude_checks  # lazy: doctor's alone (switch and status load every agent module)
+    from agentcfg.agents.claude import checks  # lazy: doctor's alone (switch and status load every agent module)
 
-    return claude_checks.check(parsed, environ, profiles, TRAITS.prompt_tokens)
+    return checks.check(parsed, environ, profiles, TRAITS.prompt_tokens)
 
 
 unreadable = no_unreadable
@@ -239,13 +238,17 @@ def configured(current: Texts, environ: env.Environ) -> bool:
 
 
 def locate(target: Target, binding: Binding, doctor: Doctoring) -> bool:
-    from agentcfg.agents import claude_doctor  # lazy: doctor's alone (switch and status load every agent module)
+    from agentcfg.agents.claude import (
+        doctor as claude_doctor,  # lazy: doctor's alone (switch and status load every agent module)
+    )
 
     return claude_doctor.locate(target, binding, doctor)
 
 
 def authorize(target: Target, binding: Binding, profile: Profile | None, doctor: Doctoring) -> None:
-    from agentcfg.agents import claude_doctor  # lazy: doctor's alone (switch and status load every agent module)
+    from agentcfg.agents.claude import (
+        doctor as claude_doctor,  # lazy: doctor's alone (switch and status load every agent module)
+    )
 
     claude_doctor.authorize(target, binding, profile, doctor)
 

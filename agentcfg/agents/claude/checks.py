@@ -24,7 +24,7 @@ CLAUDE_RULE_LISTS = ("allow", "deny", "ask")
 # binary: `if(process.env.ANTHROPIC_SMALL_FAST_MODEL)return …` comes before ANTHROPIC_DEFAULT_HAIKU_MODEL
 # for its background requests; CLAUDE_CODE_SUBAGENT_MODEL, unless "inherit", for every subagent;
 # ANTHROPIC_DEFAULT_FABLE_MODEL for the "fable" alias). agentcfg writes ANTHROPIC_MODEL and the
-# OPUS/SONNET/HAIKU slots (agents/claude.py MODEL_SLOTS); ANTHROPIC_REASONING_MODEL is read by no
+# OPUS/SONNET/HAIKU slots (agents/claude/ MODEL_SLOTS); ANTHROPIC_REASONING_MODEL is read by no
 # current version (not in the 2.1.197 binary), so it is not a slot. 2.1.332 reads these slots, in the
 # same order, through an environment object (`let e=s.ANTHROPIC_SMALL_FAST_MODEL;if(e!==void 0)return …`),
 # and adds CLAUDE_CODE_WORKFLOW_SUBAGENT_MODEL (workflow subagents; "inherit" or unset: none), not checked yet.

@@ -1,5 +1,5 @@
 """Claude Code's home (`$CLAUDE_CONFIG_DIR`, else ~/.claude) and the ANTHROPIC_* variables of its key and headers.
-A leaf: agents/claude.py writes them, agents/claude_doctor.py reads them the way Claude Code does."""
+A leaf: agents/claude/ writes them, agents/claude/doctor.py reads them the way Claude Code does."""
 
 from __future__ import annotations
 

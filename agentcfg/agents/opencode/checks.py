@@ -21,7 +21,7 @@ from agentcfg.profiles import Profile
 # schema: "Configuration is invalid at <file>" / "↳ Missing key provider.X.models.M.limit.output"
 # [run]; unknown keys are accepted [run].
 
-OPENCODE_SWITCHED_MODEL = {"name", "tool_call", "limit"}  # what agents/opencode.py writes per model
+OPENCODE_SWITCHED_MODEL = {"name", "tool_call", "limit"}  # what agents/opencode/ writes per model
 
 
 def check(parsed: Parsed, environ: env.Environ, profiles: dict[str, Profile]) -> list[Finding]:

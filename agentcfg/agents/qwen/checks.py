@@ -128,7 +128,7 @@ def check(parsed: Parsed, environ: env.Environ, profiles: dict[str, Profile]) ->
 
 
 def _qwen_profile(parsed: Parsed, profiles: dict[str, Profile]) -> Profile | None:
-    """The profile qwen's endpoint and model come from (as agents/qwen.py read() finds them)."""
+    """The profile qwen's endpoint and model come from (as agents/qwen/ read() finds them)."""
     values = next((d for f, d in parsed if f.format == "dotenv"), None) or {}
     settings = next((d for f, d in parsed if f.format == "json"), None) or {}
     model = shapes.get(settings, "model", "name") or values.get("OPENAI_MODEL")

@@ -286,9 +286,9 @@ profile_file_edit = base.no_profile_file_edit
 
 
 def check(parsed: Parsed, environ: env.Environ, profiles: dict[str, Profile]) -> list[Finding]:
-    from agentcfg.agents import qwen_checks  # lazy: doctor's alone (switch and status load every agent module)
+    from agentcfg.agents.qwen import checks  # lazy: doctor's alone (switch and status load every agent module)
 
-    return qwen_checks.check(parsed, environ, profiles)
+    return checks.check(parsed, environ, profiles)
 
 
 unreadable = no_unreadable

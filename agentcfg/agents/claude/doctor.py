@@ -12,7 +12,7 @@ from typing import Any
 
 from agentcfg import env, fixes, fsutil
 from agentcfg.agents.base import Binding, Doctoring
-from agentcfg.agents.claude_env import API_KEY, CUSTOM_HEADERS, TOKEN, custom_headers, home
+from agentcfg.agents.claude.variables import API_KEY, CUSTOM_HEADERS, TOKEN, custom_headers, home
 from agentcfg.agents.shapes import host
 from agentcfg.doctor.model import FAIL, SKIP, WARN, Finding, Target
 from agentcfg.errors import AgentcfgError

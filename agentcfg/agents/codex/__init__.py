@@ -22,9 +22,9 @@ from agentcfg.agents.base import (
     binding_helpers,
     configured_by_files,
     header_table,
-    helper_command,
     no_foreign_format,
 )
+from agentcfg.agents.keyhelper import helper_command
 from agentcfg.attribution import label_from_name, profile_from_id
 from agentcfg.edit import REMOVE, Assignment
 from agentcfg.errors import AgentcfgError
@@ -302,18 +302,18 @@ def profile_file_edit(profile: Profile, environ: env.Environ, keys: KeySource) -
 
 
 def check(parsed: Parsed, environ: env.Environ, profiles: dict[str, Profile]) -> list[Finding]:
-    from agentcfg.agents import codex_checks  # lazy: doctor's alone (switch and status load every agent module)
+    from agentcfg.agents.codex import checks  # lazy: doctor's alone (switch and status load every agent module)
 
-    return codex_checks.check(parsed, environ, profiles)
+    return checks.check(parsed, environ, profiles)
 
 
 def unreadable(problem: AgentcfgError, environ: env.Environ) -> Finding | None:
     """CODEX_HOME that is not a directory: Codex refuses to start."""
     if not isinstance(problem, HomeMissing):
         return None
-    from agentcfg.agents import codex_checks  # lazy: doctor's alone (switch and status load every agent module)
+    from agentcfg.agents.codex import checks  # lazy: doctor's alone (switch and status load every agent module)
 
-    return codex_checks.home_missing(problem.value, problem.exists, environ)
+    return checks.home_missing(problem.value, problem.exists, environ)
 
 
 configured = configured_by_files
@@ -341,16 +341,16 @@ def locate(target: Target, binding: Binding, doctor: Doctoring) -> bool:
     leave this machine, and a ChatGPT login is not a key doctor can send)."""
     if target.base_url != BUILT_IN_PROVIDERS["openai"]:
         return True
-    from agentcfg.agents import codex_checks  # lazy: doctor's alone (switch and status load every agent module)
+    from agentcfg.agents.codex import checks  # lazy: doctor's alone (switch and status load every agent module)
 
-    codex_checks.built_in(target)
+    checks.built_in(target)
     return False
 
 
 def authorize(target: Target, binding: Binding, profile: Profile | None, doctor: Doctoring) -> None:
-    from agentcfg.agents import codex_checks  # lazy: doctor's alone (switch and status load every agent module)
+    from agentcfg.agents.codex import checks  # lazy: doctor's alone (switch and status load every agent module)
 
-    codex_checks.authorize(target, binding, profile, doctor)
+    checks.authorize(target, binding, profile, doctor)
 
 
 def told_window(profile: Profile) -> int | None:
