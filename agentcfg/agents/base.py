@@ -308,6 +308,18 @@ class Agent(Protocol):
 
     def key_references(self, current: Texts, key: str, key_env: str) -> list[FileEdit]: ...
 
+    def kept_files(self, environ: env.Environ) -> list[tuple[Path, str]]:
+        """Files besides files() a switch may write (a name pattern may stand for many): rollback's too."""
+        ...
+
+    def profile_file_names(self, environ: env.Environ) -> list[str]:
+        """The profiles that have a file of their own now (Traits.profile_files_since)."""
+        ...
+
+    def profile_file_edit(self, profile: Profile, environ: env.Environ, keys: KeySource) -> FileEdit | None:
+        """What a switch keeps in `profile`'s own file (None: it has none)."""
+        ...
+
     # -- doctor: what the agent itself says of its files, and how it finds its endpoint and key -------------
 
     def check(self, parsed: Parsed, environ: env.Environ, profiles: dict[str, Profile]) -> list[Finding]:
@@ -339,12 +351,6 @@ class Agent(Protocol):
     def told_window(self, profile: Profile) -> int | None:
         """The context window a switch to `profile` tells it (None: it is told none)."""
         ...
-
-    def kept_files(self, environ: env.Environ) -> list[tuple[Path, str]]: ...
-
-    def profile_file_names(self, environ: env.Environ) -> list[str]: ...
-
-    def profile_file_edit(self, profile: Profile, environ: env.Environ, keys: KeySource) -> FileEdit | None: ...
 
     def reasoning_advice(self, router: str, thinking_off: str) -> str:
         """How to keep its tool turns working with a thinking model whose reasoning it does not pass back right."""

@@ -9,6 +9,7 @@ from typing import Any, TypeGuard
 from urllib.parse import urlsplit
 
 from agentcfg import attribution
+from agentcfg.agents.base import AgentFile, Parsed
 from agentcfg.profiles import Profile
 
 Path_ = tuple[str, ...]
@@ -97,3 +98,12 @@ def host(url: str) -> str:
     except ValueError:
         port = None
     return (parts.hostname or url) + (f":{port}" if port else "")
+
+
+def one_table(parsed: Parsed) -> tuple[AgentFile, dict[str, Any]] | None:
+    """An agent's one file and its data, when that file exists and holds a table (an object): what its checks
+    read. A file that does not parse, or holds something else, doctor reports elsewhere."""
+    if not parsed:
+        return None
+    ((file, data),) = parsed
+    return (file, data) if isinstance(data, dict) else None

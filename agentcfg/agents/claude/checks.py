@@ -47,11 +47,9 @@ def _anthropic_model(value: str) -> bool:
 
 def check(parsed: Parsed, environ: env.Environ, profiles: dict[str, Profile], prompt_tokens: int) -> list[Finding]:
     """`prompt_tokens`: Claude Code's first-turn prompt (its TRAITS), which its output bound must leave room for."""
-    if not parsed:
+    if not (found := shapes.one_table(parsed)):
         return []
-    ((file, data),) = parsed
-    if not isinstance(data, dict):
-        return []
+    file, data = found
     where = env.display(file.path, environ)
     problems = []
     if "env" in data and not isinstance(data["env"], dict):

@@ -46,11 +46,9 @@ CODEX_SWITCHED_PROVIDER = {"name", "base_url", "wire_api", "env_key", "experimen
 
 
 def check(parsed: Parsed, environ: env.Environ, profiles: dict[str, Profile]) -> list[Finding]:
-    if not parsed:
+    if not (found := shapes.one_table(parsed)):
         return []
-    ((config, data),) = parsed
-    if not isinstance(data, dict):
-        return []
+    config, data = found
     where = env.display(config.path, environ)
     ours = shapes.profile_of(data.get("model_provider"), profiles)
     findings: list[Finding] = []

@@ -25,11 +25,9 @@ OPENCODE_SWITCHED_MODEL = {"name", "tool_call", "limit"}  # what agents/opencode
 
 
 def check(parsed: Parsed, environ: env.Environ, profiles: dict[str, Profile]) -> list[Finding]:
-    if not parsed:
+    if not (found := shapes.one_table(parsed)):
         return []
-    ((config, data),) = parsed
-    if not isinstance(data, dict):
-        return []
+    config, data = found
     where = env.display(config.path, environ)
     model = data.get("model")
     provider_id, model_id = model.split("/", 1) if isinstance(model, str) and "/" in model else (None, None)
