@@ -20,12 +20,12 @@ which is gone is reported (Attribution.removed).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from agentcfg.fields import NAME_PATTERN
+from agentcfg.patterns import lazy
 from agentcfg.profiles import Profile
 
 # agentcfg's provider ids (Codex's model_provider and model_providers.ID, opencode's provider key), one family
@@ -38,7 +38,7 @@ from agentcfg.profiles import Profile
 ID_PREFIX = "agentcfg-"  # a switch's, in config.toml or opencode's file: `agentcfg-NAME` (every version's)
 PROFILE_FILE_PREFIX = "agentcfg_profile-"  # a Codex profile file's (earlier versions: `agentcfg-profile-NAME`)
 EXEC_PREFIX = "agentcfg_exec"  # `agentcfg exec`'s: `agentcfg_exec-NAME`, else `agentcfg_execN-NAME` (N >= 2)
-_TAGGED = re.compile(rf"agentcfg_(?:profile|exec(?:[2-9]\d*|[1-9]\d+)?)-({NAME_PATTERN})")
+_TAGGED = lazy(rf"agentcfg_(?:profile|exec(?:[2-9]\d*|[1-9]\d+)?)-({NAME_PATTERN})")
 LABEL_PREFIX = "agentcfg: "  # the name agentcfg gives its provider entry: `agentcfg: LABEL`
 
 

@@ -6,10 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
-from agentcfg import env, fields, fixes, keystore, launch, profiles, redact, trust
-from agentcfg.errors import AgentcfgError
+from agentcfg import env, profiles, redact
 from agentcfg.profile_model import Profile
 
 
@@ -37,6 +35,8 @@ class KeyTable:
 def key_table(environ: env.Environ) -> KeyTable:
     """Every profile: its variable, whether the keyring holds its key (a masked tail), whether it is exported and
     the hosts its key is bound to. Without a usable keyring the profiles are still listed."""
+    from agentcfg import keystore  # lazy: exec's start-up (only `key list` reads the keyring's table)
+
     known = sorted(profiles.load_all(environ).items())
     store = keystore.KeyStore(environ)
     try:
@@ -68,6 +68,8 @@ def key_table(environ: env.Environ) -> KeyTable:
 
 def unapproved_notes(known: Sequence[Profile], environ: env.Environ) -> list[str]:
     """A project profile's variable that is set but not read (you have not approved it), and how to approve it."""
+    from agentcfg import keystore, trust  # lazy: exec's start-up (only `key list` reviews the projects)
+
     return [
         f"{found.key_env} is set in this shell but not read for {found.name}: it is the project's choice of "
         f"variable, and you have not approved it; if it holds {found.name}'s key, approve it with "
@@ -75,42 +77,3 @@ def unapproved_notes(known: Sequence[Profile], environ: env.Environ) -> list[str
         for found in known
         if found.key_env and environ.get(found.key_env) and not keystore.reads_environment(found, environ)
     ]
-
-
-def refuse_runtime_variable(found: Profile) -> None:
-    """Never put a key into a variable that steers programs (PATH, LD_PRELOAD, NODE_OPTIONS, ...). fields.py
-    refuses such a key_env when a profile is written or loaded; this is the last check before one is set."""
-    variable = str(found.key_env)
-    if variable.upper() in fields.RUNTIME_VARIABLES or variable.upper().startswith(fields.RUNTIME_PREFIXES):
-        raise AgentcfgError(
-            f"profile {found.name!r} names {variable} as its key variable, a variable that steers programs (not "
-            "one that holds a key): agentcfg sets no key into it",
-            where=str(found.source),
-            hint=f"Give the profile a variable of its own: "
-            f"`{fixes.profile_set(found.name, key_env=found.name.upper().replace('-', '_') + '_API_KEY')}`.",
-        )
-
-
-@dataclass(frozen=True)
-class Run:
-    """What `exec` runs: the command line, the variables added to the environment, the files that hold the key
-    for this run (removed once it ended) and the notes to print before."""
-
-    argv: tuple[str, ...]
-    variables: dict[str, str]
-    key_files: tuple[Path, ...] = ()
-    notes: tuple[str, ...] = ()
-
-
-def exec_run(found: Profile, command: Sequence[str], variables: dict[str, str], environ: env.Environ) -> Run:
-    """`exec PROFILE -- COMMAND` with the profile's `variables` (its key among them): an agent runs on the profile
-    for this process alone (launch.prepare), any other command gets the variables only."""
-    agent = launch.agent_for(command[0])
-    if agent is None:
-        return Run(tuple(command), variables)
-    key = variables.get(found.key_env) if found.key_env else None
-    prepared = launch.prepare(found, agent, tuple(command), environ, key)
-    if key is not None and found.key_env and not prepared.launch.key_in_env:
-        del variables[found.key_env]  # the agent gets it otherwise; its commands never see the keyring's
-    variables.update(prepared.launch.env)
-    return Run(tuple(prepared.argv), variables, prepared.key_files, tuple(prepared.launch.notes))

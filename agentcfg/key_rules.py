@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from agentcfg import redact
+from agentcfg import fields, fixes, redact
 from agentcfg.errors import AgentcfgError
 from agentcfg.patterns import lazy
 from agentcfg.profile_model import Profile, is_loopback, is_placeholder
@@ -139,3 +139,17 @@ def auth_headers(profile: Profile, url: str, key: str | None) -> dict[str, str]:
             hint=f"Store it again: `agentcfg key set {profile.name}`.",
         )
     return {"Authorization": f"Bearer {key}"}
+
+
+def refuse_runtime_variable(found: Profile) -> None:
+    """Never put a key into a variable that steers programs (PATH, LD_PRELOAD, NODE_OPTIONS, ...). fields.py
+    refuses such a key_env when a profile is written or loaded; this is the last check before one is set."""
+    variable = str(found.key_env)
+    if variable.upper() in fields.RUNTIME_VARIABLES or variable.upper().startswith(fields.RUNTIME_PREFIXES):
+        raise AgentcfgError(
+            f"profile {found.name!r} names {variable} as its key variable, a variable that steers programs (not "
+            "one that holds a key): agentcfg sets no key into it",
+            where=str(found.source),
+            hint=f"Give the profile a variable of its own: "
+            f"`{fixes.profile_set(found.name, key_env=found.name.upper().replace('-', '_') + '_API_KEY')}`.",
+        )

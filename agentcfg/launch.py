@@ -14,13 +14,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePath
 
-from agentcfg import env, fsutil, versions
+from agentcfg import env, fsutil
 from agentcfg.agents import AGENTS
 from agentcfg.agents.base import Agent, Launch, LaunchContext
-from agentcfg.current import read_current
 from agentcfg.env import runtime_dir  # exec's files and the routes' live there
 from agentcfg.errors import AgentcfgError
-from agentcfg.invocation import self_command
 from agentcfg.profiles import PROJECT, Profile
 
 
@@ -46,6 +44,10 @@ def prepare(
     """The agent's argv and what its process gets, with the files it reads written to the runtime dir.
     `key`: the profile's key, for an agent that takes it otherwise than in its variable (LaunchContext.key)."""
     import secrets
+
+    from agentcfg import versions  # lazy: exec of a program that is no agent (`exec P -- make`) never needs these
+    from agentcfg.current import read_current  # lazy: as above
+    from agentcfg.invocation import self_command  # lazy: as above
 
     if reason := agent.unsupported(profile):
         raise AgentcfgError(f"{agent.TRAITS.name} cannot run on this profile: {reason}")
@@ -186,3 +188,28 @@ def _private_text(path: Path) -> str | None:
 
 
 _FILE_LIMIT = 1 << 20  # far above any settings file exec writes (a few hundred bytes)
+
+
+@dataclass(frozen=True)
+class Run:
+    """What `exec` runs: the command line, the variables added to the environment, the files that hold the key
+    for this run (removed once it ended) and the notes to print before."""
+
+    argv: tuple[str, ...]
+    variables: dict[str, str]
+    key_files: tuple[Path, ...] = ()
+    notes: tuple[str, ...] = ()
+
+
+def exec_run(found: Profile, command: Sequence[str], variables: dict[str, str], environ: env.Environ) -> Run:
+    """`exec PROFILE -- COMMAND` with the profile's `variables` (its key among them): an agent runs on the profile
+    for this process alone (launch.prepare), any other command gets the variables only."""
+    agent = agent_for(command[0])
+    if agent is None:
+        return Run(tuple(command), variables)
+    key = variables.get(found.key_env) if found.key_env else None
+    prepared = prepare(found, agent, tuple(command), environ, key)
+    if key is not None and found.key_env and not prepared.launch.key_in_env:
+        del variables[found.key_env]  # the agent gets it otherwise; its commands never see the keyring's
+    variables.update(prepared.launch.env)
+    return Run(tuple(prepared.argv), variables, prepared.key_files, tuple(prepared.launch.notes))

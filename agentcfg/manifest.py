@@ -21,11 +21,11 @@ the one checked (agentcfg.managed), never one the file system would resolve to a
 from __future__ import annotations
 
 import os
-import re
 from pathlib import PurePath
 from typing import Any
 
 from agentcfg.env import AGENT_LOCATIONS
+from agentcfg.patterns import lazy
 
 VERSION = 2
 STATUSES = ("pending", "committed")
@@ -46,10 +46,10 @@ REQUIRED = (
     "created_dirs",
     "owned",
 )
-_SHA = re.compile(r"[0-9a-f]{64}")
-_BACKUP = re.compile(r"[0-9]{1,4}\.bak")  # a plain name inside the entry: never a path
-_WRITTEN = re.compile(r"[0-9]{1,4}\.after")
-_ENTRY_ID = re.compile(r"[0-9]{1,12}")
+_SHA = lazy(r"[0-9a-f]{64}")
+_BACKUP = lazy(r"[0-9]{1,4}\.bak")  # a plain name inside the entry: never a path
+_WRITTEN = lazy(r"[0-9]{1,4}\.after")
+_ENTRY_ID = lazy(r"[0-9]{1,12}")
 LOCATIONS = ("HOME", "XDG_CONFIG_HOME", *AGENT_LOCATIONS)  # the variables "locations" may name
 
 

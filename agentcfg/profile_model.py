@@ -7,15 +7,15 @@ trust and the keystore import it, and it imports none of them.
 
 from __future__ import annotations
 
-import re
 from dataclasses import asdict, dataclass
 from typing import Any
 
 from agentcfg import fields
+from agentcfg.patterns import lazy
 from agentcfg.redact import PLACEHOLDER_KEY
 
 # \A...\Z (not ^...$): `$` also matches before a trailing newline, and NAME_RE.match is used as a test.
-NAME_RE = re.compile(rf"\A{fields.NAME_PATTERN}\Z")
+NAME_RE = lazy(rf"\A{fields.NAME_PATTERN}\Z")
 BUILT_IN = "built-in"
 LOOPBACK_HOSTS = {"localhost", "127.0.0.1", "::1", "[::1]"}
 # Values people (and agentcfg) put where a key must be but none is needed: never a real key.

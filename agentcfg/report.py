@@ -5,13 +5,15 @@ from __future__ import annotations
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentcfg import env, fixes
 from agentcfg.plan import Plan, unified_diff
 from agentcfg.profiles import BUILT_IN, PROJECT, Profile
 from agentcfg.redact import dumps as dumps  # every command's --json document (shared with the hot path)
-from agentcfg.status import AgentStatus
+
+if TYPE_CHECKING:  # status's record, in annotations only: `switch` renders with this module and never loads status
+    from agentcfg.status import AgentStatus
 
 _COLOURS = {"create": "32", "modify": "33", "remove": "31", "unchanged": "2", "skipped": "2", "edited": "31"}
 

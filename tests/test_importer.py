@@ -271,12 +271,11 @@ def test_the_environment_anthropic_endpoint_without_a_model_variable_uses_its_sl
 
 def test_an_agent_speaking_anthropics_messages_is_read_as_an_anthropic_endpoint(monkeypatch):
     """Which bindings are Anthropic endpoints comes from the agent's traits (protocol "messages"), not its name."""
-    import dataclasses
     import types
 
     from agentcfg import agents
 
-    fifth = types.SimpleNamespace(TRAITS=dataclasses.replace(agents.AGENTS["claude"].TRAITS, name="fifth"))
+    fifth = types.SimpleNamespace(TRAITS=agents.AGENTS["claude"].TRAITS._replace(name="fifth"))
     monkeypatch.setitem(agents.AGENTS, "fifth", fifth)
     found = candidates({"qwen": qwen(), "fifth": claude(ROOT + "/")}, {}, {})
     assert summary(found) == [("local-9", BASE, "m", ROOT, "LOCAL_9_API_KEY", KEY, ["qwen", "fifth"], None)]

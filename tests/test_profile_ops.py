@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from agentcfg import key_commands, profile_ops, trust_review
+from agentcfg import key_rules, launch, profile_ops, trust_review
 from agentcfg.errors import AgentcfgError
 from agentcfg.profiles import Profile
 from agentcfg.trust import KeyApproval
@@ -51,10 +51,10 @@ def test_a_variable_approved_for_other_hosts_is_not_offered_again() -> None:
 @pytest.mark.parametrize("variable", ["PATH", "LD_PRELOAD", "NODE_OPTIONS"])
 def test_exec_sets_no_key_into_a_variable_that_steers_programs(variable: str) -> None:
     with pytest.raises(AgentcfgError, match="steers programs"):
-        key_commands.refuse_runtime_variable(Profile(name="p", base_url="http://h/v1", model="m", key_env=variable))
-    key_commands.refuse_runtime_variable(TEAM)
+        key_rules.refuse_runtime_variable(Profile(name="p", base_url="http://h/v1", model="m", key_env=variable))
+    key_rules.refuse_runtime_variable(TEAM)
 
 
 def test_exec_of_a_command_that_is_no_agent_gets_the_variables_only() -> None:
-    run = key_commands.exec_run(TEAM, ["env"], {"TEAM_KEY": "sk-x", "AGENTCFG_PROFILE": "team"}, {})
-    assert run == key_commands.Run(("env",), {"TEAM_KEY": "sk-x", "AGENTCFG_PROFILE": "team"})
+    run = launch.exec_run(TEAM, ["env"], {"TEAM_KEY": "sk-x", "AGENTCFG_PROFILE": "team"}, {})
+    assert run == launch.Run(("env",), {"TEAM_KEY": "sk-x", "AGENTCFG_PROFILE": "team"})

@@ -195,11 +195,13 @@ def key_list(as_json: bool) -> None:
 def _profile_variables(found: Any, environ: dict[str, str]) -> tuple[dict[str, str], dict[str, str]]:
     """The variables `exec` and `env` set (the profile's key, keyring first, and AGENTCFG_PROFILE), and where
     each comes from ("agentcfg", "keyring", "environment")."""
-    from agentcfg import key_commands, keyuse
+    from agentcfg import key_rules
 
     variables, sources = {"AGENTCFG_PROFILE": found.name}, {"AGENTCFG_PROFILE": "agentcfg"}
     if found.key_env:
-        key_commands.refuse_runtime_variable(found)
+        from agentcfg import keyuse  # the keyring's modules: only for a profile with a key
+
+        key_rules.refuse_runtime_variable(found)
         resolved = keyuse.resolve_key(found, environ)
         variables[found.key_env] = resolved.value
         sources[found.key_env] = resolved.source
@@ -229,7 +231,7 @@ def exec_command(as_json: bool, name: str, command: tuple[str, ...]) -> None:
     126: not executable; 2: the agent cannot run on PROFILE. Options of agentcfg's (--json) go before
     PROFILE: after it every word is COMMAND's.
     """
-    from agentcfg import key_commands, profiles
+    from agentcfg import launch, profiles
 
     if command[:1] == ("--",):  # click keeps the separator once it stops parsing options
         command = command[1:]
@@ -237,7 +239,7 @@ def exec_command(as_json: bool, name: str, command: tuple[str, ...]) -> None:
         raise click.UsageError("give the command to run after --, e.g. agentcfg exec taotoken -- opencode")
     environ = base.environ()
     found = profiles.get(name, environ)
-    run = key_commands.exec_run(found, command, _profile_variables(found, environ)[0], environ)
+    run = launch.exec_run(found, command, _profile_variables(found, environ)[0], environ)
     base.emit_notes(list(run.notes))
     _replace_with(run.argv, {**environ, **run.variables}, run.key_files)
 
