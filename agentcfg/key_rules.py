@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from agentcfg import fields, fixes, redact
+from agentcfg import fields, redact
 from agentcfg.errors import AgentcfgError
 from agentcfg.patterns import lazy
 from agentcfg.profile_model import Profile, is_loopback, is_placeholder
@@ -144,6 +144,8 @@ def auth_headers(profile: Profile, url: str, key: str | None) -> dict[str, str]:
 def refuse_runtime_variable(found: Profile) -> None:
     """Never put a key into a variable that steers programs (PATH, LD_PRELOAD, NODE_OPTIONS, ...). fields.py
     refuses such a key_env when a profile is written or loaded; this is the last check before one is set."""
+    from agentcfg import fixes  # lazy: `key get` loads this module, and only this refusal needs a fix line
+
     variable = str(found.key_env)
     if variable.upper() in fields.RUNTIME_VARIABLES or variable.upper().startswith(fields.RUNTIME_PREFIXES):
         raise AgentcfgError(

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from agentcfg import env, redact
-from agentcfg.errors import AgentcfgError
+from agentcfg.errors import AgentcfgError, Exit
 from agentcfg.key_rules import MAX_LENGTH as MAX_LENGTH
 from agentcfg.key_rules import MIN_LENGTH as MIN_LENGTH
 from agentcfg.key_rules import auth_headers as auth_headers
@@ -470,3 +470,16 @@ def check_binding(profile: Profile, store: KeyStore, environ: env.Environ) -> No
             hint=f"If {_hosts(new)} should get that key, run {rebind}; otherwise store the new host's key "
             f"with `agentcfg key set {profile.name}`.",
         )
+
+
+def resolve_key(found: Profile, environ: dict[str, str]) -> ResolvedKey:
+    """The key of a keyed profile (resolve) as `key get`, `exec`, `env`, `serve` and `route` take it: none stored
+    or exported fails the same way in each, with Exit.NO_KEY, before anything runs."""
+    try:
+        resolved = resolve(found, environ)
+    except KeyringProblem as problem:
+        if problem.kind in ("missing", "no-backend"):  # neither stored nor exported, as switch's exit 4 means
+            problem.exit_code = Exit.NO_KEY
+        raise
+    assert resolved is not None  # found has a key_env
+    return resolved

@@ -28,14 +28,14 @@ def key_get_request(words: list[str]) -> tuple[str, bool] | None:
 
 def key_get(name: str, as_json: bool) -> None:
     """PROFILE's key on stdout and nothing else; with as_json, where it comes from (never the key)."""
-    from agentcfg import keystore, keyuse, profiles
+    from agentcfg import keystore, profiles
 
     Requested.json = Requested.json or as_json
     variables = environ()
     found = profiles.find(name, variables)  # yours or a built-in: no project file is read
     if not found.key_env:
         raise keystore.not_keyed(found)
-    resolved = keyuse.resolve_key(found, variables)
+    resolved = keystore.resolve_key(found, variables)
     if as_json:
         print_json(
             {"profile": name, "key_env": found.key_env, "source": resolved.source, "tail": redact.tail(resolved.value)}

@@ -199,10 +199,10 @@ def _profile_variables(found: Any, environ: dict[str, str]) -> tuple[dict[str, s
 
     variables, sources = {"AGENTCFG_PROFILE": found.name}, {"AGENTCFG_PROFILE": "agentcfg"}
     if found.key_env:
-        from agentcfg import keyuse  # the keyring's modules: only for a profile with a key
+        from agentcfg import keystore  # the keyring's modules: only for a profile with a key
 
         key_rules.refuse_runtime_variable(found)
-        resolved = keyuse.resolve_key(found, environ)
+        resolved = keystore.resolve_key(found, environ)
         variables[found.key_env] = resolved.value
         sources[found.key_env] = resolved.source
         if resolved.note:  # not in `key get`: its stderr may be an agent's (apiKeyHelper)

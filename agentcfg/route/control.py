@@ -7,7 +7,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from agentcfg import env, fields, fixes, fsutil, keystore, keyuse, profile_edit, profiles
+from agentcfg import env, fields, fixes, fsutil, keystore, profile_edit, profiles
 from agentcfg.errors import AgentcfgError, Exit
 from agentcfg.invocation import self_command
 from agentcfg.profiles import Profile
@@ -131,7 +131,7 @@ def _serving_key(route: Profile, environ: dict[str, str]) -> tuple[str, bool]:
     (keystore.resolve: only for the route's own address), else a new one, stored (none was kept: a route from
     before every route had one, or a key removed)."""
     try:
-        return keyuse.resolve_key(route, environ).value, False
+        return keystore.resolve_key(route, environ).value, False
     except keystore.KeyringProblem as problem:
         if problem.kind != "missing":
             raise
@@ -173,7 +173,7 @@ def _keys(legs_: list[Profile], environ: dict[str, str]) -> dict[str, str]:
     found: dict[str, str] = {}
     for index, leg in enumerate(legs_):
         if leg.key_env:
-            found[litellm.key_variable(index)] = keyuse.resolve_key(leg, environ).value
+            found[litellm.key_variable(index)] = keystore.resolve_key(leg, environ).value
     return found
 
 
@@ -323,7 +323,7 @@ def _router_key_value(route: Profile, environ: dict[str, str]) -> str | None:
     if not route.key_env:
         return None
 
-    return keyuse.resolve_key(route, environ).value
+    return keystore.resolve_key(route, environ).value
 
 
 def stop(name: str, environ: dict[str, str]) -> dict[str, Any]:

@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 from typing import Any, NoReturn
 
-from agentcfg import env, fsutil, keyuse, profile_edit, profiles, redact
+from agentcfg import env, fsutil, keystore, profile_edit, profiles, redact
 from agentcfg.doctor import localserver
 from agentcfg.errors import AgentcfgError, Exit
 from agentcfg.profiles import Profile
@@ -64,7 +64,7 @@ def build(name: str, options: commands.Options, environ: env.Environ) -> tuple[P
     commands.check_profile(profile)  # not this machine's server: said before the keyring is asked anything
     key = None
     if profile.needs_key:
-        key = keyuse.resolve_key(profile, dict(environ)).value
+        key = keystore.resolve_key(profile, dict(environ)).value
     vllm = commands.resolve_vllm(options.vllm, environ)
     found = gpus.query_gpus()
     built = commands.build(
@@ -344,7 +344,7 @@ def status(name: str, environ: dict[str, str]) -> dict[str, Any]:
         key = None
         if profile.needs_key:
             with contextlib.suppress(AgentcfgError):  # no key to be had: /v1/models says 401, status says so
-                key = keyuse.resolve_key(profile, environ).value
+                key = keystore.resolve_key(profile, environ).value
         model = waits.served(root, key)
         result["serving"] = model and {"id": model.get("id"), "max_model_len": model.get("max_model_len")}
         result["problems"] = waits.compare(profile, model) if model else ["it does not answer /v1/models"]
