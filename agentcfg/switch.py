@@ -239,7 +239,7 @@ def read_agents(
         current = read_current(agent, environ)
         refusal = foreign_format_refusal(agent, current, environ, profile, [a.TRAITS.name for a in agents])
         extra: list[tuple[FileEdit, str | None]] = []
-        if refusal is None and agent.TRAITS.profile_files_since is not None:
+        if refusal is None:  # profile_file_edits: none for an agent without profile files
             for file_edit in profile_file_edits(agent, profile, others, environ, keys):
                 extra.append(
                     (file_edit, fsutil.read_text(file_edit.file.path, env.display(file_edit.file.path, environ)))

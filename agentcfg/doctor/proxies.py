@@ -15,9 +15,6 @@ from urllib.parse import urlsplit
 
 from agentcfg.agents import AGENTS
 
-# Derived from the agents' traits (for rules.py, which still asks by name).
-IGNORES_NO_PROXY = {name for name, agent in AGENTS.items() if agent.TRAITS.ignores_no_proxy}
-
 
 def _get(environ: Mapping[str, str], name: str) -> str | None:
     return environ.get(name.lower()) or environ.get(name.upper()) or None
