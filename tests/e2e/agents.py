@@ -21,6 +21,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from agentcfg.agents import AGENTS as REGISTRY
+
 # Each agent runs at two releases: the pinned one (the last one proven, so a format change
 # arrives as one deliberate bump here) and whatever npm serves as latest when CI runs (`python -m
 # tests.e2e.agents` resolves it into the cache, before the tests run without network). A release
@@ -30,10 +32,28 @@ NPM = {
     "qwen": "@qwen-code/qwen-code",
     "opencode": "opencode-ai",
     "claude": "@anthropic-ai/claude-code",
+    "copilot": "@github/copilot",
+    "droid": "@factory/cli",
+    "cline": "cline",
+    "gemini": "@google/gemini-cli",
 }
+# Packages an agent needs besides its own, pinned beside it: @factory/cli 0.225.1 names a platform binary
+# (@factory/cli-linux-x64@0.225.1) that npm does not have, so npm skips it silently and `droid` cannot start.
+COMPANIONS = {"droid": {"@factory/cli-linux-x64": "0.225.2"}}
 # Moved to the releases of 2026-12-01 once they passed (were: qwen 0.15.10, claude 2.1.197; still in PROVEN).
-PINNED = {"codex": "0.171.0", "qwen": "0.24.4", "opencode": "1.18.33", "claude": "2.1.332"}
-AGENTS = tuple(NPM)
+PINNED = {
+    "codex": "0.171.0",
+    "qwen": "0.24.4",
+    "opencode": "1.18.33",
+    "claude": "2.1.332",
+    "copilot": "1.0.102",
+    "droid": "0.225.1",
+    "cline": "3.0.65",
+    "gemini": "0.61.0",
+}
+# The agents the e2e tests run: those agentcfg has a module for (an agent installed here before its module is
+# registered is run by its own tests alone).
+AGENTS = tuple(agent for agent in NPM if agent in REGISTRY)
 RELEASES = ("pinned", "latest")
 PROMPT = "Reply with the single word: ready"
 TEST_SERVER = "agentcfg test server (tests/fault_server.py)"  # how the compatibility table names it
@@ -48,18 +68,19 @@ def _latest_file() -> Path:
 
 
 def resolve_latest() -> dict[str, str]:
-    """Ask npm for each agent's latest release and remember it for the test run (which has no network)."""
+    """Ask npm for each agent's latest release (and its companions') and remember them for the test run
+    (which has no network)."""
     import json
 
     found = {}
-    for agent, package in NPM.items():
+    for name, package in [*NPM.items(), *((c, c) for companions in COMPANIONS.values() for c in companions)]:
         out = subprocess.run(
             ["npm", "view", package, "version"], capture_output=True, text=True, check=True, timeout=120,
             stdin=subprocess.DEVNULL,
         ).stdout.strip()  # fmt: skip
         if not re.fullmatch(r"\d+\.\d+\.\d+", out):
             raise SystemExit(f"npm view {package} version answered {out!r}, not a release number")
-        found[agent] = out
+        found[name] = out
     cache_root().mkdir(parents=True, exist_ok=True)
     _latest_file().write_text(json.dumps(found, indent=1) + "\n")
     return found
@@ -70,12 +91,27 @@ def versions(release: str) -> dict[str, str]:
     never ran here: a local run without network tests the pinned releases only)."""
     if release == "pinned":
         return dict(PINNED)
+    latest = _latest()
+    return {agent: latest.get(agent, pinned) for agent, pinned in PINNED.items()}
+
+
+def _latest() -> dict[str, str]:
     import json
 
     try:
-        return {**PINNED, **json.loads(_latest_file().read_text())}
+        found = json.loads(_latest_file().read_text())
     except (OSError, ValueError):
-        return dict(PINNED)
+        return {}
+    return found if isinstance(found, dict) else {}
+
+
+def _specs(release: str) -> list[str]:
+    """The npm packages of every agent at `release`, companions included."""
+    latest = _latest() if release == "latest" else {}
+    specs = [f"{NPM[agent]}@{version}" for agent, version in versions(release).items()]
+    for companions in COMPANIONS.values():
+        specs += [f"{package}@{latest.get(package, pinned)}" for package, pinned in companions.items()]
+    return specs
 
 
 def releases_of(agent: str) -> list[tuple[str, ...]]:
@@ -102,9 +138,9 @@ def matrix(params: list | tuple = AGENTS, agent_of: Callable[[tuple], str] = lam
 
 
 def install(release: str = "pinned") -> Path:
-    """npm-install the four agents at `release` (once per set of versions; a lock keeps xdist
+    """npm-install the agents at `release` (once per set of versions; a lock keeps xdist
     workers from racing) and return their bin dir."""
-    specs = [f"{NPM[agent]}@{version}" for agent, version in versions(release).items()]
+    specs = _specs(release)
     prefix = cache_root() / ("agents-" + hashlib.sha256(" ".join(specs).encode()).hexdigest()[:12])
     bin_dir = prefix / "node_modules" / ".bin"
     done = prefix / ".complete"
