@@ -160,9 +160,15 @@ def install(release: str = "pinned") -> Path:
     return bin_dir
 
 
+_CODEX_OFF = ("analytics.enabled", "check_for_update_on_startup", "features.plugins")
+CODEX_QUIET = tuple(arg for setting in _CODEX_OFF for arg in ("-c", f"{setting}=false"))
+
+
 def command(agent: str, prompt: str = PROMPT) -> list[str]:
     return {
-        "codex": ["codex", "exec", "--skip-git-repo-check", prompt],
+        # Codex has no variables for these: its analytics (ab.chatgpt.com), update check (api.github.com) and
+        # plugin marketplace sync (github.com) go out whatever the provider (tests/e2e/test_no_phone_home.py).
+        "codex": ["codex", "exec", "--skip-git-repo-check", *CODEX_QUIET, prompt],
         "qwen": ["qwen", "-p", prompt],
         "opencode": ["opencode", "run", prompt],
         "claude": ["claude", "-p", prompt],
@@ -185,6 +191,7 @@ def environment(base: dict[str, str], bin_dir: Path) -> dict[str, str]:
         DISABLE_TELEMETRY="1",
         DISABLE_ERROR_REPORTING="1",
         QWEN_TELEMETRY_ENABLED="false",
+        QWEN_USAGE_STATISTICS_ENABLED="false",  # its usage statistics (Aliyun RUM), on unless told
         # opencode starts `npm install @opencode-ai/plugin` in the background on every run: npm gets no
         # network (cache only) and a registry on a dead loopback port, so outside the CI's network
         # namespace too nothing leaves this machine.
