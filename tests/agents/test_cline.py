@@ -8,6 +8,7 @@ import json
 import re
 from pathlib import Path
 
+from agentcfg import edit
 from agentcfg.agents import cline
 from agentcfg.agents.base import KeySource, LaunchContext
 from agentcfg.profiles import PLACEHOLDER_KEY, Profile
@@ -160,3 +161,69 @@ def test_exec_of_a_keyless_profile_gives_the_placeholder():
     launch = cline.launch(LOCAL, (), context(texts()))
     ((_, text),) = launch.key_files.items()
     assert entry(json.loads(text))["settings"]["apiKey"] == PLACEHOLDER_KEY
+
+
+# -- doctor's offline checks: what cline ignores ----------------------------------------------------------------
+
+
+def findings(data: object) -> list:
+    from agentcfg.agents.cline import checks
+
+    providers, settings = cline.files(ENVIRON)
+    return checks.check([(providers, data), (settings, {})], ENVIRON, {"local": LOCAL})
+
+
+def ours(**changes: object) -> dict:
+    providers, _, _ = switched(LOCAL, texts())
+    providers["providers"]["openai-compatible"].update(changes)
+    return providers
+
+
+def test_a_switched_file_has_no_finding():
+    assert findings(ours()) == []
+
+
+def test_an_entry_without_updated_at_makes_cline_ignore_the_file():
+    data = ours()
+    del data["providers"]["openai-compatible"]["updatedAt"]
+    (found,) = findings(data)
+    assert (found.id, found.status) == ("cline-config-ignored", "fail")
+    assert "has no updatedAt" in found.summary and "agentcfg switch local --agent cline" in found.fix
+    (found,) = findings(ours(updatedAt="2026-01-02T03:04:05+01:00"))  # an offset: refused by zod's datetime()
+    assert found.id == "cline-config-ignored"
+    (found,) = findings({**ours(), "version": 2})
+    assert found.id == "cline-config-ignored" and "version" in found.summary
+
+
+def test_last_used_provider_naming_no_entry():
+    (found,) = findings({**ours(), "lastUsedProvider": "gone"})
+    assert (found.id, found.status) == ("cline-provider-missing", "fail") and '"gone"' in found.summary
+
+
+def test_a_base_url_without_a_path_and_a_plaintext_key_are_warned_of():
+    data = ours()
+    data["providers"]["openai-compatible"]["settings"].update(baseUrl="http://127.0.0.1:8000", apiKey="sk-x-123")
+    found = {f.id: f for f in findings(data)}
+    assert set(found) == {"cline-base-url", "cline-key-in-file"}
+    assert found["cline-base-url"].status == "warn" and "sk-x-123" not in repr(found)
+
+
+# -- cline stamps a new updatedAt into providers.json on every run: not an edit of the user's -----------------
+
+
+def test_the_timestamp_cline_writes_on_every_run_is_neither_drift_nor_kept_by_rollback():
+    from agentcfg import plan, undo
+
+    providers_file = cline.files(ENVIRON)[0]
+    edit_ = cline.edits(LOCAL, texts(), NO_KEYS)[0]
+    written = edit.apply("json", providers_file.seed, edit_.assignments, path="f")
+    ran = json.loads(written)
+    entry(ran)["updatedAt"] = "2027-01-01T00:00:00.000Z"  # as cline rewrites it when it runs
+    ran["modes"] = {}
+    ran_text = json.dumps(ran, indent=2) + "\n"
+    owned = plan.owned_to_json(tuple(edit_.assignments))
+    assert plan.drifted("json", ran_text, owned, "f") == ["providers.openai-compatible.updatedAt"]
+    assert plan.drifted("json", ran_text, owned, "f", cline.TRAITS.stamps) == []
+    keys = [tuple(a[0]) for a in edit_.assignments]
+    reverted = undo.revert("json", None, written, ran_text, keys, stamps=cline.TRAITS.stamps, shown="f")
+    assert reverted.how == undo.REMOVED

@@ -166,6 +166,8 @@ def command(agent: str, prompt: str = PROMPT) -> list[str]:
         "qwen": ["qwen", "-p", prompt],
         "opencode": ["opencode", "run", prompt],
         "claude": ["claude", "-p", prompt],
+        # a prompt of one word would be taken for a subcommand ("Unknown command or unquoted prompt")
+        "cline": ["cline", prompt],
     }[agent]
 
 
@@ -185,6 +187,10 @@ def environment(base: dict[str, str], bin_dir: Path) -> dict[str, str]:
         DISABLE_TELEMETRY="1",
         DISABLE_ERROR_REPORTING="1",
         QWEN_TELEMETRY_ENABLED="false",
+        # cline: no update check; E2E_TEST keeps it from asking PostHog (data.cline.bot) for feature flags, which
+        # its global settings' telemetryOptOut does not stop (agentcfg does not set it for users: docs/cline.md)
+        CLINE_NO_AUTO_UPDATE="1",
+        E2E_TEST="true",
         # opencode starts `npm install @opencode-ai/plugin` in the background on every run: npm gets no
         # network (cache only) and a registry on a dead loopback port, so outside the CI's network
         # namespace too nothing leaves this machine.

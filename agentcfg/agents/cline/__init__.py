@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -76,6 +75,9 @@ TRAITS = Traits(
 )
 SEED = '{\n  "version": 1\n}\n'
 ISO = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z"  # zod's datetime(): UTC, `Z` (an offset is refused)
+# The `updatedAt` agentcfg writes where there is none: cline only checks that it is an ISO time, and writes its
+# own whenever it runs; a fixed one keeps a switch a pure function of its inputs (the same plan twice).
+STAMP = "2000-01-01T00:00:00.000Z"
 
 
 def data_dir(environ: env.Environ) -> Path:
@@ -99,11 +101,6 @@ def files(environ: env.Environ) -> list[AgentFile]:
 
 def unsupported(profile: Profile) -> str | None:
     return None
-
-
-def _now() -> str:
-    """An ISO timestamp as cline writes one (`new Date().toISOString()`)."""
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def _load(file: AgentFile, text: str | None) -> dict:
@@ -144,7 +141,7 @@ def edits(profile: Profile, current: Texts, keys: KeySource) -> list[FileEdit]:
         (("lastUsedProvider",), PROVIDER),
         *(((*ENTRY, "settings", name), value) for name, value in _settings(profile, api_key).items()),
         # Without a valid `updatedAt` cline ignores the whole file; kept as it is, so a second switch changes nothing.
-        ((*ENTRY, "updatedAt"), stamp if isinstance(stamp, str) and re.fullmatch(ISO, stamp) else _now()),
+        ((*ENTRY, "updatedAt"), stamp if isinstance(stamp, str) and re.fullmatch(ISO, stamp) else STAMP),
         ((*ENTRY, "tokenSource"), "manual"),
     ]
     general: list[Assignment] = [(("telemetryOptOut",), True), (("autoUpdateEnabled",), False)]
@@ -188,7 +185,7 @@ def launch(profile: Profile, args: tuple[str, ...], context: LaunchContext) -> L
     settings are the user's own with telemetry and update checks off (a file of no secret, kept)."""
     key = context.key if profile.key_env and context.key is not None else PLACEHOLDER_KEY
     settings = {name: value for name, value in _settings(profile, key).items() if value is not REMOVE}
-    entry = {"settings": settings, "updatedAt": _now(), "tokenSource": "manual"}
+    entry = {"settings": settings, "updatedAt": STAMP, "tokenSource": "manual"}
     providers = {"version": 1, "lastUsedProvider": PROVIDER, "modes": {}, "providers": {PROVIDER: entry}}
     name = base.run_name(f"cline-{profile.name}", context.run, ".providers.json")
     general_file = list(context.current)[1]
