@@ -71,3 +71,7 @@ class Traits(NamedTuple):
     # Its model may be named only by a model slot or an alias its read() leaves aside (importer.claude_model):
     # import resolves that, and asks for the model of an endpoint that names none.
     model_in_slots: bool = False
+    # Whether its files keep agentcfg's id or label (agentcfg.attribution, rules 1 and 2). False: it rewrites its
+    # file to its own schema whenever it runs, dropping any key of agentcfg's (Cline CLI), so only the journal
+    # says which of two profiles with the same endpoint and model it was switched to.
+    keeps_ids: bool = True

@@ -15,14 +15,16 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from agentcfg import edit, env
+from agentcfg import edit, env, fixes
 from agentcfg.agents import base
 from agentcfg.agents.base import (
     AgentFile,
     Binding,
+    Doctoring,
     FileEdit,
     KeySource,
     Launch,
@@ -43,7 +45,7 @@ from agentcfg.errors import AgentcfgError
 from agentcfg.profiles import PLACEHOLDER_KEY, Profile
 
 if TYPE_CHECKING:  # doctor's types: doctor.model loads only when doctor runs
-    from agentcfg.doctor.model import Finding
+    from agentcfg.doctor.model import Finding, Target
 
 PROVIDER = "openai-compatible"  # cline's provider for a chat completions endpoint (`cline auth -p openai -b URL`)
 ENTRY = ("providers", PROVIDER)
@@ -72,6 +74,7 @@ TRAITS = Traits(
     proven=("3.0.65",),
     key_fallback=KEY_FALLBACK,
     stand_in_key=True,
+    keeps_ids=False,  # it rewrites providers.json to its schema on every run: an `agentcfg: LABEL` would go
 )
 SEED = '{\n  "version": 1\n}\n'
 ISO = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z"  # zod's datetime(): UTC, `Z` (an offset is refused)
@@ -229,7 +232,34 @@ unreadable = no_unreadable
 configured = configured_by_files
 key_helpers = binding_helpers
 locate = located_by_files
-authorize = authorize_by_files
+
+
+def authorize(target: Target, binding: Binding, profile: Profile | None, doctor: Doctoring) -> None:
+    """As its files say, except where they hold the placeholder a switch to a keyed profile leaves: then the
+    key is the one `agentcfg exec` gives cline (the keyring, else the profile's variable), as for the other
+    agents, and started directly cline sends the placeholder (a finding says so)."""
+    if not (binding.key_value == PLACEHOLDER_KEY and profile is not None and profile.key_env):
+        authorize_by_files(target, binding, profile, doctor)
+        return
+    before = len(target.static)
+    authorize_by_files(target, replace(binding, key=None, key_value=None, key_env=profile.key_env), profile, doctor)
+    if any(f.id == "key-missing" for f in target.static[before:]):
+        return
+    from agentcfg.doctor.model import WARN, Finding  # lazy: doctor's alone
+
+    target.static.append(
+        Finding(
+            "key-missing",
+            WARN,
+            TRAITS.name,
+            f"cline reads no {profile.key_env}: its providers.json holds agentcfg's placeholder key, which it sends "
+            f"to {target.base_url} when started directly",
+            "apiKey is the placeholder",
+            fixes.exec_agent(profile.name, TRAITS.binary),
+            "`agentcfg exec` gives that run alone a provider file with the key; or switch with "
+            "--store-key-in-files to keep the key in providers.json (owner-only)",
+        )
+    )
 
 
 def told_window(profile: Profile) -> int | None:
