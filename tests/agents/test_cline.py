@@ -154,6 +154,7 @@ def test_exec_points_cline_at_a_provider_file_of_this_run_with_the_key():
     assert launch.env["CLINE_GLOBAL_SETTINGS_PATH"] == f"/run/agentcfg/{gname}"
     assert json.loads(gtext) == {"telemetryOptOut": True, "tuiTheme": "dark", "autoUpdateEnabled": False}
     assert launch.env["CLINE_NO_AUTO_UPDATE"] == "1"
+    assert launch.env["CLINE_SESSION_BACKEND_MODE"] == "local"  # not a hub daemon started with other settings
     assert "sk-the-key" not in json.dumps(launch.env) + gtext
 
 

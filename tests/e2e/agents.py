@@ -191,6 +191,9 @@ def environment(base: dict[str, str], bin_dir: Path) -> dict[str, str]:
         # its global settings' telemetryOptOut does not stop (agentcfg does not set it for users: docs/cline.md)
         CLINE_NO_AUTO_UPDATE="1",
         E2E_TEST="true",
+        # cline leaves a hub daemon on 127.0.0.1:25463 that serves later runs with the settings it started
+        # with, another test's HOME included: each run does its own work instead
+        CLINE_SESSION_BACKEND_MODE="local",
         # opencode starts `npm install @opencode-ai/plugin` in the background on every run: npm gets no
         # network (cache only) and a registry on a dead loopback port, so outside the CI's network
         # namespace too nothing leaves this machine.

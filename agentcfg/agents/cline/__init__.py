@@ -203,6 +203,11 @@ def launch(profile: Profile, args: tuple[str, ...], context: LaunchContext) -> L
         "CLINE_PROVIDER_SETTINGS_PATH": str(context.runtime / name),
         "CLINE_GLOBAL_SETTINGS_PATH": str(context.runtime / general_name),
         "CLINE_NO_AUTO_UPDATE": "1",
+        # cline hands its sessions to a background hub daemon (127.0.0.1:25463) that makes the model requests
+        # with the settings of the environment it was started in, and outlives the run: a daemon a plain
+        # `cline` started would serve this run from the user's files, and one this run started would serve
+        # later plain runs from this run's file (seen, 3.0.65). Local: the run's own process does it all.
+        "CLINE_SESSION_BACKEND_MODE": "local",
     }
     return Launch(
         args,
