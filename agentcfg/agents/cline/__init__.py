@@ -70,7 +70,8 @@ TRAITS = Traits(
     key_helper_setting=None,
     # What cline writes into providers.json whenever it runs (its schema's defaults and a new timestamp): a file
     # agentcfg created that holds only these is still agentcfg's to remove on rollback.
-    stamps=(("version",), ("modes",), (*ENTRY, "updatedAt"), (*ENTRY, "tokenSource")),
+    # (`modes` it adds empty: an empty object counts as nothing; a user's voice input model in it is theirs)
+    stamps=(("version",), (*ENTRY, "updatedAt"), (*ENTRY, "tokenSource")),
     proven=("3.0.65",),
     key_fallback=KEY_FALLBACK,
     stand_in_key=True,
