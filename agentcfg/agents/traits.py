@@ -75,3 +75,7 @@ class Traits(NamedTuple):
     # file to its own schema whenever it runs, dropping any key of agentcfg's (Cline CLI), so only the journal
     # says which of two profiles with the same endpoint and model it was switched to.
     keeps_ids: bool = True
+    # It reads no variable of agentcfg's choosing for the key (Cline CLI: the key in its file, else OPENAI_API_KEY):
+    # a keyed profile's key reaches it through `agentcfg exec` alone (or --store-key-in-files), never through
+    # `agentcfg env` in the shell; its own switch note says so, not the one for agents that read the variable.
+    key_by_exec_only: bool = False

@@ -75,6 +75,7 @@ TRAITS = Traits(
     proven=("3.0.65",),
     key_fallback=KEY_FALLBACK,
     stand_in_key=True,
+    key_by_exec_only=True,  # no variable of agentcfg's: exec's run-only provider file, or --store-key-in-files
     keeps_ids=False,  # it rewrites providers.json to its schema on every run: an `agentcfg: LABEL` would go
 )
 SEED = '{\n  "version": 1\n}\n'
@@ -85,11 +86,12 @@ STAMP = "2000-01-01T00:00:00.000Z"
 
 
 def data_dir(environ: env.Environ) -> Path:
-    """cline's data directory: CLINE_DATA_DIR, else CLINE_DIR/data, else ~/.cline/data."""
+    """cline's data directory: CLINE_DATA_DIR, else CLINE_DIR/data, else ~/.cline/data (no `~` in the variables:
+    cline takes them as they are)."""
     if named := (environ.get("CLINE_DATA_DIR") or "").strip():
-        return Path(named).expanduser()
+        return Path(named)
     if top := (environ.get("CLINE_DIR") or "").strip():
-        return Path(top).expanduser() / "data"
+        return Path(top) / "data"
     return env.home(environ) / ".cline" / "data"
 
 
@@ -98,8 +100,8 @@ def files(environ: env.Environ) -> list[AgentFile]:
     providers = (environ.get("CLINE_PROVIDER_SETTINGS_PATH") or "").strip()
     general = (environ.get("CLINE_GLOBAL_SETTINGS_PATH") or "").strip()
     return [
-        AgentFile(Path(providers).expanduser() if providers else settings / "providers.json", "json", SEED),
-        AgentFile(Path(general).expanduser() if general else settings / "global-settings.json", "json"),
+        AgentFile(Path(providers) if providers else settings / "providers.json", "json", SEED),
+        AgentFile(Path(general) if general else settings / "global-settings.json", "json"),
     ]
 
 
