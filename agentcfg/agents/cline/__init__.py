@@ -251,8 +251,8 @@ def authorize(target: Target, binding: Binding, profile: Profile | None, doctor:
         return
     before = len(target.static)
     authorize_by_files(target, replace(binding, key=None, key_value=None, key_env=profile.key_env), profile, doctor)
-    if any(f.id == "key-missing" for f in target.static[before:]):
-        return
+    if target.key is None or any(f.id.startswith("key-") for f in target.static[before:]):
+        return  # what doctor's key rules said (no key, a key for another host) is said already
     from agentcfg.doctor.model import WARN, Finding  # lazy: doctor's alone
 
     target.static.append(
