@@ -14,6 +14,7 @@ from agentcfg.agents.base import KeySource, LaunchContext
 from agentcfg.profiles import PLACEHOLDER_KEY, Profile
 from tests.agents.samples import ENVIRON, GATEWAY_ANTHROPIC, NO_KEYS
 from tests.agents.samples import switch as run_switch
+from tests.test_crash import run  # noqa: F401 (fixture)
 
 LOCAL = Profile(name="local", base_url="http://127.0.0.1:8000/v1", model="qwen3-coder", context_window=65536)
 GW = GATEWAY_ANTHROPIC
@@ -228,3 +229,28 @@ def test_the_timestamp_cline_writes_on_every_run_is_neither_drift_nor_kept_by_ro
     keys = [tuple(a[0]) for a in edit_.assignments]
     reverted = undo.revert("json", None, written, ran_text, keys, stamps=cline.TRAITS.stamps, shown="f")
     assert reverted.how == undo.REMOVED
+
+
+# -- import: the plaintext key goes to the keyring, a placeholder into providers.json, and exec starts cline -------
+
+
+def test_import_moves_the_key_to_the_keyring_and_says_how_to_start_cline(home, environ, run) -> None:  # noqa: F811
+    import keyring
+
+    users = {**USERS, "lastUsedProvider": "openai-compatible"}
+    path = cline.files(environ)[0].path
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps(users, indent=2) + "\n")
+    before = path.read_bytes()
+    code, out, err = run("profile", "import", "--yes", "--json")
+    assert code == 0, (code, out, err)
+    (row,) = [r for r in json.loads(out)["profiles"] if "cline" in r["found_in"]]
+    assert row["base_url"] == "https://old.example/v1" and row["model"] == "old"
+    assert keyring.get_password("agentcfg", row["name"]) == "sk-users-own-key-123456"
+    # the file keeps the endpoint, with a placeholder; the move's note says what starts cline with the key
+    data = json.loads(path.read_text())
+    settings = entry(data)["settings"]
+    assert settings["apiKey"] == PLACEHOLDER_KEY and settings["baseUrl"] == row["base_url"]
+    assert data["providers"]["anthropic"] == USERS["providers"]["anthropic"] and path.read_bytes() != before
+    assert f"agentcfg exec {row['name']} -- cline" in out + err, (out, err)
+    assert "sk-users-own-key" not in out + err

@@ -131,16 +131,24 @@ def edits(profile: Profile, current: Texts, keys: KeySource) -> list[FileEdit]:
     api_key = keys.literal if profile.key_env and keys.literal else PLACEHOLDER_KEY
     notes: list[str] = []
     old_key = base.table(old.get("settings")).get("apiKey")
-    if isinstance(old_key, str) and old_key not in (PLACEHOLDER_KEY, api_key):
+    replaced = isinstance(old_key, str) and old_key not in (PLACEHOLDER_KEY, api_key)
+    path = providers_file.path
+    start = (
+        f"start it as `agentcfg exec {profile.name} -- cline` (the key in a file of that run alone), or switch with "
+        "--store-key-in-files to write the key into providers.json (owner-only)"
+    )
+    if profile.key_env and not keys.literal:  # (import's key move too: the key is in the keyring now)
         notes.append(
-            f"{providers_file.path}: replaced the plaintext apiKey of cline's {PROVIDER} provider, so it does not "
-            f"go to {profile.base_url}; `agentcfg rollback` brings it back."
+            f"{path}: replaced the plaintext apiKey of cline's {PROVIDER} provider with a placeholder (cline takes "
+            f"no key from a variable or command of agentcfg's): {start}; `agentcfg rollback` brings it back."
+            if replaced
+            else f"cline takes no key from a variable or command of agentcfg's: {path} holds a placeholder key; "
+            f"{start}."
         )
-    if profile.key_env and not keys.literal:
+    elif replaced:
         notes.append(
-            f"cline takes no key from a variable or command of agentcfg's: {providers_file.path} holds a "
-            f"placeholder key. Start it as `agentcfg exec {profile.name} -- cline` (the key in a file of that run "
-            "alone), or switch with --store-key-in-files to write the key into providers.json (owner-only)."
+            f"{path}: replaced the plaintext apiKey of cline's {PROVIDER} provider, so it does not go to "
+            f"{profile.base_url}; `agentcfg rollback` brings it back."
         )
     assignments: list[Assignment] = [
         (("version",), 1),
