@@ -205,7 +205,8 @@ def check_writable(change: FileChange, shown: str) -> None:
 def _owned_edited(item: dict[str, Any], current: str, shown: str) -> bool:
     """Someone changed a key agentcfg owns (or the file no longer parses): only --force may undo that."""
     try:
-        return bool(drifted(item["format"], current, item["owned"], shown))
+        agent = AGENTS.get(item["agent"])
+        return bool(drifted(item["format"], current, item["owned"], shown, agent.TRAITS.stamps if agent else ()))
     except AgentcfgError:
         return True
 

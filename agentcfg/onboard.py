@@ -233,7 +233,11 @@ def variable_readers(candidate: Candidate, environ: env.Environ) -> list[str]:
     """The agents beside a plaintext key that cannot fetch it from the keyring (qwen-code, opencode, Codex
     before 0.119): once it is moved, they read it from the profile's variable, which only `agentcfg exec`
     and `agentcfg env` set, so plain `qwen` fails with "Missing API key"."""
-    return [name for name in candidate.found_in if name in AGENTS and not runs_helper(AGENTS[name], environ)]
+    return [
+        name
+        for name in candidate.found_in
+        if name in AGENTS and not runs_helper(AGENTS[name], environ) and not AGENTS[name].TRAITS.key_by_exec_only
+    ]
 
 
 def move_question(candidate: Candidate, environ: env.Environ) -> str:

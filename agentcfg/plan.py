@@ -7,13 +7,14 @@ the one writer (apply.py).
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from agentcfg import edit, env
 from agentcfg.agents.base import AgentFile
-from agentcfg.edit import MISSING, REMOVE, Assignment
+from agentcfg.edit import MISSING, REMOVE, Assignment, KeyPath
 from agentcfg.profiles import Profile
 from agentcfg.redact import is_secret, mask_text
 
@@ -78,11 +79,17 @@ def owned_to_json(owned: tuple[Assignment, ...]) -> list[dict[str, Any]]:
     return items
 
 
-def drifted(fmt: str, text: str | None, owned: list[dict[str, Any]], shown: str) -> list[str]:
-    """The owned keys whose value in `text` is no longer what agentcfg wrote."""
+def drifted(
+    fmt: str, text: str | None, owned: list[dict[str, Any]], shown: str, stamps: Collection[KeyPath] = ()
+) -> list[str]:
+    """The owned keys whose value in `text` is no longer what agentcfg wrote. An owned key that is also one of
+    the agent's `stamps` (Traits.stamps: it writes a new value itself whenever it runs, as Cline CLI's
+    `updatedAt`) is the agent's to change, not an edit."""
     data = edit.load(fmt, text or "", path=shown)  # parsed once, not once per key
     changed = []
     for item in owned:
+        if tuple(item["key"]) in stamps:
+            continue
         got = edit.lookup(data, tuple(item["key"]))
         if "sha256" in item:
             same = isinstance(got, str) and digest(got) == item["sha256"]

@@ -89,6 +89,7 @@ def status(environ: env.Environ, profiles: dict[str, Profile], journal_entries: 
                 file = by_path.get(recorded["path"]) if recorded["agent"] == agent.TRAITS.name else None
                 if file is not None:
                     shown = env.display(file.path, environ)
-                    item.edited += drifted(recorded["format"], current[file], recorded["owned"], shown)
+                    stamps = agent.TRAITS.stamps
+                    item.edited += drifted(recorded["format"], current[file], recorded["owned"], shown, stamps)
         item.profile = _match(item, profiles, (item.last_switch or {}).get("profile"), binding)
     return result

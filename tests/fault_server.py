@@ -111,7 +111,8 @@ def messages_events(model: str, text: str, repeat: int = 1) -> list[dict[str, An
 
 
 # The shell tool of each agent as it names it, with the arguments it takes (seen in their requests: Codex 0.171
-# `exec_command`, qwen-code `run_shell_command` (with --yolo), opencode `bash`, Claude Code `Bash`).
+# `exec_command`, qwen-code `run_shell_command` (with --yolo), opencode `bash`, Claude Code `Bash`, Cline CLI 3.0.65
+# `run_commands`).
 SHELL_TOOLS: dict[str, Callable[[str], dict[str, Any]]] = {
     "exec_command": lambda command: {"cmd": command},
     "shell_command": lambda command: {"command": command},
@@ -119,6 +120,7 @@ SHELL_TOOLS: dict[str, Callable[[str], dict[str, Any]]] = {
     "run_shell_command": lambda command: {"command": command, "is_background": False},
     "bash": lambda command: {"command": command, "description": "Prints the environment"},
     "Bash": lambda command: {"command": command, "description": "Prints the environment"},
+    "run_commands": lambda command: {"commands": [command]},
 }
 
 

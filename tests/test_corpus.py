@@ -56,7 +56,7 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 CORPUS = Path(__file__).parent / "corpus"
-AGENT_DIRS = ("codex", "claude", "opencode", "qwen")
+AGENT_DIRS = ("codex", "claude", "opencode", "qwen", "cline")
 QWEN_VERSION = 4  # SETTINGS_VERSION in qwen-code's packages/cli/src/config/settings.ts
 TRUSTED_PATH = "/tmp/corpus-project"  # a path toml_edit must quote, like every real project path
 
@@ -81,6 +81,9 @@ def destination(path: Path, home: Path) -> Path:
         return home / ".claude" / "settings.json"
     if agent == "opencode":
         return home / ".config" / "opencode" / ("opencode.jsonc" if path.suffix == ".jsonc" else "opencode.json")
+    if agent == "cline":
+        settings = home / ".cline" / "data" / "settings"
+        return settings / ("global-settings.json" if path.name.endswith(".global-settings.json") else "providers.json")
     return home / ".qwen" / (".env" if path.suffix == ".env" else "settings.json")
 
 
@@ -466,11 +469,26 @@ def codex_mcp(text: str | None) -> str | None:
     return text + '\n[mcp_servers.corpus-test]\ncommand = "corpus-mcp"\nargs = ["--stdio"]\n'
 
 
+def cline_run(text: str | None) -> str | None:
+    """Cline CLI rewrites providers.json whenever it runs (`JSON.stringify(data, null, 2)`): `modes` added where
+    missing and a new `updatedAt` on the provider it saves (here on every entry, which covers that one). Its
+    global settings it leaves as they are."""
+    assert text is not None
+    data = json.loads(text)
+    if not isinstance(data.get("providers"), dict):
+        return text
+    data.setdefault("modes", {})
+    for entry in data["providers"].values():
+        entry["updatedAt"] = "2027-01-01T00:00:00.000Z"
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
 EDITS: dict[str, dict[str, Callable[[str | None], str | None]]] = {
     "codex": {"trust": codex_trust, "mcp": codex_mcp},
     "qwen": {"version": qwen_version},
     "opencode": {"mcp": opencode_mcp},
     "claude": {"permission": claude_permission, "rewrite": claude_rewrite},
+    "cline": {"run": cline_run},
 }
 
 

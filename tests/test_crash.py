@@ -59,6 +59,8 @@ ORDER = [
     ".qwen/settings.json",
     ".config/opencode/opencode.json",
     ".claude/settings.json",
+    ".cline/data/settings/providers.json",
+    ".cline/data/settings/global-settings.json",
 ]
 
 # The child: kill itself at the N-th write of a KIND, before / after it / half-way through its temp file.

@@ -256,7 +256,7 @@ def test_prepare_puts_the_key_in_no_file_but_this_runs_key_files(environ) -> Non
     runtime = Path(environ["XDG_RUNTIME_DIR"]) / "agentcfg"
     holding = {path for path in runtime.iterdir() if key in path.read_text()}
     key_files = {path for prepared in runs for path in prepared.key_files}
-    assert holding <= key_files and {p.name.split("-run")[0] for p in holding} == {"qwen-gw", "claude-gw"}
+    assert holding <= key_files and {p.name.split("-run")[0] for p in holding} == {"qwen-gw", "claude-gw", "cline-gw"}
     assert all(_mode(path) == 0o600 for path in key_files)
     for prepared in runs:
         launch.remove(prepared.key_files)

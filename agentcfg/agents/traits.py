@@ -71,3 +71,11 @@ class Traits(NamedTuple):
     # Its model may be named only by a model slot or an alias its read() leaves aside (importer.claude_model):
     # import resolves that, and asks for the model of an endpoint that names none.
     model_in_slots: bool = False
+    # Whether its files keep agentcfg's id or label (agentcfg.attribution, rules 1 and 2). False: it rewrites its
+    # file to its own schema whenever it runs, dropping any key of agentcfg's (Cline CLI), so only the journal
+    # says which of two profiles with the same endpoint and model it was switched to.
+    keeps_ids: bool = True
+    # It reads no variable of agentcfg's choosing for the key (Cline CLI: the key in its file, else OPENAI_API_KEY):
+    # a keyed profile's key reaches it through `agentcfg exec` alone (or --store-key-in-files), never through
+    # `agentcfg env` in the shell; its own switch note says so, not the one for agents that read the variable.
+    key_by_exec_only: bool = False

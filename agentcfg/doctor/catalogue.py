@@ -201,6 +201,15 @@ CATALOGUE: dict[str, Entry] = {
         ("qwen-oauth-selected", FAIL, "qwen-code's auth type is the discontinued qwen-oauth", (fixes.switch,)),
         ("qwen-auth-type", FAIL, "an unknown or foreign auth type over agentcfg's provider", (fixes.switch,)),
         ("qwen-config-rejected", FAIL, "a modelProviders entry qwen-code crashes on", ()),
+        (
+            "cline-config-ignored",
+            FAIL,
+            "providers.json breaks cline's schema: it uses its own provider",
+            (fixes.switch,),
+        ),
+        ("cline-provider-missing", FAIL, "lastUsedProvider names no entry of providers.json", (fixes.switch,)),
+        ("cline-base-url", WARN, "cline's base URL has no path (no /v1)", (fixes.switch,)),
+        ("cline-key-in-file", WARN, "cline's key is in plaintext in providers.json", (fixes.key_set, fixes.exec_agent)),
         ("claude-settings-invalid", FAIL, "Claude Code ignores its settings file as invalid", ()),
         (
             "claude-output-too-small",

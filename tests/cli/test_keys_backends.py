@@ -549,6 +549,7 @@ def test_store_key_in_files_writes_private_files_and_never_prints_the_key(home, 
     claude = json.loads(home.read(".claude/settings.json"))
     assert claude["env"]["ANTHROPIC_AUTH_TOKEN"] == GW_KEY and "apiKeyHelper" not in claude
     holding = [".codex/config.toml", ".config/opencode/opencode.json", ".qwen/.env", ".claude/settings.json"]
+    holding.append(".cline/data/settings/providers.json")  # cline's apiKey, as asked
     # and the Codex profile file of the profile switched to (`codex --profile agentcfg-gw`), as asked
     holding.append(".codex/agentcfg-gw.config.toml")
     assert files_holding(home.root, GW_KEY) == sorted(holding)
@@ -560,7 +561,7 @@ def test_store_key_in_files_writes_private_files_and_never_prints_the_key(home, 
 
     status_text = run(home, "status")
     flagged = {line.split(":")[0] for line in status_text.stdout.splitlines() if "plaintext" in line}
-    assert flagged == {"codex", "qwen", "opencode", "claude"}, status_text.stdout
+    assert flagged == {"codex", "qwen", "opencode", "claude", "cline"}, status_text.stdout
     status = {a["name"]: a for a in json.loads(run(home, "status", "--json").stdout)["agents"]}
     assert {name: a["key_in_file"] for name, a in status.items()} == dict.fromkeys(status, True)
     assert {a["profile"] for a in status.values()} == {"gw"}

@@ -101,6 +101,13 @@ def fix_profiles(target: Target) -> set[str]:
     return names
 
 
+def by_files(name: str) -> dict[str, str]:
+    """Each agent's profile when its files decide: the one their id names, or for an agent whose files keep no id
+    of agentcfg's (Traits.keeps_ids: Cline CLI rewrites its file to its schema) the first of that endpoint and
+    model, as without a journal (here: imported)."""
+    return {agent: name if module.TRAITS.keeps_ids else IMPORTED.name for agent, module in AGENTS.items()}
+
+
 # == 1. the right profile ===================================================================================
 
 
@@ -120,17 +127,18 @@ def test_each_agent_belongs_to_the_profile_it_was_switched_to(home, keyring, cho
 def test_the_files_own_id_decides_without_a_journal(home, keyring):
     switched(home, TEAM, journal=False)  # the files copied from another machine: no journal entry here
     found = targets(home, BOTH)
-    assert {agent: t.profile for agent, t in found.items()} == dict.fromkeys(AGENTS, "team")
+    assert {agent: t.profile for agent, t in found.items()} == by_files("team")
     keyring["team"] = "sk-team-key-0123456789"  # the key doctor would send is team's own
     found = targets(home, BOTH)
-    assert {t.key for t in found.values()} == {"sk-team-key-0123456789"}
+    # (an agent whose files keep no id belongs to imported here, whose key is not stored)
+    assert {t.key for a, t in found.items() if AGENTS[a].TRAITS.keeps_ids} == {"sk-team-key-0123456789"}
 
 
 def test_the_id_in_the_files_wins_over_the_journal(home, keyring):
     switched(home, IMPORTED)
     switched(home, TEAM, journal=False)  # rewritten since, without agentcfg's journal
     found = targets(home, BOTH)
-    assert {agent: t.profile for agent, t in found.items()} == dict.fromkeys(AGENTS, "team")
+    assert {agent: t.profile for agent, t in found.items()} == by_files("team")
 
 
 def test_a_keyless_claude_belongs_to_its_last_switch(home, keyring):
@@ -205,7 +213,7 @@ def test_status_attributes_like_doctor(home):
     switched(home, TEAM)
     entries = Journal(home.env).entries()
     assert {s.name: s.profile for s in agent_status(home.env, BOTH, entries)} == dict.fromkeys(AGENTS, "team")
-    assert {s.name: s.profile for s in agent_status(home.env, BOTH, [])} == dict.fromkeys(AGENTS, "team")
+    assert {s.name: s.profile for s in agent_status(home.env, BOTH, [])} == by_files("team")
 
 
 # == 2. the window the files tell the agent ===================================================================
@@ -220,6 +228,7 @@ def test_context_window_from_the_files(home, keyring):
         "qwen": 65536,
         "opencode": budget.window(windowed),
         "claude": None,  # Claude Code is told no window
+        "cline": 65536,
     }
     # the same as `doctor PROFILE` says the switch would write
     by_profile = {t.agent: t.context_window for t in collect.targets_from_profile(windowed, AGENT_MODULES, home.env)}

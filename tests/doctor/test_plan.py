@@ -243,15 +243,15 @@ def by_agent(targets: list[Target]) -> dict[str, Target]:
 def test_target_shape(profile: Profile, environ: dict[str, str], keyring: dict[str, str]) -> None:
     keyring["taotoken"] = KEY
     targets = targets_from_profile(profile, AGENT_MODULES, environ)
-    assert [t.agent for t in targets] == ["codex", "qwen", "opencode", "claude"]
+    assert [t.agent for t in targets] == ["codex", "qwen", "opencode", "claude", "cline"]
     for t, module in zip(targets, AGENT_MODULES, strict=True):
         assert t.profile == profile.name
         assert t.model == profile.model
         assert t.prompt_tokens == module.TRAITS.prompt_tokens
         assert t.key_env == profile.key_env
-        if t.agent == "codex":
+        if not module.TRAITS.bounds_output:  # codex; cline sizes its output from the window itself
             assert t.output_tokens is None
-            assert t.wire_api == "responses"
+            assert t.wire_api == ("responses" if t.agent == "codex" else None)
         else:
             assert t.output_tokens == budget.output_tokens(profile, module.TRAITS.prompt_tokens)
             assert t.wire_api is None
@@ -279,8 +279,9 @@ def test_claude_skipped_without_anthropic_base_url(environ: dict[str, str], keyr
 def test_keyless_profile_gets_the_placeholder(environ: dict[str, str], keyring: dict[str, str]) -> None:
     targets = targets_from_profile(LOCAL, AGENT_MODULES, environ)
     for t in targets:  # as `switch` writes it: qwen and Claude Code need some key, codex and opencode send none
-        assert t.key == (PLACEHOLDER_KEY if t.agent in ("qwen", "claude") else None)
-        assert t.key_source == ("placeholder" if t.agent in ("qwen", "claude") else "none")
+        stand_in = t.agent in ("qwen", "claude", "cline")  # cline: or it sends OPENAI_API_KEY from the shell
+        assert t.key == (PLACEHOLDER_KEY if stand_in else None)
+        assert t.key_source == ("placeholder" if stand_in else "none")
         assert t.static == []  # a placeholder to this machine is fine
     claude = by_agent(targets)["claude"]
     assert claude.base_url == "http://localhost:8000"
@@ -290,7 +291,8 @@ def test_keyless_profile_gets_the_placeholder(environ: dict[str, str], keyring: 
 def test_keyless_remote_profile_warns_of_the_placeholder(environ: dict[str, str], keyring: dict[str, str]) -> None:
     remote = Profile(name="remote", base_url="https://gw.example.com/v1", model="m")
     for t in targets_from_profile(remote, AGENT_MODULES, environ):
-        expected = [("key-placeholder-to-remote", FAIL)] if t.agent == "qwen" else []  # claude: skipped (no URL)
+        stand_in = t.agent in ("qwen", "cline")  # claude: skipped (no URL)
+        expected = [("key-placeholder-to-remote", FAIL)] if stand_in else []
         assert [(f.id, f.status) for f in t.static if f.status != SKIP] == expected
 
 

@@ -172,6 +172,8 @@ def command(agent: str, prompt: str = PROMPT) -> list[str]:
         "qwen": ["qwen", "-p", prompt],
         "opencode": ["opencode", "run", prompt],
         "claude": ["claude", "-p", prompt],
+        # a prompt of one word would be taken for a subcommand ("Unknown command or unquoted prompt")
+        "cline": ["cline", prompt],
     }[agent]
 
 
@@ -192,6 +194,13 @@ def environment(base: dict[str, str], bin_dir: Path) -> dict[str, str]:
         DISABLE_ERROR_REPORTING="1",
         QWEN_TELEMETRY_ENABLED="false",
         QWEN_USAGE_STATISTICS_ENABLED="false",  # its usage statistics (Aliyun RUM), on unless told
+        # cline: no update check; E2E_TEST keeps it from asking PostHog (data.cline.bot) for feature flags, which
+        # its global settings' telemetryOptOut does not stop (agentcfg does not set it for users: docs/cline.md)
+        CLINE_NO_AUTO_UPDATE="1",
+        E2E_TEST="true",
+        # cline leaves a hub daemon on 127.0.0.1:25463 that serves later runs with the settings it started
+        # with, another test's HOME included: each run does its own work instead
+        CLINE_SESSION_BACKEND_MODE="local",
         # opencode starts `npm install @opencode-ai/plugin` in the background on every run: npm gets no
         # network (cache only) and a registry on a dead loopback port, so outside the CI's network
         # namespace too nothing leaves this machine.

@@ -44,6 +44,8 @@ pytestmark = pytest.mark.e2e
 CORPUS = REPO / "tests" / "corpus"
 FILES_PER_AGENT = 6
 QWEN_VERSION = 4  # the "$version" qwen-code 0.15 stamps into every settings.json it loads
+CLINE_PROVIDERS = ".cline/data/settings/providers.json"
+CLINE_GLOBAL = ".cline/data/settings/global-settings.json"
 
 
 # -- where each agent reads its files -----------------------------------------------------------------
@@ -57,6 +59,8 @@ def main_file(agent: str, name: str = "") -> str:
         return ".config/opencode/opencode.jsonc" if name.endswith(".jsonc") else ".config/opencode/opencode.json"
     if agent == "claude":
         return ".claude/settings.json"
+    if agent == "cline":
+        return CLINE_GLOBAL if name.endswith(".global-settings.json") else CLINE_PROVIDERS
     return ".qwen/.env" if name.endswith(".env") else ".qwen/settings.json"
 
 
@@ -339,11 +343,22 @@ def qwen_edit(text: str, home: Path) -> str:
     return _insert(text or "{}\n", (), "{", f'\n  "$version": {QWEN_VERSION}') or text
 
 
+def cline_edit(text: str, home: Path) -> str:
+    """The user's own setting: the voice input model in providers.json (`modes`), a theme in global-settings.json."""
+    if '"modes"' in text or '"tuiTheme"' in text:
+        return text
+    if '"telemetryDisabled"' in text or '"telemetryOptOut"' in text:  # global-settings.json
+        return _insert(text, (), "{", '\n  "tuiTheme": "dark"') or text
+    item = '\n  "modes": {"voiceInput": {"providerId": "openai-compatible", "modelId": "whisper-1"}}'
+    return _insert(text or "{}\n", (), "{", item) or text
+
+
 EDITS: dict[str, Callable[[str, Path], str]] = {
     "codex": codex_edit,
     "opencode": opencode_edit,
     "claude": claude_edit,
     "qwen": qwen_edit,
+    "cline": cline_edit,
 }
 
 
@@ -455,6 +470,8 @@ def load(agent: str, home: Home, timeout: float = 60) -> Load:
         if "No input provided via stdin" in r.output:
             return Load(True, "ready", [r])
         return Load(True, _first_error(r.output, home), [r])  # e.g. "No auth type is selected": loaded, no provider
+    if agent == "cline":
+        return _cline_load(home, env, timeout)
     # Claude Code: `claude -p` silently ignores a settings file that fails validation; `claude doctor`
     # names it (CLAUDE_FLAT_DOCTOR: how each release shows it). `auth status` shows whether the file's
     # env block took effect (a file that fails validation is ignored whole).
@@ -481,6 +498,29 @@ def load(agent: str, home: Home, timeout: float = 60) -> Load:
     return Load(True, f"loggedIn={logged_in}" + (f"; {said}" if said else ""), [doctor, status])
 
 
+CLINE_SETTINGS = r"Provider\s+(\S.*?)\s{2,}Model\s+(\S.*?)\s{2,}Mode"
+
+
+def _cline_load(home: Home, env: dict[str, str], timeout: float) -> Load:
+    """Cline CLI refuses no providers.json: one that breaks its schema it drops without a word and uses its own
+    "cline" provider instead. `cline config` (a terminal screen) shows the provider and model it took. cline
+    rewrites providers.json whenever it starts (a new `updatedAt`, its stamp, on the provider it uses): the
+    bytes are put back, so that the file compared is the user's and agentcfg's alone."""
+    path = home.path(CLINE_PROVIDERS)
+    before = path.read_bytes() if path.exists() else None
+    # Its screen starts a hub daemon that outlives it: in a PID namespace of its own, it ends with the screen.
+    argv = agents.offline(["unshare", "--pid", "--fork", "--kill-child", "cline", "config"])
+    screen = agents.run_tty(argv, {**env, "TERM": "xterm-256color"}, home.root, timeout, CLINE_SETTINGS)
+    if before is None:
+        path.unlink(missing_ok=True)
+    else:
+        path.write_bytes(before)
+    shown = re.search(CLINE_SETTINGS, screen.stdout)
+    if not shown:
+        return Load(False, "cline config drew no settings", [screen])
+    return Load(True, f"provider={shown.group(1)} model={shown.group(2)}", [screen])
+
+
 def _first_error(output: str, home: Home) -> str:
     """The start of what an agent printed, on one line: HOME as ~, colours and Codex's PATH-alias
     warning dropped."""
@@ -496,6 +536,7 @@ SWITCHED = {  # what each agent reports once `switch local` has pointed it at th
     "opencode": f"model=agentcfg-local/{MODEL}",
     "qwen": "ready",
     "claude": "loggedIn=True",
+    "cline": f"provider=OpenAI Compatible model={MODEL}",
 }
 
 
@@ -622,6 +663,11 @@ def test_the_agent_loads_its_file_after_switch_and_rollback(
 
 PROVIDER = '[model_providers.agentcfg-local]\nname = "x"\nbase_url = "http://127.0.0.1:9/v1"\nwire_api = "responses"\n'
 OPENCODE_LEFTOVER = '{"provider": {"agentcfg-local": {"options": {}, "models": {"M": {"limit": {}}}}}}'
+CLINE_ENTRY = (
+    '{"version": 1, "lastUsedProvider": "openai-compatible", "providers": {"openai-compatible": {"settings": '
+    '{"provider": "openai-compatible", "model": "m", "baseUrl": "http://127.0.0.1:9/v1"}, '
+    '"updatedAt": "2000-01-01T00:00:00.000Z"}}}'
+)
 QWEN_LEFTOVER = '{"security": {"auth": {}}, "model": {}, "modelProviders": {}}'
 # (agent, what, the file, rejected?, what the agent says): the shapes a rollback that leaves agentcfg's
 # emptied containers behind produces today, and a control each agent must reject.
@@ -644,6 +690,10 @@ BROKEN = [
      True, r"missing required field: id"),
     ("qwen", "not JSON (control)", '{"model": }',
      True, r"renamed an invalid settings\.json to settings\.json\.corrupted\."),
+    # cline drops a providers.json that breaks its schema without a word: its own provider, not the file's
+    ("cline", "an entry without updatedAt", CLINE_ENTRY.replace(', "updatedAt": "2000-01-01T00:00:00.000Z"', ""),
+     False, r"provider=Cline Usage-Billing"),
+    ("cline", "the same entry with updatedAt (control)", CLINE_ENTRY, False, r"provider=OpenAI Compatible model=m$"),
 ]  # fmt: skip
 
 

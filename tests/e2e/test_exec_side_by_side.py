@@ -36,6 +36,7 @@ PATHS = {
     "qwen": "/v1/chat/completions",
     "opencode": "/v1/chat/completions",
     "claude": "/v1/messages",
+    "cline": "/v1/chat/completions",
 }
 
 
@@ -59,6 +60,7 @@ CONFIG_FILES = {
     "qwen": (".qwen/settings.json", ".qwen/.env"),
     "opencode": (".config/opencode/opencode.json",),
     "claude": (".claude/settings.json",),
+    "cline": (".cline/data/settings/providers.json", ".cline/data/settings/global-settings.json"),
 }
 
 # What each agent writes into HOME by itself on every run, with or without agentcfg (seen at both
@@ -111,6 +113,13 @@ STATE = {
         ".claude/statsig/*",
         ".claude/todos/*",
         ".claude/shell-snapshots/*",
+    ),
+    "cline": (  # cline 3.0.65, in ~/.cline/data (its providers and global settings are exec's own files)
+        ".cline/data/sessions/*",
+        ".cline/data/db/*",
+        ".cline/data/logs/*",
+        ".cline/data/locks/*",
+        ".cline/data/cache/*",
     ),
 }
 # agentcfg's own cache of the installed agents' versions (exec reads the version to pick the mechanism).
@@ -200,7 +209,8 @@ def check_server(server: FaultServer, name: str, agent: str) -> None:
         assert headers["authorization"] == f"Bearer {spec.key}", headers.get("authorization")
         if agent == "claude":  # apiKeyHelper's key goes out as both headers
             assert headers["x-api-key"] == spec.key
-        if agent != "codex":  # Codex sends no output bound (its window shows in the session, below)
+        # Codex sends no output bound (its window shows in the session, below); cline sizes its own from the window
+        if agent not in ("codex", "cline"):
             assert body["max_tokens"] == spec.output, body.get("max_tokens")
 
 

@@ -33,7 +33,8 @@ def test_switch_local_and_the_agent_completes_a_turn_on_vllm(
     agent_home.run("switch", "local")
     result = run_agent(agent, via="local", timeout=TURN)
     assert result.returncode == 0, result
-    if agent != "codex":  # Codex sends no output limit (it is told the window instead)
+    # Codex sends no output limit (it is told the window instead); cline sizes its own from the window
+    if AGENT_MODULES[agent].TRAITS.bounds_output:
         # vLLM's request log: the agent asked for agentcfg's bound, not its own default (qwen-code
         # 8000 then 384000 for a deepseek-v4 name; opencode and Claude Code 32000)
         profile = Profile(name="local", base_url=peers.vllm + "/v1", model=MODEL, context_window=WINDOW)
