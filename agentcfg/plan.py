@@ -7,6 +7,7 @@ the one writer (apply.py).
 from __future__ import annotations
 
 import hashlib
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -65,14 +66,21 @@ def digest(text: str | None) -> str | None:
     return None if text is None else hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"))
+
+
 def owned_to_json(owned: tuple[Assignment, ...]) -> list[dict[str, Any]]:
-    """What agentcfg set, for the journal; a key's value is kept only as its digest."""
+    """What agentcfg set, for the journal; a key's value is kept only as its digest, and so is a whole list or
+    table set as one value (it may hold a key of the user's beside agentcfg's: Copilot CLI's `providers` list)."""
     items: list[dict[str, Any]] = []
     for key, value in owned:
         if value is REMOVE:
             items.append({"key": list(key), "absent": True})
         elif isinstance(value, str) and is_secret(value):
             items.append({"key": list(key), "sha256": digest(value)})
+        elif isinstance(value, (list, dict)):
+            items.append({"key": list(key), "sha256": digest(_canonical(value)), "json": True})
         else:
             items.append({"key": list(key), "value": value})
     return items
@@ -84,7 +92,9 @@ def drifted(fmt: str, text: str | None, owned: list[dict[str, Any]], shown: str)
     changed = []
     for item in owned:
         got = edit.lookup(data, tuple(item["key"]))
-        if "sha256" in item:
+        if "sha256" in item and item.get("json"):
+            same = isinstance(got, (list, dict)) and digest(_canonical(got)) == item["sha256"]
+        elif "sha256" in item:
             same = isinstance(got, str) and digest(got) == item["sha256"]
         elif item.get("absent"):
             same = got is MISSING
