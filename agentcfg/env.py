@@ -19,7 +19,14 @@ Environ = Mapping[str, str]
 # cc/settings.json, qh/settings.json and ./oc.json under their working directory), so agentcfg resolves it
 # against its own: the file it plans on is the one that agent reads when started here, and the journal records a
 # path that means the same from any directory. A leading ~ is the home directory for the agents that expand it.
-AGENT_LOCATIONS = ("CODEX_HOME", "CLAUDE_CONFIG_DIR", "QWEN_HOME", "OPENCODE_CONFIG")
+AGENT_LOCATIONS = (
+    "CODEX_HOME",
+    "CLAUDE_CONFIG_DIR",
+    "QWEN_HOME",
+    "OPENCODE_CONFIG",
+    "COPILOT_HOME",
+    "COPILOT_PROVIDERS_CONFIG",
+)
 _TILDE = ("CLAUDE_CONFIG_DIR", "QWEN_HOME", "OPENCODE_CONFIG")
 # Made absolute at the command line's seam (agentcfg.cli.environ), so every command sees one meaning. AGENTCFG_HOME
 # too: the journal and the profiles must not move with the directory a later command runs in. HOME and
