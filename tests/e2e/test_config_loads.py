@@ -57,12 +57,26 @@ def main_file(agent: str, name: str = "") -> str:
         return ".config/opencode/opencode.jsonc" if name.endswith(".jsonc") else ".config/opencode/opencode.json"
     if agent == "claude":
         return ".claude/settings.json"
+    if agent == "copilot":
+        return ".copilot/settings.json" if name.startswith("settings") else ".copilot/providers.json"
     return ".qwen/.env" if name.endswith(".env") else ".qwen/settings.json"
 
 
 # -- samples, for when the corpus is not there ----------------------------------------------------------
 
 SAMPLES: dict[str, dict[str, str]] = {
+    # No public repository holds a Copilot CLI providers.json (undocumented in `copilot help config`): samples.
+    "copilot": {
+        "providers-ollama.json": json.dumps(
+            {
+                "providers": [{"name": "ollama", "type": "openai", "baseUrl": "http://127.0.0.1:11434/v1"}],
+                "models": [{"id": "qwen3-coder:30b", "provider": "ollama", "maxOutputTokens": 8192}],
+            },
+            indent=2,
+        )
+        + "\n",
+        "settings-theme.json": '{\n  "theme": "dim",\n  "banner": "never",\n  "autoUpdate": false\n}\n',
+    },
     "codex": {
         "mcp-projects.toml": """\
 model = "gpt-5.1-codex"
@@ -422,6 +436,13 @@ def _claude_doctor(screen: str, flat: bool) -> tuple[bool, str] | None:
     return all(re.search(CLAUDE_SKIPPED, item) for item in items), invalid.group(0)
 
 
+# What Copilot CLI 1.0.102 prints when it refuses providers.json (agents/copilot/checks.py).
+COPILOT_ERRORS = (
+    r"Invalid providers config[^\n]*|Invalid (named provider|provider model) configuration[^\n]*"
+    r"|Provider model '[^']*' is not registered|BYOK model \"[^\"]*\" references unknown provider[^\n]*"
+)
+
+
 def load(agent: str, home: Home, timeout: float = 60) -> Load:
     env = {**home.env, "QWEN_CODE_DISABLE_PRECONNECT": "1"}  # qwen's start-up HEAD to its base URL
 
@@ -455,6 +476,11 @@ def load(agent: str, home: Home, timeout: float = 60) -> Load:
         if "No input provided via stdin" in r.output:
             return Load(True, "ready", [r])
         return Load(True, _first_error(r.output, home), [r])  # e.g. "No auth type is selected": loaded, no provider
+    if agent == "copilot":  # the files load before the first request (to a dead port here): refusals come first
+        r = run("copilot", "-p", "ready", "--allow-all-tools", "-s", "--no-auto-update")
+        if error := re.search(COPILOT_ERRORS, r.output):
+            return Load(False, " ".join(error.group(0).replace(str(home.root), "~").split()), [r])
+        return Load(True, "ready", [r])
     # Claude Code: `claude -p` silently ignores a settings file that fails validation; `claude doctor`
     # names it (CLAUDE_FLAT_DOCTOR: how each release shows it). `auth status` shows whether the file's
     # env block took effect (a file that fails validation is ignored whole).

@@ -36,6 +36,7 @@ PATHS = {
     "qwen": "/v1/chat/completions",
     "opencode": "/v1/chat/completions",
     "claude": "/v1/messages",
+    "copilot": "/v1/chat/completions",
 }
 
 
@@ -59,6 +60,7 @@ CONFIG_FILES = {
     "qwen": (".qwen/settings.json", ".qwen/.env"),
     "opencode": (".config/opencode/opencode.json",),
     "claude": (".claude/settings.json",),
+    "copilot": (".copilot/providers.json", ".copilot/settings.json"),
 }
 
 # What each agent writes into HOME by itself on every run, with or without agentcfg (seen at both
@@ -111,6 +113,15 @@ STATE = {
         ".claude/statsig/*",
         ".claude/todos/*",
         ".claude/shell-snapshots/*",
+    ),
+    "copilot": (  # GitHub Copilot CLI 1.0.102, in COPILOT_HOME
+        ".copilot/config.json",  # firstLaunchAt only ("User settings belong in settings.json")
+        ".copilot/settings.json.lock",
+        ".copilot/session-store.db*",
+        ".copilot/session-state/*",
+        ".copilot/logs/*",
+        ".cache/Microsoft/DeveloperTools/deviceid",
+        ".cache/copilot/*",  # its unpacked package, where COPILOT_PKG_CACHE_HOME does not move it
     ),
 }
 # agentcfg's own cache of the installed agents' versions (exec reads the version to pick the mechanism).
