@@ -353,11 +353,17 @@ def qwen_edit(text: str, home: Path) -> str:
     return _insert(text or "{}\n", (), "{", f'\n  "$version": {QWEN_VERSION}') or text
 
 
+def copilot_edit(text: str, home: Path) -> str:
+    """`copilot config banner never` (settings.json, beside the `model` agentcfg sets)."""
+    return _insert(text or "{}\n", (), "{", '\n  "banner": "never"') or text
+
+
 EDITS: dict[str, Callable[[str, Path], str]] = {
     "codex": codex_edit,
     "opencode": opencode_edit,
     "claude": claude_edit,
     "qwen": qwen_edit,
+    "copilot": copilot_edit,
 }
 
 
@@ -365,6 +371,8 @@ def edited_file(case: Case) -> str:
     """The file the edit goes into: the case's own file, or where the agent would have it."""
     if case.agent == "qwen":
         return ".qwen/settings.json"
+    if case.agent == "copilot":  # its providers list is agentcfg's to roll back whole: the user's edit goes here
+        return ".copilot/settings.json"
     return next(iter(case.files), main_file(case.agent))
 
 
@@ -480,7 +488,7 @@ def load(agent: str, home: Home, timeout: float = 60) -> Load:
         r = run("copilot", "-p", "ready", "--allow-all-tools", "-s", "--no-auto-update")
         if error := re.search(COPILOT_ERRORS, r.output):
             return Load(False, " ".join(error.group(0).replace(str(home.root), "~").split()), [r])
-        return Load(True, "ready", [r])
+        return Load(True, _first_error(r.output, home), [r])  # e.g. it cannot reach the provider it was given
     # Claude Code: `claude -p` silently ignores a settings file that fails validation; `claude doctor`
     # names it (CLAUDE_FLAT_DOCTOR: how each release shows it). `auth status` shows whether the file's
     # env block took effect (a file that fails validation is ignored whole).
@@ -522,6 +530,7 @@ SWITCHED = {  # what each agent reports once `switch local` has pointed it at th
     "opencode": f"model=agentcfg-local/{MODEL}",
     "qwen": "ready",
     "claude": "loggedIn=True",
+    "copilot": "Could not connect to local model provider at http://127.0.0.1:",  # switched to a dead port
 }
 
 
