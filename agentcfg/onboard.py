@@ -317,7 +317,8 @@ def _move_key(profile: profiles.Profile, candidate: Candidate, environ: env.Envi
         return
     agents = [AGENTS[name] for name in candidate.found_in if name in AGENTS]
     keys, _ = key_source(profile, agents, environ)
-    if readers := variable_readers(candidate, environ):  # plain `qwen` has no key from now on: say what starts it
+    readers = [name for name in variable_readers(candidate, environ) if AGENTS[name].TRAITS.reads_key_variable]
+    if readers:  # plain `qwen` has no key from now on: say what starts it (Copilot CLI's switch note says it)
         result.notes.append(variable_note(profile, readers))
     key, key_env = str(candidate.key), profile.key_env
     plan = switch.run(

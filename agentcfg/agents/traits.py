@@ -64,6 +64,10 @@ class Traits(NamedTuple):
     # A variable it takes from the shell over the placeholder key a keyless profile leaves in its file, and that
     # file's name (qwen-code: OPENAI_API_KEY over its .env): switch says how to start it without.
     shell_key_over_placeholder: tuple[str, str] | None = None
+    # False: its files cannot name the profile's key variable either (Copilot CLI's providers.json takes a key only in
+    # plaintext): without --store-key-in-files only `agentcfg exec` gives it the key, as its own switch note says,
+    # so switch's and import's "reads the key from VAR" note leaves it out.
+    reads_key_variable: bool = True
     # Variables it prefers, in the shell, to the key its helper fetches (Claude Code's token and API key).
     shell_keys_over_helper: tuple[str, ...] = ()
     # A variable of `Name: value` header lines it adds to every request from the shell (ANTHROPIC_CUSTOM_HEADERS).

@@ -169,3 +169,29 @@ def test_the_journal_keeps_a_list_it_set_only_as_a_digest():
     text = json.dumps({"providers": providers})
     assert drifted("json", text, [item], "p.json") == []
     assert drifted("json", json.dumps({"providers": providers[1:]}), [item], "p.json") == ["providers"]
+    without = [{"name": "mine", "baseUrl": "http://h/v1"}]  # no key in it: kept as it is, as any other value
+    assert owned_to_json(((("providers",), without),)) == [{"key": ["providers"], "value": without}]
+
+
+def test_import_moves_the_selected_providers_key_and_plain_copilot_is_told_how_to_start(home, keyring_file):
+    """The key of the provider settings.json selects goes into the keyring; providers.json cannot name a variable,
+    so the user's entry keeps its copy (a later rollback needs no other) and the move says how copilot starts."""
+    key = "sk-import-0123456789abcdef"
+    providers = {
+        "providers": [{"name": "mine", "type": "openai", "baseUrl": "https://gw.example/v1", "apiKey": key}],
+        "models": [{"id": "gm", "provider": "mine", "maxOutputTokens": 4096}],
+    }
+    home.write(".copilot/providers.json", json.dumps(providers, indent=2) + "\n")
+    home.write(".copilot/settings.json", '{"model": "mine/gm"}\n')
+    report = home.json("profile", "import", "--yes")
+    (row,) = report["profiles"]
+    assert row["base_url"] == "https://gw.example/v1" and row["model"] == "gm" and row["found_in"] == ["copilot"]
+    assert key not in json.dumps(report)
+    notes = " ".join(report["notes"])
+    assert "`agentcfg exec gw -- copilot` (it fetches the key itself)" in notes
+    assert "reads the key from GW_API_KEY" not in notes  # it does not: no file of it can name a variable
+    assert json.loads(keyring_file.read_text())  # the key is in the keyring now
+    data = json.loads(home.read(".copilot/providers.json"))
+    ours = [p for p in data["providers"] if p["name"].startswith("agentcfg-")]
+    assert ours and "apiKey" not in ours[0]
+    assert json.loads(home.read(".copilot/settings.json"))["model"] == f"{ours[0]['name']}/gm"

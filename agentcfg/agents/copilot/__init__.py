@@ -61,6 +61,7 @@ TRAITS = Traits(
     key_helper_since=None,  # only COPILOT_PROVIDER_API_KEY_COMMAND, a variable: exec sets it, no file can
     key_helper_setting=None,
     proven=("1.0.102",),
+    reads_key_variable=False,  # providers.json takes a key only in plaintext (edits' note says how copilot starts)
 )
 PROVIDERS_CONFIG = "COPILOT_PROVIDERS_CONFIG"
 SEED = "{}\n"
