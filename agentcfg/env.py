@@ -29,6 +29,8 @@ AGENT_LOCATIONS = (
     "CLINE_GLOBAL_SETTINGS_PATH",
     "CLINE_DATA_DIR",
     "CLINE_DIR",
+    "COPILOT_HOME",
+    "COPILOT_PROVIDERS_CONFIG",
 )
 _TILDE = ("CLAUDE_CONFIG_DIR", "QWEN_HOME", "OPENCODE_CONFIG")
 # Made absolute at the command line's seam (agentcfg.cli.environ), so every command sees one meaning. AGENTCFG_HOME

@@ -236,7 +236,7 @@ def variable_readers(candidate: Candidate, environ: env.Environ) -> list[str]:
     return [
         name
         for name in candidate.found_in
-        if name in AGENTS and not runs_helper(AGENTS[name], environ) and not AGENTS[name].TRAITS.key_by_exec_only
+        if name in AGENTS and not runs_helper(AGENTS[name], environ) and AGENTS[name].TRAITS.reads_key_variable
     ]
 
 
@@ -321,7 +321,8 @@ def _move_key(profile: profiles.Profile, candidate: Candidate, environ: env.Envi
         return
     agents = [AGENTS[name] for name in candidate.found_in if name in AGENTS]
     keys, _ = key_source(profile, agents, environ)
-    if readers := variable_readers(candidate, environ):  # plain `qwen` has no key from now on: say what starts it
+    readers = variable_readers(candidate, environ)
+    if readers:  # plain `qwen` has no key from now on: say what starts it (an agent that reads no variable: its note)
         result.notes.append(variable_note(profile, readers))
     key, key_env = str(candidate.key), profile.key_env
     plan = switch.run(

@@ -7,13 +7,14 @@ the one writer (apply.py).
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from agentcfg import edit, env
-from agentcfg.agents.base import AgentFile
+from agentcfg.agents.base import AgentFile, Header, is_credential, looks_like_key
 from agentcfg.edit import MISSING, REMOVE, Assignment, KeyPath
 from agentcfg.profiles import Profile
 from agentcfg.redact import is_secret, mask_text
@@ -66,14 +67,33 @@ def digest(text: str | None) -> str | None:
     return None if text is None else hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"))
+
+
+def _holds_key(value: Any, name: str = "") -> bool:
+    """Whether a list or table holds a key: a string agentcfg knows as one, that looks like one, or that a
+    credential's name (`apiKey`, `token`) holds."""
+    if isinstance(value, dict):
+        return any(_holds_key(item, str(key)) for key, item in value.items())
+    if isinstance(value, list):
+        return any(_holds_key(item, name) for item in value)
+    if not isinstance(value, str):
+        return False
+    return is_secret(value) or looks_like_key(value) or bool(name and is_credential(Header(name, "", value)))
+
+
 def owned_to_json(owned: tuple[Assignment, ...]) -> list[dict[str, Any]]:
-    """What agentcfg set, for the journal; a key's value is kept only as its digest."""
+    """What agentcfg set, for the journal; a key's value is kept only as its digest, and so is a whole list or
+    table set as one value that holds a key (a user's beside agentcfg's: Copilot CLI's `providers` list)."""
     items: list[dict[str, Any]] = []
     for key, value in owned:
         if value is REMOVE:
             items.append({"key": list(key), "absent": True})
         elif isinstance(value, str) and is_secret(value):
             items.append({"key": list(key), "sha256": digest(value)})
+        elif isinstance(value, (list, dict)) and _holds_key(value):
+            items.append({"key": list(key), "sha256": digest(_canonical(value)), "json": True})
         else:
             items.append({"key": list(key), "value": value})
     return items
@@ -91,7 +111,9 @@ def drifted(
         if tuple(item["key"]) in stamps:
             continue
         got = edit.lookup(data, tuple(item["key"]))
-        if "sha256" in item:
+        if "sha256" in item and item.get("json"):
+            same = isinstance(got, (list, dict)) and digest(_canonical(got)) == item["sha256"]
+        elif "sha256" in item:
             same = isinstance(got, str) and digest(got) == item["sha256"]
         elif item.get("absent"):
             same = got is MISSING

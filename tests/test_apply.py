@@ -123,6 +123,8 @@ def test_commit_writes_every_file_and_backs_up_every_existing_one(home, environ)
         ("claude", "modify"),
         ("cline", "create"),  # providers.json
         ("cline", "create"),  # global-settings.json
+        ("copilot", "create"),
+        ("copilot", "create"),
     ]
     journal = Journal(environ)
     with journal.locked():
@@ -147,6 +149,8 @@ def test_commit_writes_every_file_and_backs_up_every_existing_one(home, environ)
         ".claude/settings.json",
         ".cline/data/settings/providers.json",
         ".cline/data/settings/global-settings.json",
+        ".copilot/providers.json",
+        ".copilot/settings.json",
     }
     for rel, original in originals.items():
         item = by_path[rel]
@@ -188,11 +192,11 @@ def test_state_is_private_and_agent_file_modes(home, environ):
         for f in files:
             assert mode(Path(root) / f) == 0o600, Path(root) / f
             checked_files += 1
-    # lock, 2 manifests, 3 + 5 backups and 8 + 6 copies of what was written (each switch also creates its Codex
-    # profile file, agentcfg-NAME.config.toml; taotoken's leaves claude alone, and cline's global-settings.json
-    # as the first switch wrote it); no validated-profiles cache: both profiles are built-ins, which are not
-    # validated when read
-    assert checked_files == 1 + 2 + (3 + 5) + (8 + 6)
+    # lock, 2 manifests, 3 + 7 backups and 10 + 8 copies of what was written (each switch also creates its Codex
+    # profile file, agentcfg-NAME.config.toml; taotoken's leaves claude alone and cline's global-settings.json as
+    # the first switch wrote it, and rewrites Copilot CLI's two files the first one created); no validated-profiles
+    # cache: both profiles are built-ins, which are not validated when read
+    assert checked_files == 1 + 2 + (3 + 7) + (10 + 8)
 
     assert mode(home / ".codex/config.toml") == 0o640  # kept
     assert mode(home / ".qwen/.env") == 0o600
@@ -528,7 +532,7 @@ def test_second_identical_switch_writes_nothing(home, environ):
     first = switch("local", environ)
     assert first is not None
     files = [p for p in home.rglob("*") if p.is_file() and "agentcfg" not in p.relative_to(home).parts]
-    assert len(files) == 8  # the seven agent files and the Codex profile file agentcfg-local.config.toml
+    assert len(files) == 10  # the nine agent files and the Codex profile file agentcfg-local.config.toml
     stamps = {p: p.stat().st_mtime_ns for p in files}
     inodes = {p: p.stat().st_ino for p in files}
     content = snapshot(home)
@@ -620,7 +624,7 @@ def test_two_concurrent_switches_serialise(tmp_path, round_):
     assert status["interrupted"] is False
     by_agent = {a["name"]: a["profile"] for a in status["agents"]}
     # taotoken has no Anthropic URL, so Claude Code keeps the local profile it got (or never gets one).
-    expected = {"codex": last, "qwen": last, "opencode": last, "claude": "local", "cline": last}
+    expected = {"codex": last, "qwen": last, "opencode": last, "claude": "local", "cline": last, "copilot": last}
     assert by_agent == expected
     # the first switch's backups are the pristine state, the second's are the first switch's output
     first, second = entries

@@ -61,6 +61,8 @@ ORDER = [
     ".claude/settings.json",
     ".cline/data/settings/providers.json",
     ".cline/data/settings/global-settings.json",
+    ".copilot/providers.json",
+    ".copilot/settings.json",
 ]
 
 # The child: kill itself at the N-th write of a KIND, before / after it / half-way through its temp file.

@@ -64,6 +64,11 @@ class Traits(NamedTuple):
     # A variable it takes from the shell over the placeholder key a keyless profile leaves in its file, and that
     # file's name (qwen-code: OPENAI_API_KEY over its .env): switch says how to start it without.
     shell_key_over_placeholder: tuple[str, str] | None = None
+    # False: neither it nor its files read a variable of agentcfg's choosing for the key (Copilot CLI's providers.json
+    # and Cline CLI's providers.json take a key only in plaintext): a keyed profile's key reaches it through
+    # `agentcfg exec` alone (or --store-key-in-files), never through `agentcfg env` in the shell; its own switch note
+    # says so, and switch's and import's "reads the key from VAR" note leaves it out.
+    reads_key_variable: bool = True
     # Variables it prefers, in the shell, to the key its helper fetches (Claude Code's token and API key).
     shell_keys_over_helper: tuple[str, ...] = ()
     # A variable of `Name: value` header lines it adds to every request from the shell (ANTHROPIC_CUSTOM_HEADERS).
@@ -75,7 +80,3 @@ class Traits(NamedTuple):
     # file to its own schema whenever it runs, dropping any key of agentcfg's (Cline CLI), so only the journal
     # says which of two profiles with the same endpoint and model it was switched to.
     keeps_ids: bool = True
-    # It reads no variable of agentcfg's choosing for the key (Cline CLI: the key in its file, else OPENAI_API_KEY):
-    # a keyed profile's key reaches it through `agentcfg exec` alone (or --store-key-in-files), never through
-    # `agentcfg env` in the shell; its own switch note says so, not the one for agents that read the variable.
-    key_by_exec_only: bool = False

@@ -190,6 +190,7 @@ CATALOGUE: dict[str, Entry] = {
         ("codex-legacy-profiles", WARN, "[profiles.x] tables: `codex --profile x` refuses to start", ()),
         ("codex-model-slot", WARN, "review_model differs from agentcfg's model", ()),
         ("opencode-config-rejected", FAIL, "opencode refuses its file", (fixes.switch,)),
+        ("copilot-config-rejected", FAIL, "GitHub Copilot CLI refuses its providers.json", (fixes.switch,)),
         ("opencode-provider-disabled", FAIL, "the provider `model` names is disabled (or not enabled)", ()),
         (
             "opencode-model-undefined",

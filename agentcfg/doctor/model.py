@@ -18,6 +18,7 @@ REFUSALS = {
     "qwen-auth-type",
     "qwen-config-rejected",
     "claude-settings-invalid",
+    "copilot-config-rejected",
 }
 BLOCKING |= REFUSALS
 # A cause, and the findings it explains for the same agent: only the cause is reported.

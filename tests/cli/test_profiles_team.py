@@ -133,7 +133,7 @@ def test_shell_completion_scripts_and_profile_names(home: Home):
     words = home.run(COMP_WORDS="agentcfg switch g", COMP_CWORD="2", _AGENTCFG_COMPLETE="bash_complete").stdout
     assert words.split() == ["plain,gpu"]
     agents = home.run(COMP_WORDS="agentcfg doctor --agent c", COMP_CWORD="3", _AGENTCFG_COMPLETE="bash_complete")
-    assert agents.stdout.split() == ["plain,codex", "plain,claude", "plain,cline"]
+    assert agents.stdout.split() == ["plain,codex", "plain,claude", "plain,cline", "plain,copilot"]
 
 
 def test_a_team_file_cannot_read_another_profiles_key_variable(home: Home, tmp_path: Path):

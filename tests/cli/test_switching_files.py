@@ -155,6 +155,8 @@ def test_switch_creates_files_and_rollback_removes_them(home):
         ".claude/settings.json",
         ".cline/data/settings/providers.json",
         ".cline/data/settings/global-settings.json",
+        ".copilot/providers.json",
+        ".copilot/settings.json",
     }
     for relative in created:
         assert stat.S_IMODE(home.path(relative).stat().st_mode) == 0o600, relative
@@ -183,7 +185,7 @@ def test_default_switches_installed_or_configured_agents_and_says_why_others_are
     home.write(".claude/settings.json", CLAUDE)
     data = home.json("switch", "local")
     assert sorted({c["agent"] for c in data["changes"]}) == ["claude", "codex"]
-    assert set(data["skipped"]) == {"qwen", "opencode", "cline"}
+    assert set(data["skipped"]) == {"qwen", "opencode", "cline", "copilot"}
     assert "not installed" in data["skipped"]["qwen"]
 
 
@@ -325,11 +327,13 @@ def test_agent_directory_variables_are_honoured(home, tmp_path):
         "OPENCODE_CONFIG": str(tmp_path / "oc" / "custom.json"),
         "CLAUDE_CONFIG_DIR": str(tmp_path / "claude-dir"),
         "CLINE_DIR": str(tmp_path / "cline-dir"),
+        "COPILOT_HOME": str(tmp_path / "copilot-home"),
     }
     (tmp_path / "codex-home").mkdir()
     home.run("switch", "local", "--all", **extra)
-    for path in ["codex-home/config.toml", "qwen-home/.env", "oc/custom.json", "claude-dir/settings.json",
-                 "cline-dir/data/settings/providers.json"]:  # fmt: skip
+    moved = ["codex-home/config.toml", "qwen-home/.env", "oc/custom.json", "claude-dir/settings.json"]
+    moved += ["cline-dir/data/settings/providers.json", "copilot-home/providers.json", "copilot-home/settings.json"]
+    for path in moved:
         assert (tmp_path / path).is_file(), path
     assert home.snapshot() == {}
 

@@ -174,6 +174,7 @@ def command(agent: str, prompt: str = PROMPT) -> list[str]:
         "claude": ["claude", "-p", prompt],
         # a prompt of one word would be taken for a subcommand ("Unknown command or unquoted prompt")
         "cline": ["cline", prompt],
+        "copilot": ["copilot", "-p", prompt, "--allow-all-tools", "-s", "--no-auto-update"],
     }[agent]
 
 
@@ -206,6 +207,11 @@ def environment(base: dict[str, str], bin_dir: Path) -> dict[str, str]:
         # namespace too nothing leaves this machine.
         npm_config_offline="true",
         npm_config_registry="http://127.0.0.1:9/",
+        # Copilot CLI: no GitHub contact at all (policy, telemetry, update), and the ~235 MB it unpacks on its
+        # first run in a HOME goes to one directory of the CI cache (sea-loader.js reads COPILOT_PKG_CACHE_HOME).
+        COPILOT_OFFLINE="true",
+        COPILOT_AUTO_UPDATE="false",
+        COPILOT_PKG_CACHE_HOME=str(cache_root() / "copilot-pkg"),
     )
     return env
 

@@ -18,7 +18,7 @@ from typing import TypeVar
 
 import pytest
 
-from agentcfg.agents import claude, codex, opencode, qwen
+from agentcfg.agents import claude, codex, copilot, opencode, qwen
 from agentcfg.current import read_current
 from agentcfg.doctor.agentfiles import check
 from agentcfg.profiles import Profile
@@ -30,12 +30,13 @@ from tests.fault_server import MODEL, FaultServer
 pytestmark = pytest.mark.e2e
 T = TypeVar("T", str, bytes)
 
-MODULES = {"codex": codex, "opencode": opencode, "qwen": qwen, "claude": claude}
+MODULES = {"codex": codex, "opencode": opencode, "qwen": qwen, "claude": claude, "copilot": copilot}
 FILE = {
     "codex": ".codex/config.toml",
     "opencode": ".config/opencode/opencode.json",
     "qwen": ".qwen/settings.json",
     "claude": ".claude/settings.json",
+    "copilot": ".copilot/providers.json",
 }
 PROVIDER = '[model_providers.agentcfg-local]\nname = "agentcfg: local"\nbase_url = "http://127.0.0.1:9/v1"\n'
 CODEX_OK = f'model = "M"\nmodel_provider = "agentcfg-local"\n{PROVIDER}'
@@ -48,6 +49,11 @@ def opencode_file(model: str = "agentcfg-local/M", limit: object = None, **top: 
     spec: dict = {"name": "M"} if limit is None else {"name": "M", "limit": limit}
     entry = {"npm": "@ai-sdk/openai-compatible", "options": {"baseURL": "http://127.0.0.1:9/v1"}, "models": {"M": spec}}
     return json.dumps({"model": model, "provider": {"agentcfg-local": entry}, **top})
+
+
+COPILOT_PROVIDER = {"name": "agentcfg-local", "type": "openai", "baseUrl": LOOP}
+COPILOT_OK = json.dumps({"providers": [COPILOT_PROVIDER], "models": [{"id": "M", "provider": "agentcfg-local"}]})
+COPILOT_SELECTS = {".copilot/settings.json": '{"model": "agentcfg-local/M"}'}
 
 
 def claude_file(**settings: object) -> str:
@@ -114,6 +120,22 @@ RULES = [
          {"2.1.197": r"Invalid settings ✘.*permissions\.allow: Expected array",
           "2.1.332": r"⚠ Invalid settings - ~/\.claude/settings\.json › permissions\.allow: Expected array"},
          claude_file(permissions={"allow": ["Bash"]})),
+    Rule("copilot", "providers not a list", '{"providers": {"agentcfg-local": {}}}', "copilot-config-rejected",
+         r"Invalid providers config at \S+: `providers` is not an array", COPILOT_OK, COPILOT_SELECTS),
+    Rule("copilot", "provider without name", json.dumps({"providers": [{"type": "openai", "baseUrl": LOOP}]}),
+         "copilot-config-rejected", r"Invalid named provider configuration: missing field `name`", COPILOT_OK,
+         COPILOT_SELECTS),
+    Rule("copilot", "limit not a number",
+         json.dumps({"providers": [COPILOT_PROVIDER],
+                     "models": [{"id": "M", "provider": "agentcfg-local", "maxOutputTokens": "2048"}]}),
+         "copilot-config-rejected", r"invalid type: string \"2048\", expected u32", COPILOT_OK, COPILOT_SELECTS),
+    Rule("copilot", "model of an unknown provider",
+         json.dumps({"providers": [COPILOT_PROVIDER], "models": [{"id": "M", "provider": "gone"}]}),
+         "copilot-config-rejected", r'BYOK model "M" references unknown provider "gone"', COPILOT_OK, COPILOT_SELECTS),
+    Rule("copilot", "selected model not listed",
+         json.dumps({"providers": [COPILOT_PROVIDER], "models": [{"id": "other", "provider": "agentcfg-local"}]}),
+         "copilot-config-rejected", r"Provider model 'agentcfg-local/M' is not registered", COPILOT_OK,
+         COPILOT_SELECTS),
 ]  # fmt: skip
 
 

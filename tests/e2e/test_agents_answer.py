@@ -17,6 +17,7 @@ PATHS = {
     "opencode": "/v1/chat/completions",
     "claude": "/v1/messages",
     "cline": "/v1/chat/completions",
+    "copilot": "/v1/chat/completions",
 }
 KEY = "sk-e2e-keyring-0123456789abcdef"
 

@@ -36,6 +36,11 @@ SHOWS_FROM = {
     # Connection refused — a firewall or proxy may be blocking it (ECONNREFUSED)" [run].
     ("claude", "dead-port"): [("2.1.332", r"API Error: Connection refused .*\(ECONNREFUSED\)")],
     ("claude", "proxy"): [("2.1.332", r"API Error: Connection refused .*\(ECONNREFUSED\)")],
+    # Copilot CLI 1.0.102, after ~25 s of retries: "Could not connect to local model provider at URL." [run];
+    # a 404 for the model: "Model 'M' not found on provider at URL (HTTP 404)." [run]
+    ("copilot", "dead-port"): [("1.0.102", r"Could not connect to local model provider at http://127\.0\.0\.1:")],
+    ("copilot", "proxy"): [("1.0.102", r"Could not connect to local model provider at http://127\.0\.0\.1:")],
+    ("copilot", "wrong-model"): [("1.0.102", r"Model '[^']+' not found on provider at \S+ \(HTTP 404\)")],
 }
 # Where an agent only hangs or retries, the timeout ends it: the seconds each needs to show its error,
 # as [(first release seen, seconds)], newest first (no entry: 90).

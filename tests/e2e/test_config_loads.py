@@ -61,12 +61,26 @@ def main_file(agent: str, name: str = "") -> str:
         return ".claude/settings.json"
     if agent == "cline":
         return CLINE_GLOBAL if name.endswith(".global-settings.json") else CLINE_PROVIDERS
+    if agent == "copilot":
+        return ".copilot/settings.json" if name.startswith("settings") else ".copilot/providers.json"
     return ".qwen/.env" if name.endswith(".env") else ".qwen/settings.json"
 
 
 # -- samples, for when the corpus is not there ----------------------------------------------------------
 
 SAMPLES: dict[str, dict[str, str]] = {
+    # No public repository holds a Copilot CLI providers.json (undocumented in `copilot help config`): samples.
+    "copilot": {
+        "providers-ollama.json": json.dumps(
+            {
+                "providers": [{"name": "ollama", "type": "openai", "baseUrl": "http://127.0.0.1:11434/v1"}],
+                "models": [{"id": "qwen3-coder:30b", "provider": "ollama", "maxOutputTokens": 8192}],
+            },
+            indent=2,
+        )
+        + "\n",
+        "settings-theme.json": '{\n  "theme": "dim",\n  "banner": "never",\n  "autoUpdate": false\n}\n',
+    },
     "codex": {
         "mcp-projects.toml": """\
 model = "gpt-5.1-codex"
@@ -353,12 +367,18 @@ def cline_edit(text: str, home: Path) -> str:
     return _insert(text or "{}\n", (), "{", item) or text
 
 
+def copilot_edit(text: str, home: Path) -> str:
+    """`copilot config banner never` (settings.json, beside the `model` agentcfg sets)."""
+    return _insert(text or "{}\n", (), "{", '\n  "banner": "never"') or text
+
+
 EDITS: dict[str, Callable[[str, Path], str]] = {
     "codex": codex_edit,
     "opencode": opencode_edit,
     "claude": claude_edit,
     "qwen": qwen_edit,
     "cline": cline_edit,
+    "copilot": copilot_edit,
 }
 
 
@@ -366,6 +386,8 @@ def edited_file(case: Case) -> str:
     """The file the edit goes into: the case's own file, or where the agent would have it."""
     if case.agent == "qwen":
         return ".qwen/settings.json"
+    if case.agent == "copilot":  # its providers list is agentcfg's to roll back whole: the user's edit goes here
+        return ".copilot/settings.json"
     return next(iter(case.files), main_file(case.agent))
 
 
@@ -437,6 +459,13 @@ def _claude_doctor(screen: str, flat: bool) -> tuple[bool, str] | None:
     return all(re.search(CLAUDE_SKIPPED, item) for item in items), invalid.group(0)
 
 
+# What Copilot CLI 1.0.102 prints when it refuses providers.json (agents/copilot/checks.py).
+COPILOT_ERRORS = (
+    r"Invalid providers config[^\n]*|Invalid (named provider|provider model) configuration[^\n]*"
+    r"|Provider model '[^']*' is not registered|BYOK model \"[^\"]*\" references unknown provider[^\n]*"
+)
+
+
 def load(agent: str, home: Home, timeout: float = 60) -> Load:
     env = {**home.env, "QWEN_CODE_DISABLE_PRECONNECT": "1"}  # qwen's start-up HEAD to its base URL
 
@@ -472,6 +501,11 @@ def load(agent: str, home: Home, timeout: float = 60) -> Load:
         return Load(True, _first_error(r.output, home), [r])  # e.g. "No auth type is selected": loaded, no provider
     if agent == "cline":
         return _cline_load(home, env, timeout)
+    if agent == "copilot":  # the files load before the first request (to a dead port here): refusals come first
+        r = run("copilot", "-p", "ready", "--allow-all-tools", "-s", "--no-auto-update")
+        if error := re.search(COPILOT_ERRORS, r.output):
+            return Load(False, " ".join(error.group(0).replace(str(home.root), "~").split()), [r])
+        return Load(True, _first_error(r.output, home), [r])  # e.g. it cannot reach the provider it was given
     # Claude Code: `claude -p` silently ignores a settings file that fails validation; `claude doctor`
     # names it (CLAUDE_FLAT_DOCTOR: how each release shows it). `auth status` shows whether the file's
     # env block took effect (a file that fails validation is ignored whole).
@@ -537,6 +571,7 @@ SWITCHED = {  # what each agent reports once `switch local` has pointed it at th
     "qwen": "ready",
     "claude": "loggedIn=True",
     "cline": f"provider=OpenAI Compatible model={MODEL}",
+    "copilot": "Could not connect to local model provider at http://127.0.0.1:",  # switched to a dead port
 }
 
 

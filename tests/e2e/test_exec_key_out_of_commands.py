@@ -27,6 +27,7 @@ COMMANDS = {
     "opencode": ["opencode", "run", PROMPT],
     "claude": ["claude", "-p", PROMPT, "--allowedTools", "Bash"],
     "cline": ["cline", PROMPT],  # it approves every tool by default
+    "copilot": ["copilot", "-p", PROMPT, "--allow-all-tools", "-s", "--no-auto-update"],
 }
 
 

@@ -37,6 +37,7 @@ PATHS = {
     "opencode": "/v1/chat/completions",
     "claude": "/v1/messages",
     "cline": "/v1/chat/completions",
+    "copilot": "/v1/chat/completions",
 }
 
 
@@ -61,6 +62,7 @@ CONFIG_FILES = {
     "opencode": (".config/opencode/opencode.json",),
     "claude": (".claude/settings.json",),
     "cline": (".cline/data/settings/providers.json", ".cline/data/settings/global-settings.json"),
+    "copilot": (".copilot/providers.json", ".copilot/settings.json"),
 }
 
 # What each agent writes into HOME by itself on every run, with or without agentcfg (seen at both
@@ -120,6 +122,15 @@ STATE = {
         ".cline/data/logs/*",
         ".cline/data/locks/*",
         ".cline/data/cache/*",
+    ),
+    "copilot": (  # GitHub Copilot CLI 1.0.102, in COPILOT_HOME
+        ".copilot/config.json",  # firstLaunchAt only ("User settings belong in settings.json")
+        ".copilot/settings.json.lock",
+        ".copilot/session-store.db*",
+        ".copilot/session-state/*",
+        ".copilot/logs/*",
+        ".cache/Microsoft/DeveloperTools/deviceid",
+        ".cache/copilot/*",  # its unpacked package, where COPILOT_PKG_CACHE_HOME does not move it
     ),
 }
 # agentcfg's own cache of the installed agents' versions (exec reads the version to pick the mechanism).

@@ -75,7 +75,7 @@ TRAITS = Traits(
     proven=("3.0.65",),
     key_fallback=KEY_FALLBACK,
     stand_in_key=True,
-    key_by_exec_only=True,  # no variable of agentcfg's: exec's run-only provider file, or --store-key-in-files
+    reads_key_variable=False,  # no variable of agentcfg's: exec's run-only provider file, or --store-key-in-files
     keeps_ids=False,  # it rewrites providers.json to its schema on every run: an `agentcfg: LABEL` would go
 )
 SEED = '{\n  "version": 1\n}\n'
