@@ -1,0 +1,279 @@
+"""Gemini CLI: `~/.gemini/.env` (the endpoint and model) and `~/.gemini/settings.json` (auth type, bounds, privacy).
+
+Gemini CLI speaks the Gemini API only (`POST {GOOGLE_GEMINI_BASE_URL}/v1beta/models/MODEL:streamGenerateContent`,
+the key in `x-goog-api-key`), which no vLLM serves: it runs on a route, whose LiteLLM router serves that API and
+sends each request to the route's OpenAI legs. `GEMINI_CLI_HOME` moves `~/.gemini`. Its key is read from
+GEMINI_API_KEY alone (the shell, else the one `.env` it loads): no file takes a reference to another variable, so
+a switch writes no key and says how it gets there (docs/gemini.md, Sources).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from agentcfg import budget, edit, env, fields
+from agentcfg.agents import base
+from agentcfg.agents.base import (
+    AgentFile,
+    Binding,
+    Doctoring,
+    FileEdit,
+    KeySource,
+    Launch,
+    LaunchContext,
+    Parsed,
+    Texts,
+    Traits,
+    authorize_by_files,
+    binding_helpers,
+    configured_by_files,
+    no_foreign_format,
+    no_key_references,
+    no_unreadable,
+)
+from agentcfg.edit import MISSING, REMOVE, Assignment
+from agentcfg.errors import AgentcfgError
+from agentcfg.profiles import Profile
+
+if TYPE_CHECKING:  # doctor's types: doctor.model loads only when doctor runs
+    from agentcfg.doctor.model import Finding, Target
+
+TRAITS = Traits(
+    name="gemini",
+    title="Gemini CLI",
+    binary="gemini",
+    prompt_tokens=10_000,  # 38.6 KB of JSON in its first request (0.61.0: system instruction and 8 tools)
+    protocol="generate-content",
+    probes=("gemini-stream",),
+    default_output=0,  # it sends no maxOutputTokens unless a model config sets one
+    bounds_output=True,
+    window_setting="model.compressionThreshold in ~/.gemini/settings.json (a fraction of 1,048,576 tokens)",
+    compacts_every_turn=False,
+    replays_reasoning=False,
+    expands=(fields.DOLLAR_TEMPLATE,),  # `$VAR`, `${VAR}` and `${VAR:-default}` in every string of settings.json
+    reads_all_proxy=False,
+    ignores_no_proxy=False,
+    ca_variables=("NODE_EXTRA_CA_CERTS",),
+    key_helper_since=None,
+    key_helper_setting=None,
+    proven=("0.61.0",),
+    needs_key=True,  # "When using Gemini API, you must specify the GEMINI_API_KEY environment variable."
+)
+KEY = "GEMINI_API_KEY"
+BASE_URL = "GOOGLE_GEMINI_BASE_URL"
+MODEL = "GEMINI_MODEL"
+AUTH = "gemini-api-key"  # security.auth.selectedType: the API key, sent as x-goog-api-key to GOOGLE_GEMINI_BASE_URL
+# Gemini CLI compresses the history once its last prompt passes compressionThreshold x tokenLimit(model), and a
+# model name it does not know has a limit of 1,048,576 tokens (0.61.0's tokenLimits.js).
+TOKEN_LIMIT = 1_048_576
+# The model configs (0.61.0's defaultModelConfigs) whose side calls name another model than the chat's: the
+# classifier and helpers ("flash-lite"), web/loop/next-speaker checks (through gemini-3-flash-base), compression
+# and summaries. A router serves the route's model only: each is pinned to it (modelConfigs.customAliases).
+SIDE_CALLS = {
+    "gemini-3-flash-base": "chat-base",
+    "classifier": "base",
+    "prompt-completion": "base",
+    "fast-ack-helper": "base",
+    "edit-corrector": "base",
+    "summarizer-default": "base",
+    "summarizer-shell": "base",
+    "loop-detection-double-check": "base",
+    "chat-compression-default": "base",
+    "agent-history-provider-summarizer": "base",
+}
+
+
+def home(environ: env.Environ) -> Path:
+    value = environ.get("GEMINI_CLI_HOME")
+    return (Path(value).expanduser() if value else env.home(environ)) / ".gemini"
+
+
+def files(environ: env.Environ) -> list[AgentFile]:
+    directory = home(environ)
+    return [AgentFile(directory / ".env", "dotenv"), AgentFile(directory / "settings.json", "json")]
+
+
+def unsupported(profile: Profile) -> str | None:
+    if profile.route is None or not profile.anthropic_base_url:
+        return (
+            f"Gemini CLI speaks only the Gemini API, which profile {profile.name!r} does not serve: give it a route, "
+            f"whose router serves that API (`agentcfg route add NAME --primary {profile.name} --fallback OTHER`, "
+            "`agentcfg route serve NAME`, then `agentcfg switch NAME`)"
+        )
+    return None
+
+
+def root(profile: Profile) -> str:
+    """The router's host root: Gemini CLI adds /v1beta/models/... itself."""
+    return (profile.anthropic_base_url or "").rstrip("/")
+
+
+def threshold(profile: Profile) -> float:
+    """compressionThreshold: it compresses before a prompt leaves less than the output bound of the window."""
+    room = max(budget.window(profile) - budget.output_tokens(profile, TRAITS.prompt_tokens), TRAITS.prompt_tokens)
+    return round(room / TOKEN_LIMIT, 9)
+
+
+def settings_for(profile: Profile) -> dict:
+    """What agentcfg sets in settings.json for `profile` (a switch writes its leaves; exec passes it whole)."""
+    output = budget.output_tokens(profile, TRAITS.prompt_tokens)
+    aliases: dict[str, object] = {
+        profile.model: {
+            "extends": "chat-base",
+            "modelConfig": {"model": profile.model, "generateContentConfig": {"maxOutputTokens": output}},
+        }
+    }
+    for alias, parent in SIDE_CALLS.items():
+        aliases[alias] = {"extends": parent, "modelConfig": {"model": profile.model}}
+    return {
+        "security": {"auth": {"selectedType": AUTH}},
+        "model": {"name": profile.model, "compressionThreshold": threshold(profile)},
+        "modelConfigs": {"customAliases": aliases},
+        # its vendor calls, off: usage statistics (Clearcut), telemetry, the update check and its notice
+        "privacy": {"usageStatisticsEnabled": False},
+        "telemetry": {"enabled": False},
+        "general": {"enableAutoUpdate": False, "enableAutoUpdateNotification": False},
+    }
+
+
+def key_note(profile: Profile) -> str:
+    return (
+        f"Gemini CLI reads its key from {KEY} only (no file of its takes a reference): start it with "
+        f"`agentcfg exec {profile.name} -- gemini`, or set {KEY} to the route's key in its shell "
+        f'(`export {KEY}="$(agentcfg key get {profile.name})"`).'
+    )
+
+
+def edits(profile: Profile, current: Texts, keys: KeySource) -> list[FileEdit]:
+    dotenv_file, settings_file = current
+    old_key = edit.get("dotenv", current[dotenv_file] or "", (KEY,), path=str(dotenv_file.path))
+    notes: list[str] = []
+    file_key: object = keys.literal if keys.literal else (MISSING if old_key is MISSING else REMOVE)
+    if file_key is REMOVE:
+        notes.append(
+            f"{dotenv_file.path}: removed the plaintext {KEY}, which Gemini CLI would send to {root(profile)}; "
+            "`agentcfg rollback` brings it back."
+        )
+    if not keys.literal and profile.needs_key:
+        notes.append(key_note(profile))
+    assignments: list[Assignment] = [((BASE_URL,), root(profile)), ((MODEL,), profile.model)]
+    if file_key is not MISSING:
+        assignments.append(((KEY,), file_key))
+    return [
+        FileEdit(dotenv_file, assignments, tuple(notes)),
+        FileEdit(settings_file, base.flatten(settings_for(profile))),
+    ]
+
+
+def read(current: Texts) -> Binding:
+    dotenv_file, settings_file = current
+    values = edit.load("dotenv", current[dotenv_file] or "", path=str(dotenv_file.path))
+    settings = base.table(edit.load("json", current[settings_file] or "", path=str(settings_file.path)))
+    chosen = base.table(settings.get("model"))
+    # GEMINI_MODEL (the shell's, else .env's) comes before model.name
+    model = base.text(values.get(MODEL)) or base.text(chosen.get("name"))
+    aliases = base.table(base.table(settings.get("modelConfigs")).get("customAliases"))
+    ours = base.table(base.table(aliases.get(model or "")).get("modelConfig"))
+    config = base.table(ours.get("generateContentConfig"))
+    output = base.number(config.get("maxOutputTokens"))
+    fraction = chosen.get("compressionThreshold")
+    window = None
+    if isinstance(fraction, (int, float)) and not isinstance(fraction, bool) and 0 < fraction < 1:
+        window = round(fraction * TOKEN_LIMIT) + (output or 0)
+    key = values.get(KEY)
+    return Binding(
+        base_url=base.text(values.get(BASE_URL)),
+        model=model,
+        key=f"in {dotenv_file.path.name}" if key else f"env {KEY}",
+        key_env=KEY,
+        key_value=key,
+        output_tokens=output,
+        context_window=window,
+    )
+
+
+def launch(profile: Profile, args: tuple[str, ...], context: LaunchContext) -> Launch:
+    """Gemini CLI reads a system settings file from GEMINI_CLI_SYSTEM_SETTINGS_PATH, merged over the user's and the
+    project's (0.61.0: mergeSettings(system, systemDefaults, user, workspace)): agentcfg's settings go there, laid
+    over the system file it takes the place of. The endpoint and model go in its variables, which come before
+    any .env (it loads a .env variable only where the process has none). The key goes in GEMINI_API_KEY, the one
+    variable it reads a key from (Launch.key_variable), not the route's own."""
+    ours = settings_for(profile)
+    text = json.dumps(_over(_system_settings(context.environ), ours), indent=2) + "\n"
+    name = base.runtime_name(f"gemini-{profile.name}", text)
+    variables = {
+        "GEMINI_CLI_SYSTEM_SETTINGS_PATH": str(context.runtime / name),
+        BASE_URL: root(profile),
+        MODEL: profile.model,
+    }
+    notes: tuple[str, ...] = ()
+    if context.environ.get("GOOGLE_API_KEY"):
+        notes = ("GOOGLE_API_KEY in this shell is left as it is; Gemini CLI sends GEMINI_API_KEY",)
+    return Launch(args, variables, files={name: text}, key_variable=KEY, notes=notes)
+
+
+def _over(lower: dict, upper: dict) -> dict:
+    merged = dict(lower)
+    for key, value in upper.items():
+        below = lower.get(key)
+        merged[key] = _over(below, value) if isinstance(value, dict) and isinstance(below, dict) else value
+    return merged
+
+
+def _system_settings(environ: env.Environ) -> dict:
+    """Gemini CLI's system settings (GEMINI_CLI_SYSTEM_SETTINGS_PATH, else the platform's path), or {}."""
+    import sys
+
+    named = environ.get("GEMINI_CLI_SYSTEM_SETTINGS_PATH")
+    if named:
+        path = Path(named)
+    elif sys.platform == "darwin":
+        path = Path("/Library/Application Support/GeminiCli/settings.json")
+    elif os.name == "nt":
+        path = Path("C:\\ProgramData\\gemini-cli\\settings.json")
+    else:
+        path = Path("/etc/gemini-cli/settings.json")
+    try:
+        return base.table(edit.load("json", path.read_text(encoding="utf-8"), path=str(path)))
+    except (OSError, UnicodeDecodeError, AgentcfgError):
+        return {}
+
+
+foreign_format = no_foreign_format
+key_references = no_key_references
+kept_files = base.no_kept_files
+profile_file_names = base.no_profile_file_names
+profile_file_edit = base.no_profile_file_edit
+
+
+# -- doctor ----------------------------------------------------------------------------------------------
+
+
+def check(parsed: Parsed, environ: env.Environ, profiles: dict[str, Profile]) -> list[Finding]:
+    from agentcfg.agents.gemini import checks  # lazy: doctor's alone (switch and status load every agent module)
+
+    return checks.check(parsed, environ, profiles)
+
+
+unreadable = no_unreadable
+configured = configured_by_files
+key_helpers = binding_helpers
+authorize = authorize_by_files
+
+
+def locate(target: Target, binding: Binding, doctor: Doctoring) -> bool:
+    """Gemini CLI takes GOOGLE_GEMINI_BASE_URL from the shell over its .env."""
+    if shell := doctor.environ.get(BASE_URL):
+        target.base_url, target.endpoint_from = shell, f"{BASE_URL} in this shell"
+    return True
+
+
+def told_window(profile: Profile) -> int | None:
+    return budget.window(profile)
+
+
+def reasoning_advice(router: str, thinking_off: str) -> str:
+    return f"{router}, or turn thinking off for tool turns: {thinking_off}"

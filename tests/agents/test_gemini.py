@@ -1,0 +1,95 @@
+"""Gemini CLI's module: it speaks the Gemini API only, so it runs on a route (the router serves that API)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from agentcfg import edit
+from agentcfg.agents import AGENTS
+from agentcfg.agents.base import AgentFile, KeySource, LaunchContext
+from agentcfg.profile_model import Route
+from agentcfg.profiles import Profile
+from tests.agents.samples import ENVIRON, switch
+
+ROUTE = Profile(
+    name="home",
+    base_url="http://127.0.0.1:4000/v1",
+    anthropic_base_url="http://127.0.0.1:4000",
+    model="DeepSeek-V4-Flash",
+    key_env="HOME_ROUTER_KEY",
+    context_window=65_536,
+    max_output_tokens=8_192,
+    route=Route("local", ("taotoken",)),
+)
+PLAIN = Profile(name="local", base_url="http://localhost:8000/v1", model="m")
+
+
+def agent():
+    return AGENTS["gemini"]
+
+
+def texts(dotenv: str | None = None, settings: str | None = None) -> dict[AgentFile, str | None]:
+    env_file, settings_file = agent().files(ENVIRON)
+    return {env_file: dotenv, settings_file: settings}
+
+
+def test_files_are_the_users_dotenv_and_settings() -> None:
+    env_file, settings_file = agent().files(ENVIRON)
+    assert env_file.path == Path("/home/u/.gemini/.env") and env_file.format == "dotenv"
+    assert settings_file.path == Path("/home/u/.gemini/settings.json") and settings_file.format == "json"
+    moved = agent().files({**ENVIRON, "GEMINI_CLI_HOME": "/elsewhere"})
+    assert moved[0].path == Path("/elsewhere/.gemini/.env")
+
+
+def test_a_plain_profile_is_refused_with_the_route_to_make() -> None:
+    reason = agent().unsupported(PLAIN)
+    assert reason and "agentcfg route add" in reason and "local" in reason
+    assert agent().unsupported(ROUTE) is None
+
+
+def test_a_switch_writes_the_router_and_the_model_and_never_the_key() -> None:
+    results, notes = switch(agent(), ROUTE, texts())
+    dotenv, settings = results.values()
+    values = edit.load("dotenv", dotenv)
+    assert values["GOOGLE_GEMINI_BASE_URL"] == "http://127.0.0.1:4000"
+    assert values["GEMINI_MODEL"] == "DeepSeek-V4-Flash"
+    assert "GEMINI_API_KEY" not in values
+    data = json.loads(settings)
+    assert data["security"]["auth"]["selectedType"] == "gemini-api-key"
+    assert data["model"]["name"] == "DeepSeek-V4-Flash"
+    assert data["privacy"]["usageStatisticsEnabled"] is False and data["telemetry"]["enabled"] is False
+    assert data["general"]["enableAutoUpdate"] is False
+    alias = data["modelConfigs"]["customAliases"]["DeepSeek-V4-Flash"]
+    assert alias["modelConfig"]["generateContentConfig"]["maxOutputTokens"] == 8_192
+    # every side call (compression, summaries, classifier) goes to the route's model too
+    aliases = data["modelConfigs"]["customAliases"]
+    assert aliases["chat-compression-default"]["modelConfig"]["model"] == "DeepSeek-V4-Flash"
+    assert any("GEMINI_API_KEY" in n and "agentcfg exec home -- gemini" in n for n in notes)
+    binding = agent().read(dict(zip(texts(), results.values(), strict=True)))
+    assert binding.base_url == "http://127.0.0.1:4000" and binding.model == "DeepSeek-V4-Flash"
+    assert binding.output_tokens == 8_192 and binding.context_window == 65_536
+    assert binding.key_env == "GEMINI_API_KEY" and binding.key_value is None
+
+
+def test_a_plaintext_key_in_its_dotenv_is_removed_and_said() -> None:
+    results, notes = switch(agent(), ROUTE, texts("GEMINI_API_KEY=AIzaSyREALKEY0123456789\n"))
+    assert "GEMINI_API_KEY" not in edit.load("dotenv", next(iter(results.values())))
+    assert any("removed" in n and "rollback" in n for n in notes)
+
+
+def test_store_key_in_files_writes_it_to_the_dotenv() -> None:
+    results, _ = switch(agent(), ROUTE, texts(), KeySource(literal="sk-router"))
+    assert edit.load("dotenv", next(iter(results.values())))["GEMINI_API_KEY"] == "sk-router"
+
+
+def test_exec_gives_the_key_in_its_own_variable_and_a_system_settings_file(tmp_path: Path) -> None:
+    context = LaunchContext(texts(), ENVIRON, None, tmp_path, key="sk-router")
+    launch = agent().launch(ROUTE, ("-p", "hi"), context)
+    assert launch.args == ("-p", "hi")
+    assert launch.env["GOOGLE_GEMINI_BASE_URL"] == "http://127.0.0.1:4000"
+    assert launch.env["GEMINI_MODEL"] == "DeepSeek-V4-Flash"
+    assert launch.key_variable == "GEMINI_API_KEY" and "sk-router" not in json.dumps(launch.env)
+    ((name, text),) = launch.files.items()
+    assert launch.env["GEMINI_CLI_SYSTEM_SETTINGS_PATH"] == str(tmp_path / name)
+    assert json.loads(text)["model"]["name"] == "DeepSeek-V4-Flash" and "sk-router" not in text
