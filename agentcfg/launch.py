@@ -74,6 +74,7 @@ def prepare(
 
 def _write(path: Path, text: str) -> None:
     try:
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)  # a name with folders: a home of its own
         fsutil.write_private(path, text)
     except OSError as error:  # a directory in its place
         raise AgentcfgError(

@@ -198,7 +198,7 @@ CATALOGUE: dict[str, Entry] = {
             (fixes.switch,),
         ),
         ("opencode-model-slot", WARN, "small_model names another model than agentcfg's", ()),
-        ("gemini-config-rejected", FAIL, "Gemini CLI refuses or ignores a value in its files", (fixes.switch,)),
+        ("gemini-config-rejected", f"{FAIL},{WARN}", "Gemini CLI refuses a value in its files", (fixes.switch,)),
         ("qwen-oauth-selected", FAIL, "qwen-code's auth type is the discontinued qwen-oauth", (fixes.switch,)),
         ("qwen-auth-type", FAIL, "an unknown or foreign auth type over agentcfg's provider", (fixes.switch,)),
         ("qwen-config-rejected", FAIL, "a modelProviders entry qwen-code crashes on", ()),

@@ -83,13 +83,45 @@ def test_store_key_in_files_writes_it_to_the_dotenv() -> None:
     assert edit.load("dotenv", next(iter(results.values())))["GEMINI_API_KEY"] == "sk-router"
 
 
-def test_exec_gives_the_key_in_its_own_variable_and_a_system_settings_file(tmp_path: Path) -> None:
-    context = LaunchContext(texts(), ENVIRON, None, tmp_path, key="sk-router")
+def test_exec_gives_the_key_in_its_own_variable_and_a_home_of_its_own(tmp_path: Path) -> None:
+    user = '{"mcpServers": {"docs": {"command": "npx"}}, "model": {"name": "gemini-2.5-pro"}}'
+    context = LaunchContext(texts(None, user), ENVIRON, None, tmp_path, key="sk-router")
     launch = agent().launch(ROUTE, ("-p", "hi"), context)
     assert launch.args == ("-p", "hi")
     assert launch.env["GOOGLE_GEMINI_BASE_URL"] == "http://127.0.0.1:4000"
     assert launch.env["GEMINI_MODEL"] == "DeepSeek-V4-Flash"
+    assert launch.env["GEMINI_CLI_TRUSTED_FOLDERS_PATH"] == "/home/u/.gemini/trustedFolders.json"
     assert launch.key_variable == "GEMINI_API_KEY" and "sk-router" not in json.dumps(launch.env)
     ((name, text),) = launch.files.items()
-    assert launch.env["GEMINI_CLI_SYSTEM_SETTINGS_PATH"] == str(tmp_path / name)
-    assert json.loads(text)["model"]["name"] == "DeepSeek-V4-Flash" and "sk-router" not in text
+    assert str(tmp_path / name) == launch.env["GEMINI_CLI_HOME"] + "/.gemini/settings.json"
+    settings = json.loads(text)
+    assert settings["model"]["name"] == "DeepSeek-V4-Flash" and "sk-router" not in text
+    assert settings["mcpServers"] == {"docs": {"command": "npx"}}  # the user's own settings stay
+
+
+# -- doctor offline: what Gemini CLI 0.61.0 itself refuses (its own words, captured with the real binary) --------
+
+
+def _check(dotenv: str | None, settings: str | None) -> list[tuple[str, str, str]]:
+    from agentcfg.doctor.agentfiles import check
+
+    found = check("gemini", texts(dotenv, settings), ENVIRON, {"home": ROUTE})
+    return [(f.id, f.status, f.summary) for f in found]
+
+
+def test_agentcfgs_own_files_are_clean() -> None:
+    results, _ = switch(agent(), ROUTE, texts())
+    assert _check(*results.values()) == []
+    assert _check(None, None) == []
+
+
+def test_an_auth_type_it_refuses_and_a_base_url_that_is_no_url_fail_with_its_words() -> None:
+    ((found, status, summary),) = _check(None, '{"security": {"auth": {"selectedType": "openai"}}}')
+    assert (found, status) == ("gemini-config-rejected", "fail") and "Invalid auth method selected." in summary
+    ((found, status, summary),) = _check("GOOGLE_GEMINI_BASE_URL=not a url\n", None)
+    assert (found, status) == ("gemini-config-rejected", "fail") and "Invalid custom base URL: not a url" in summary
+
+
+def test_a_value_of_the_wrong_type_is_a_warning_naming_the_key() -> None:
+    ((found, status, summary),) = _check(None, '{"model": {"compressionThreshold": "x"}}')
+    assert (found, status) == ("gemini-config-rejected", "warn") and "model.compressionThreshold" in summary

@@ -10,7 +10,6 @@ a switch writes no key and says how it gets there (docs/gemini.md, Sources).
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -35,7 +34,6 @@ from agentcfg.agents.base import (
     no_unreadable,
 )
 from agentcfg.edit import MISSING, REMOVE, Assignment
-from agentcfg.errors import AgentcfgError
 from agentcfg.profiles import Profile
 
 if TYPE_CHECKING:  # doctor's types: doctor.model loads only when doctor runs
@@ -196,23 +194,34 @@ def read(current: Texts) -> Binding:
 
 
 def launch(profile: Profile, args: tuple[str, ...], context: LaunchContext) -> Launch:
-    """Gemini CLI reads a system settings file from GEMINI_CLI_SYSTEM_SETTINGS_PATH, merged over the user's and the
-    project's (0.61.0: mergeSettings(system, systemDefaults, user, workspace)): agentcfg's settings go there, laid
-    over the system file it takes the place of. The endpoint and model go in its variables, which come before
-    any .env (it loads a .env variable only where the process has none). The key goes in GEMINI_API_KEY, the one
-    variable it reads a key from (Launch.key_variable), not the route's own."""
-    ours = settings_for(profile)
-    text = json.dumps(_over(_system_settings(context.environ), ours), indent=2) + "\n"
-    name = base.runtime_name(f"gemini-{profile.name}", text)
+    """Gemini CLI takes no settings file from a variable that a user's runtime file can be (its system settings
+    must be root's: 0.61.0 skips any other, "Security Warning: Skipping system settings file"), so exec gives it a
+    home of its own, GEMINI_CLI_HOME: a `.gemini/settings.json` in agentcfg's runtime directory, the user's settings
+    with agentcfg's laid over them (never a key). Its trusted folders stay the user's (GEMINI_CLI_TRUSTED_FOLDERS_PATH);
+    its history and other state of that run stay in that home. The endpoint and model go in its variables, which
+    come before any .env (it loads a .env variable only where the process has none). The key goes in
+    GEMINI_API_KEY, the one variable it reads a key from (Launch.key_variable), not the route's own."""
+    (_, settings_file) = context.current
+    user = base.table(edit.load("json", context.current[settings_file] or "", path=str(settings_file.path)))
+    # Its shell tool passes its whole environment on to the model's commands unless redaction is on; on, it leaves
+    # out what the blocked list names (GEMINI_API_KEY) and credential-like names and values (0.61.0's
+    # sanitizeEnvironment): the key stays in its own process.
+    redaction = {"security": {"environmentVariableRedaction": {"enabled": True, "blocked": [KEY]}}}
+    text = json.dumps(_over(_over(user, settings_for(profile)), redaction), indent=2) + "\n"
+    directory = base.runtime_name(f"gemini-{profile.name}", text, "")
+    name = f"{directory}/.gemini/settings.json"
     variables = {
-        "GEMINI_CLI_SYSTEM_SETTINGS_PATH": str(context.runtime / name),
+        "GEMINI_CLI_HOME": str(context.runtime / directory),
+        "GEMINI_CLI_TRUSTED_FOLDERS_PATH": context.environ.get("GEMINI_CLI_TRUSTED_FOLDERS_PATH")
+        or str(home(context.environ) / "trustedFolders.json"),
         BASE_URL: root(profile),
         MODEL: profile.model,
     }
-    notes: tuple[str, ...] = ()
+    notes = [f"Gemini CLI runs in a home of its own for this profile ({context.runtime / directory}): its history, "
+             "and your ~/.gemini/GEMINI.md, extensions and commands, are not there"]  # fmt: skip
     if context.environ.get("GOOGLE_API_KEY"):
-        notes = ("GOOGLE_API_KEY in this shell is left as it is; Gemini CLI sends GEMINI_API_KEY",)
-    return Launch(args, variables, files={name: text}, key_variable=KEY, notes=notes)
+        notes.append("GOOGLE_API_KEY in this shell is left as it is; Gemini CLI sends GEMINI_API_KEY")
+    return Launch(args, variables, files={name: text}, key_variable=KEY, notes=tuple(notes))
 
 
 def _over(lower: dict, upper: dict) -> dict:
@@ -221,25 +230,6 @@ def _over(lower: dict, upper: dict) -> dict:
         below = lower.get(key)
         merged[key] = _over(below, value) if isinstance(value, dict) and isinstance(below, dict) else value
     return merged
-
-
-def _system_settings(environ: env.Environ) -> dict:
-    """Gemini CLI's system settings (GEMINI_CLI_SYSTEM_SETTINGS_PATH, else the platform's path), or {}."""
-    import sys
-
-    named = environ.get("GEMINI_CLI_SYSTEM_SETTINGS_PATH")
-    if named:
-        path = Path(named)
-    elif sys.platform == "darwin":
-        path = Path("/Library/Application Support/GeminiCli/settings.json")
-    elif os.name == "nt":
-        path = Path("C:\\ProgramData\\gemini-cli\\settings.json")
-    else:
-        path = Path("/etc/gemini-cli/settings.json")
-    try:
-        return base.table(edit.load("json", path.read_text(encoding="utf-8"), path=str(path)))
-    except (OSError, UnicodeDecodeError, AgentcfgError):
-        return {}
 
 
 foreign_format = no_foreign_format

@@ -4,7 +4,7 @@ Pure.
 Each message below is Gemini CLI 0.61.0's own, seen by running it (docs/gemini.md, "What it rejects"):
 - security.auth.selectedType not one it knows: "Invalid auth method selected." (exit 41; validateAuthMethod)
 - a settings value of the wrong type: "Invalid configuration in FILE: Error in: model.compressionThreshold
-  Expected number, received string" (it names the key and goes on without the file's value)
+  Expected number, received string" (a warning: it goes on with the value as it is)
 - GOOGLE_GEMINI_BASE_URL that is no URL: "Invalid custom base URL: X" (exit 1; validateBaseUrl)
 """
 
@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 from agentcfg import env, fixes
 from agentcfg.agents import shapes
 from agentcfg.agents.base import Parsed
-from agentcfg.doctor.model import FAIL, Finding
+from agentcfg.doctor.model import FAIL, WARN, Finding
 from agentcfg.profiles import Profile
 
 AGENT = "gemini"
@@ -81,10 +81,10 @@ def _types(data: dict[str, Any], where: str, switch: str) -> list[Finding]:
         found.append(
             Finding(
                 "gemini-config-rejected",
-                FAIL,
+                WARN,
                 AGENT,
-                f'Gemini CLI ignores {key} in {where} ("Invalid configuration ... Error in: {key}"): it is '
-                f"{shapes.kind(value)}, not {wanted}",
+                f'Gemini CLI warns at every start ("Invalid configuration in {where}: Error in: {key}") and uses '
+                f"{key} as it is: {shapes.kind(value)}, not {wanted}",
                 f"{key} = {shapes.shown(value)}",
                 switch,
                 "" if switch else f"make {key} a {wanted} in {where}",
