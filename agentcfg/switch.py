@@ -110,7 +110,7 @@ def key_source(
         notes.append(
             f"{_they(names, 'fetches', 'fetch')} the key from the keyring by itself (`agentcfg key get {profile.name}`)"
         )
-    if by_env := [a.TRAITS.name for a in agents if a.TRAITS.name not in helpers]:
+    if by_env := [a.TRAITS.name for a in agents if a.TRAITS.name not in helpers and not a.TRAITS.key_variable]:
         notes.append(variable_note(profile, by_env))
     for agent in agents:
         for variable in agent.TRAITS.shell_keys_over_helper if agent.TRAITS.name in helpers else ():

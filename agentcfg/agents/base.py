@@ -199,9 +199,6 @@ class Launch:
     key_files: dict[str, str] = field(default_factory=dict)
     # False: the key's variable is not set: the agent fetches the key itself (context.helper) or reads key_files
     key_in_env: bool = True
-    # The variable the agent reads a key from, where it is not the profile's own (Gemini CLI's single one): exec
-    # puts the key there instead of in the profile's variable
-    key_variable: str | None = None
     notes: tuple[str, ...] = ()
 
 

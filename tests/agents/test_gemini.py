@@ -91,7 +91,7 @@ def test_exec_gives_the_key_in_its_own_variable_and_a_home_of_its_own(tmp_path: 
     assert launch.env["GOOGLE_GEMINI_BASE_URL"] == "http://127.0.0.1:4000"
     assert launch.env["GEMINI_MODEL"] == "DeepSeek-V4-Flash"
     assert launch.env["GEMINI_CLI_TRUSTED_FOLDERS_PATH"] == "/home/u/.gemini/trustedFolders.json"
-    assert launch.key_variable == "GEMINI_API_KEY" and "sk-router" not in json.dumps(launch.env)
+    assert agent().TRAITS.key_variable == "GEMINI_API_KEY" and "sk-router" not in json.dumps(launch.env)
     ((name, text),) = launch.files.items()
     assert str(tmp_path / name) == launch.env["GEMINI_CLI_HOME"] + "/.gemini/settings.json"
     settings = json.loads(text)
@@ -125,3 +125,49 @@ def test_an_auth_type_it_refuses_and_a_base_url_that_is_no_url_fail_with_its_wor
 def test_a_value_of_the_wrong_type_is_a_warning_naming_the_key() -> None:
     ((found, status, summary),) = _check(None, '{"model": {"compressionThreshold": "x"}}')
     assert (found, status) == ("gemini-config-rejected", "warn") and "model.compressionThreshold" in summary
+
+
+def test_switch_says_how_its_key_gets_there_not_the_routes_variable() -> None:
+    from agentcfg.switch import key_source
+
+    _, notes = key_source(ROUTE, [agent()], ENVIRON)
+    assert not any("HOME_ROUTER_KEY" in note for note in notes), notes  # it never reads that variable
+
+
+def _located(tmp_path: Path, environ: dict[str, str]) -> tuple:
+    from types import SimpleNamespace
+
+    from agentcfg.doctor.model import Target
+
+    target = Target("gemini", "generate-content", "http://127.0.0.1:4000", "DeepSeek-V4-Flash")
+    doctor = SimpleNamespace(environ=environ, cwd=tmp_path / "home" / "src" / "app", profiles={})
+    assert agent().locate(target, agent().read(texts()), doctor)
+    return target, [(f.id, f.status) for f in target.static]
+
+
+def test_doctor_names_a_project_env_that_hides_its_own_or_moves_its_endpoint(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    environ = {"HOME": str(home)}
+    (home / ".gemini").mkdir(parents=True)
+    (home / ".gemini" / ".env").write_text("GOOGLE_GEMINI_BASE_URL=http://127.0.0.1:4000\n")
+    (home / "src" / "app").mkdir(parents=True)
+    target, found = _located(tmp_path, environ)
+    assert found == [] and target.base_url == "http://127.0.0.1:4000"
+
+    (home / "src" / ".env").write_text("DATABASE_URL=postgres://x\n")  # a project's: ~/.gemini/.env is not read
+    target, found = _located(tmp_path, environ)
+    assert found == [("gemini-dotenv-hidden", "warn")] and target.base_url is None
+
+    (home / "src" / ".env").write_text("GOOGLE_GEMINI_BASE_URL=https://elsewhere.example\n")
+    target, found = _located(tmp_path, environ)
+    assert target.base_url == "https://elsewhere.example" and target.endpoint_project
+    assert found == [("gemini-dotenv-hidden", "warn")]
+
+    target, found = _located(tmp_path, {**environ, "GOOGLE_GEMINI_BASE_URL": "http://127.0.0.1:4000"})
+    assert found == [] and target.base_url == "http://127.0.0.1:4000"  # the shell's comes first
+
+
+def test_a_users_update_choice_in_its_old_form_is_left_to_gemini_to_migrate() -> None:
+    results, _ = switch(agent(), ROUTE, texts(None, '{"general": {"disableAutoUpdate": false}}'))
+    general = json.loads(list(results.values())[1])["general"]
+    assert general == {"disableAutoUpdate": False, "enableAutoUpdateNotification": False}

@@ -183,7 +183,8 @@ def plain_profile_refused(agent: str) -> str | None:
     from agentcfg.profiles import Profile
 
     server = Profile("local", "http://127.0.0.1:8000/v1", "m", anthropic_base_url="http://127.0.0.1:8000")
-    reason = REGISTRY[agent].unsupported(server)
+    module = REGISTRY.get(agent)  # (an agent installed before its module is registered: none to ask)
+    reason = module.unsupported(server) if module else None
     return f"{agent} refuses a plain profile: {reason}" if reason else None
 
 

@@ -57,6 +57,8 @@ def main_file(agent: str, name: str = "") -> str:
         return ".config/opencode/opencode.jsonc" if name.endswith(".jsonc") else ".config/opencode/opencode.json"
     if agent == "claude":
         return ".claude/settings.json"
+    if agent == "gemini":
+        return ".gemini/.env" if name.endswith(".env") else ".gemini/settings.json"
     return ".qwen/.env" if name.endswith(".env") else ".qwen/settings.json"
 
 
@@ -339,11 +341,19 @@ def qwen_edit(text: str, home: Path) -> str:
     return _insert(text or "{}\n", (), "{", f'\n  "$version": {QWEN_VERSION}') or text
 
 
+def gemini_edit(text: str, home: Path) -> str:
+    """A person (or `gemini mcp add`) adding an MCP server to Gemini CLI's `mcpServers`."""
+    server = '"agentcfg-e2e": {"command": "agentcfg-e2e-mcp"}'
+    inserted = _insert(text, ("mcpServers",), "{", f"\n    {server}")
+    return inserted or _insert(text or "{}\n", (), "{", f'\n  "mcpServers": {{{server}}}') or text
+
+
 EDITS: dict[str, Callable[[str, Path], str]] = {
     "codex": codex_edit,
     "opencode": opencode_edit,
     "claude": claude_edit,
     "qwen": qwen_edit,
+    "gemini": gemini_edit,
 }
 
 
@@ -351,6 +361,8 @@ def edited_file(case: Case) -> str:
     """The file the edit goes into: the case's own file, or where the agent would have it."""
     if case.agent == "qwen":
         return ".qwen/settings.json"
+    if case.agent == "gemini":  # its settings, whichever of its files the case is
+        return ".gemini/settings.json"
     return next(iter(case.files), main_file(case.agent))
 
 
@@ -455,6 +467,15 @@ def load(agent: str, home: Home, timeout: float = 60) -> Load:
         if "No input provided via stdin" in r.output:
             return Load(True, "ready", [r])
         return Load(True, _first_error(r.output, home), [r])  # e.g. "No auth type is selected": loaded, no provider
+    if agent == "gemini":
+        # `gemini mcp list` loads the settings (and the one .env) and stops: "Error in FILE: ..." (exit 52) for
+        # a file it cannot read, "Invalid configuration in FILE" (a warning) for a value of the wrong type.
+        r = run("gemini", "mcp", "list")
+        warned = re.search(r"Invalid configuration in .*?(?=\n\n|\Z)", r.output, re.S)
+        if r.returncode != 0:
+            return Load(False, _first_error(r.output, home), [r])
+        said = " ".join(warned.group(0).replace(str(home.root), "~").split()) if warned else ""
+        return Load(True, "ok" + (f"; {said}" if said else ""), [r])
     # Claude Code: `claude -p` silently ignores a settings file that fails validation; `claude doctor`
     # names it (CLAUDE_FLAT_DOCTOR: how each release shows it). `auth status` shows whether the file's
     # env block took effect (a file that fails validation is ignored whole).
@@ -496,6 +517,7 @@ SWITCHED = {  # what each agent reports once `switch local` has pointed it at th
     "opencode": f"model=agentcfg-local/{MODEL}",
     "qwen": "ready",
     "claude": "loggedIn=True",
+    "gemini": "ok",
 }
 
 
@@ -573,7 +595,14 @@ def test_the_agent_loads_its_file_after_switch_and_rollback(
         "profile", "add", "local", "--force", "--base-url", f"{root}/v1", "--model", MODEL,
         "--anthropic-base-url", root, "--context-window", "131072",
     )  # fmt: skip
-    home.run("switch", "local", "--agent", agent)
+    profile = "local"
+    if agents.plain_profile_refused(agent):  # it runs on a route: one at that port, in front of `local` (not served)
+        profile, text = "route", f'base_url = "{root}/v1"\nanthropic_base_url = "{root}"\nmodel = "{MODEL}"\n'
+        home.write(".config/agentcfg/profiles/spare.toml", text)
+        home.write(
+            f".config/agentcfg/profiles/{profile}.toml", text + '[route]\nprimary = "local"\nfallbacks = ["spare"]\n'
+        )
+    home.run("switch", profile, "--agent", agent)
     written = {relative: _read(home, relative) for relative in paths}
     switched = load(agent, home)
     assert switched.accepted, f"{agent} rejects what `agentcfg switch local` wrote:\n{switched}"

@@ -34,6 +34,7 @@ from agentcfg.agents.base import (
     no_unreadable,
 )
 from agentcfg.edit import MISSING, REMOVE, Assignment
+from agentcfg.errors import AgentcfgError
 from agentcfg.profiles import Profile
 
 if TYPE_CHECKING:  # doctor's types: doctor.model loads only when doctor runs
@@ -59,6 +60,7 @@ TRAITS = Traits(
     key_helper_setting=None,
     proven=("0.61.0",),
     needs_key=True,  # "When using Gemini API, you must specify the GEMINI_API_KEY environment variable."
+    key_variable="GEMINI_API_KEY",  # KEY: its only one (no file of its names another)
 )
 KEY = "GEMINI_API_KEY"
 BASE_URL = "GOOGLE_GEMINI_BASE_URL"
@@ -81,6 +83,13 @@ SIDE_CALLS = {
     "loop-detection-double-check": "base",
     "chat-compression-default": "base",
     "agent-history-provider-summarizer": "base",
+}
+
+
+# Old settings 0.61.0 rewrites into new ones when it loads a file (negated: chunk-2YTYPKEZ.js:16747).
+RENAMED = {
+    ("general", "disableAutoUpdate"): ("general", "enableAutoUpdate"),
+    ("general", "disableUpdateNag"): ("general", "enableAutoUpdateNotification"),
 }
 
 
@@ -160,10 +169,16 @@ def edits(profile: Profile, current: Texts, keys: KeySource) -> list[FileEdit]:
     assignments: list[Assignment] = [((BASE_URL,), root(profile)), ((MODEL,), profile.model)]
     if file_key is not MISSING:
         assignments.append(((KEY,), file_key))
-    return [
-        FileEdit(dotenv_file, assignments, tuple(notes)),
-        FileEdit(settings_file, base.flatten(settings_for(profile))),
-    ]
+    # A user's update choice in its old form is theirs: Gemini CLI turns it into the new key itself (inverted, which
+    # a rollback could not follow), so agentcfg leaves that key alone.
+    settings_text = current[settings_file] or ""
+    kept = {
+        new
+        for old, new in RENAMED.items()
+        if edit.get("json", settings_text, old, path=str(settings_file.path)) is not MISSING
+    }
+    settings = [(key, value) for key, value in base.flatten(settings_for(profile)) if key not in kept]
+    return [FileEdit(dotenv_file, assignments, tuple(notes)), FileEdit(settings_file, settings)]
 
 
 def read(current: Texts) -> Binding:
@@ -200,7 +215,7 @@ def launch(profile: Profile, args: tuple[str, ...], context: LaunchContext) -> L
     with agentcfg's laid over them (never a key). Its trusted folders stay the user's (GEMINI_CLI_TRUSTED_FOLDERS_PATH);
     its history and other state of that run stay in that home. The endpoint and model go in its variables, which
     come before any .env (it loads a .env variable only where the process has none). The key goes in
-    GEMINI_API_KEY, the one variable it reads a key from (Launch.key_variable), not the route's own."""
+    GEMINI_API_KEY, the one variable it reads a key from (Traits.key_variable), not the route's own."""
     (_, settings_file) = context.current
     user = base.table(edit.load("json", context.current[settings_file] or "", path=str(settings_file.path)))
     # Its shell tool passes its whole environment on to the model's commands unless redaction is on; on, it leaves
@@ -221,7 +236,7 @@ def launch(profile: Profile, args: tuple[str, ...], context: LaunchContext) -> L
              "and your ~/.gemini/GEMINI.md, extensions and commands, are not there"]  # fmt: skip
     if context.environ.get("GOOGLE_API_KEY"):
         notes.append("GOOGLE_API_KEY in this shell is left as it is; Gemini CLI sends GEMINI_API_KEY")
-    return Launch(args, variables, files={name: text}, key_variable=KEY, notes=tuple(notes))
+    return Launch(args, variables, files={name: text}, notes=tuple(notes))
 
 
 def _over(lower: dict, upper: dict) -> dict:
@@ -255,10 +270,53 @@ authorize = authorize_by_files
 
 
 def locate(target: Target, binding: Binding, doctor: Doctoring) -> bool:
-    """Gemini CLI takes GOOGLE_GEMINI_BASE_URL from the shell over its .env."""
+    """Gemini CLI takes GOOGLE_GEMINI_BASE_URL from the shell, else from the one .env it loads: the first found
+    walking up from the working directory (0.61.0's findEnvFile, in a trusted folder), which may be a project's."""
     if shell := doctor.environ.get(BASE_URL):
         target.base_url, target.endpoint_from = shell, f"{BASE_URL} in this shell"
+        return True
+    own = home(doctor.environ) / ".env"
+    loaded = dotenv_file(doctor.cwd, own.parent.parent)
+    if loaded is None or loaded == own:
+        return True
+    from agentcfg.doctor.model import WARN, Finding  # lazy: doctor's alone (switch and status load every agent module)
+
+    try:
+        values = edit.load("dotenv", loaded.read_text(encoding="utf-8"), path=str(loaded))
+    except (OSError, UnicodeDecodeError, AgentcfgError):
+        values = {}
+    shown = env.display(loaded, doctor.environ)
+    target.base_url, target.model = values.get(BASE_URL), values.get(MODEL) or target.model
+    target.endpoint_from, target.endpoint_project = shown, loaded != own.parent.parent / ".env"  # not ~/.env
+    if not target.base_url:
+        target.endpoint_from = ""
+    what = f"its {BASE_URL} is {target.base_url}" if target.base_url else f"it sets no {BASE_URL}"
+    target.static.append(
+        Finding(
+            "gemini-dotenv-hidden",
+            WARN,
+            TRAITS.name,
+            f"here Gemini CLI loads {shown}, not {env.display(own, doctor.environ)}, where a switch writes its "
+            f"endpoint and model (it loads one .env, the first it finds walking up): {what}",
+            shown,
+            hint=f"run it as `agentcfg exec PROFILE -- gemini` here (its variables come first), or put {BASE_URL} "
+            f"and {MODEL} in {shown} too",
+        )
+    )
     return True
+
+
+def dotenv_file(cwd: Path, user_home: Path) -> Path | None:
+    """The .env Gemini CLI loads in a trusted folder: walking up from `cwd`, `.gemini/.env`, then `.env`; at the
+    top, `~/.gemini/.env`, then `~/.env` (0.61.0's findEnvFile)."""
+    for directory in (cwd, *cwd.parents):
+        for candidate in (directory / ".gemini" / ".env", directory / ".env"):
+            if candidate.is_file():
+                return candidate
+    for candidate in (user_home / ".gemini" / ".env", user_home / ".env"):
+        if candidate.is_file():
+            return candidate
+    return None
 
 
 def told_window(profile: Profile) -> int | None:
