@@ -200,7 +200,7 @@ def targets_from_profile(profile: Profile, agents: list[Agent], environ: env.Env
         )
         result.append(target)
         if reason := agent.unsupported(profile):
-            target.base_url = None
+            target.base_url, target.context_window = None, None  # a switch leaves it alone: told nothing
             target.static.append(Finding("not-configured", SKIP, traits.name, reason))
             continue
         if profile.key_env:

@@ -171,3 +171,22 @@ def test_a_users_update_choice_in_its_old_form_is_left_to_gemini_to_migrate() ->
     results, _ = switch(agent(), ROUTE, texts(None, '{"general": {"disableAutoUpdate": false}}'))
     general = json.loads(list(results.values())[1])["general"]
     assert general == {"disableAutoUpdate": False, "enableAutoUpdateNotification": False}
+
+
+def test_a_settings_file_that_does_not_parse_is_reported_not_overwritten() -> None:
+    import pytest
+
+    from agentcfg.errors import AgentcfgError
+
+    with pytest.raises(AgentcfgError):
+        switch(agent(), ROUTE, texts(None, '{"model": {"name": "x"},}x'))
+
+
+def test_doctor_weighs_its_output_bound_against_the_servers_window() -> None:
+    from agentcfg.doctor.limits import context_findings
+    from agentcfg.doctor.model import Target
+
+    target = Target("gemini", "generate-content", "http://127.0.0.1:4000", "m", prompt_tokens=10_000)
+    target.output_tokens = 60_000
+    ((found,),) = [context_findings(target, 65_536)]
+    assert found.status != "pass", found
