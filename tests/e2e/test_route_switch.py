@@ -16,6 +16,7 @@ from tests.e2e import agents
 from tests.e2e.agents import TEST_SERVER, matrix
 from tests.e2e.test_exec_key_out_of_commands import COMMANDS, PROMPT
 from tests.fault_server import MODEL, FaultServer, dead_port
+from tests.loopback_proxy import LoopbackProxy
 from tests.route.fake_litellm import program
 
 pytestmark = pytest.mark.e2e
@@ -47,7 +48,8 @@ def test_switch_to_a_route_then_the_agent_answers_through_the_router(
             key = agent_home.run("key", "get", "home").stdout.strip()
             binding = AGENTS[agent].read(read_current(AGENTS[agent], agent_home.env))
             variables = {binding.key_env: key} if binding.key_env and not binding.helper else {}
-            result = run_agent(agent, **variables)
+            with LoopbackProxy() as proxy:  # and nothing of it leaves loopback (tests/e2e/test_no_phone_home.py)
+                result = run_agent(agent, **variables, **proxy.variables())
         finally:
             agent_home.run("route", "stop", "home", check=None)
         calls = [path for method, path, _, _ in server.requests if method == "POST"]
@@ -55,6 +57,7 @@ def test_switch_to_a_route_then_the_agent_answers_through_the_router(
     assert "ready" in result.stdout.lower(), result
     assert calls, f"{agent} sent nothing through the router: {server.requests}"
     assert key not in result.output
+    assert not proxy.refused, f"{agent} asked for hosts besides loopback: {proxy.refused}"
 
 
 @pytest.mark.parametrize(("agent", "release"), matrix())
