@@ -615,7 +615,7 @@ def test_two_concurrent_switches_serialise(tmp_path, round_):
     assert status["interrupted"] is False
     by_agent = {a["name"]: a["profile"] for a in status["agents"]}
     # taotoken has no Anthropic URL, so Claude Code keeps the local profile it got (or never gets one).
-    expected = {"codex": last, "qwen": last, "opencode": last, "claude": "local"}
+    expected = {"codex": last, "qwen": last, "opencode": last, "claude": "local", "gemini": None}  # (a route only)
     assert by_agent == expected
     # the first switch's backups are the pristine state, the second's are the first switch's output
     first, second = entries
