@@ -74,6 +74,7 @@ def prepare(
 
 def _write(path: Path, text: str) -> None:
     try:
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)  # a name with folders: a home of its own
         fsutil.write_private(path, text)
     except OSError as error:  # a directory in its place
         raise AgentcfgError(
@@ -211,5 +212,7 @@ def exec_run(found: Profile, command: Sequence[str], variables: dict[str, str], 
     prepared = prepare(found, agent, tuple(command), environ, key)
     if key is not None and found.key_env and not prepared.launch.key_in_env:
         del variables[found.key_env]  # the agent gets it otherwise; its commands never see the keyring's
+    elif key is not None and found.key_env and agent.TRAITS.key_variable:
+        variables[agent.TRAITS.key_variable] = variables.pop(found.key_env)  # the one variable it reads
     variables.update(prepared.launch.env)
     return Run(tuple(prepared.argv), variables, prepared.key_files, tuple(prepared.launch.notes))

@@ -12,6 +12,9 @@ framing, `max_model_len` in /v1/models). Faults:
     no-responses     /v1/responses does not exist (404 {"detail": "Not Found"})
     oauth-expired    /v1/messages answers Anthropic's 401 "OAuth token has expired"
     no-v1            the API lives at / instead of /v1 (so a base URL with /v1 gets 404s)
+
+The Gemini API a router serves (LiteLLM's /v1beta/models/MODEL:streamGenerateContent, the key in x-goog-api-key)
+is answered too, healthy or with the shell fault (html and broken-sse as for the others).
     shell            the first turn calls the agent's shell tool (found by name among the request's tools)
                      with `command`; the turn after the tool's result answers "ready": what the model's
                      command printed then comes back in that request (FaultServer.tool_outputs)
@@ -305,6 +308,37 @@ def tool_outputs(body: object) -> list[str]:
     return found
 
 
+def gemini_chunk(parts: list[dict[str, Any]]) -> dict[str, Any]:
+    """One chunk of a Gemini API stream (as LiteLLM's Gemini endpoint sends them), finished."""
+    return {
+        "candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}],
+        "usageMetadata": {"promptTokenCount": 12, "candidatesTokenCount": 1, "totalTokenCount": 13},
+    }
+
+
+def gemini_tools(tools: object) -> list[str]:
+    """The function names of a Gemini API request's `tools` ({functionDeclarations: [...]})."""
+    return [
+        str(d.get("name"))
+        for tool in (tools if isinstance(tools, list) else [])
+        if isinstance(tool, dict)
+        for d in tool.get("functionDeclarations") or []
+        if isinstance(d, dict)
+    ]
+
+
+def gemini_outputs(body: object) -> list[str]:
+    """The function responses a Gemini API request carries back, as text."""
+    contents = body.get("contents") if isinstance(body, dict) else None
+    return [
+        json.dumps(part["functionResponse"].get("response"))
+        for content in (contents if isinstance(contents, list) else [])
+        if isinstance(content, dict)
+        for part in content.get("parts") or []
+        if isinstance(part, dict) and isinstance(part.get("functionResponse"), dict)
+    ]
+
+
 class _Handler(BaseHTTPRequestHandler):
     server: _Server
     protocol_version = "HTTP/1.1"
@@ -369,6 +403,9 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(200, "<!DOCTYPE html><html><body>Bad gateway</body></html>", "text/html")
             return
         path = self.path.split("?")[0]
+        if path.startswith("/v1beta/models/") and method == "POST":
+            self._generate(path.removeprefix("/v1beta/models/"), body)
+            return
         prefix = "" if fault == "no-v1" else "/v1"
         if not path.startswith(prefix + "/") or (prefix == "" and path.startswith("/v1/")):
             self._send(404, {"detail": "Not Found"})
@@ -514,6 +551,27 @@ class _Handler(BaseHTTPRequestHandler):
             }[play]()
         self._stream([f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events])
 
+    def _generate(self, target: str, body: dict[str, Any]) -> None:
+        """The Gemini API, as a router serves it: MODEL:streamGenerateContent (SSE) or MODEL:generateContent."""
+        srv, fault = self.server, self.server.fault
+        model, _, method = target.partition(":")
+        if srv.key is not None and self.headers.get("x-goog-api-key") != srv.key:
+            self._send(401, {"error": {"code": 401, "message": "Unauthorized", "status": "UNAUTHENTICATED"}})
+            return
+        if model != srv.model:
+            self._send(400, {"error": {"code": 400, "message": f"Invalid model name passed in model={model}"}})
+            return
+        parts: list[dict[str, Any]] = [{"text": "ready"}]
+        shell = next((n for n in gemini_tools(body.get("tools")) if n in SHELL_TOOLS), None)
+        if fault == "shell" and shell and not gemini_outputs(body):
+            parts = [{"functionCall": {"name": shell, "args": SHELL_TOOLS[shell](srv.command)}}]
+        if method == "generateContent":
+            self._send(200, gemini_chunk(parts))
+        elif fault == "broken-sse":
+            self._stream(["data: {oops\n\n"])
+        else:
+            self._stream([f"data: {json.dumps(gemini_chunk(parts))}\r\n\r\n"])
+
     def _thinking(self, body: dict[str, Any]) -> str | None:
         """What a thinking fault plays for this request: "call" (turn 1, forced), or for a turn after a tool's
         result whose history lacks the reasoning "400", "stop" or "dsml"; None: the usual answer."""
@@ -576,7 +634,7 @@ class FaultServer:
     @property
     def tool_outputs(self) -> list[str]:
         """What the model's commands printed, as the agent sent it back (the `shell` fault)."""
-        return [out for _, _, _, body in self.requests for out in tool_outputs(body)]
+        return [out for _, _, _, body in self.requests for out in (*tool_outputs(body), *gemini_outputs(body))]
 
     def __enter__(self) -> FaultServer:
         self._thread.start()

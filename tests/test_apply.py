@@ -624,7 +624,15 @@ def test_two_concurrent_switches_serialise(tmp_path, round_):
     assert status["interrupted"] is False
     by_agent = {a["name"]: a["profile"] for a in status["agents"]}
     # taotoken has no Anthropic URL, so Claude Code keeps the local profile it got (or never gets one).
-    expected = {"codex": last, "qwen": last, "opencode": last, "claude": "local", "cline": last, "copilot": last}
+    expected = {
+        "codex": last,
+        "qwen": last,
+        "opencode": last,
+        "claude": "local",
+        "cline": last,
+        "copilot": last,
+        "gemini": None,
+    }  # (gemini: a route only)
     assert by_agent == expected
     # the first switch's backups are the pristine state, the second's are the first switch's output
     first, second = entries

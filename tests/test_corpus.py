@@ -46,6 +46,7 @@ from agentcfg import profiles
 from agentcfg.agents import AGENTS
 from agentcfg.apply import Journal
 from agentcfg.errors import AgentcfgError
+from agentcfg.profile_model import Route
 from agentcfg.profiles import Profile
 from agentcfg.switch import key_source, plan_switch
 from tests.bare_home import make_environ
@@ -56,7 +57,7 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 CORPUS = Path(__file__).parent / "corpus"
-AGENT_DIRS = ("codex", "claude", "opencode", "qwen", "cline")
+AGENT_DIRS = ("codex", "claude", "opencode", "qwen", "cline", "gemini")
 QWEN_VERSION = 4  # SETTINGS_VERSION in qwen-code's packages/cli/src/config/settings.ts
 TRUSTED_PATH = "/tmp/corpus-project"  # a path toml_edit must quote, like every real project path
 
@@ -84,6 +85,8 @@ def destination(path: Path, home: Path) -> Path:
     if agent == "cline":
         settings = home / ".cline" / "data" / "settings"
         return settings / ("global-settings.json" if path.name.endswith(".global-settings.json") else "providers.json")
+    if agent == "gemini":
+        return home / ".gemini" / (".env" if path.suffix == ".env" else "settings.json")
     return home / ".qwen" / (".env" if path.suffix == ".env" else "settings.json")
 
 
@@ -483,12 +486,20 @@ def cline_run(text: str | None) -> str | None:
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 
+def gemini_mcp(text: str | None) -> str | None:
+    """The user (or `gemini mcp add`) adds an MCP server to settings.json."""
+    data = json.loads(text or "{}")
+    data.setdefault("mcpServers", {})["corpus-test"] = {"command": "corpus-mcp", "args": ["--stdio"]}
+    return json.dumps(data, indent=2) + "\n"
+
+
 EDITS: dict[str, dict[str, Callable[[str | None], str | None]]] = {
     "codex": {"trust": codex_trust, "mcp": codex_mcp},
     "qwen": {"version": qwen_version},
     "opencode": {"mcp": opencode_mcp},
     "claude": {"permission": claude_permission, "rewrite": claude_rewrite},
     "cline": {"run": cline_run},
+    "gemini": {"mcp": gemini_mcp},
 }
 
 
@@ -517,6 +528,10 @@ class World:
         if self.agent.TRAITS.name == "claude" and not profile.anthropic_base_url:
             # taotoken states no Anthropic URL, so Claude Code would be skipped: give it one to switch to
             profile = dataclasses.replace(profile, anthropic_base_url="https://taotoken.net/api/anthropic")
+        if self.agent.unsupported(profile):  # an agent that runs on a route only (Gemini CLI): the profile as one
+            profile = dataclasses.replace(
+                profile, anthropic_base_url="http://127.0.0.1:4000", route=Route(name, ("spare",)), name="route"
+            )
         return profile
 
     def plan(self, name: str):

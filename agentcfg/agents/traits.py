@@ -54,6 +54,9 @@ class Traits(NamedTuple):
     needs_key: bool = False  # refuses to start when the variable its files name for the key is unset
     key_fallback: str | None = None  # the variable it reads a key from when that one is unset (qwen-code's)
     stand_in_key: bool = False  # switch writes agentcfg's stand-in key for a keyless profile (it needs one)
+    # The one variable it reads a key from, whatever the profile's key_env (Gemini CLI's GEMINI_API_KEY): exec puts
+    # the key there instead of in the profile's variable (such an agent does not read that: reads_key_variable).
+    key_variable: str | None = None
     helper_header: str = "bearer"  # the header(s) it sends its key command's key in: bearer, x-api-key or both
     # Model names (a part of) for which it replays the reasoning field even when empty (qwen-code: deepseek).
     replays_empty_reasoning_for: tuple[str, ...] = ()

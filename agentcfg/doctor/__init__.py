@@ -59,6 +59,8 @@ class Report:
 def _headers(target: Target) -> dict[str, str]:
     if not target.key:
         return {}
+    if target.protocol == "generate-content":
+        return {"x-goog-api-key": target.key}
     if target.protocol == "anthropic":
         if target.key_header == "x-api-key":
             return {"x-api-key": target.key}
@@ -73,7 +75,7 @@ def probe_plan(target: Target) -> dict[str, probes.Probe]:
         return {}
     headers, base, model, via = _headers(target), target.base_url.rstrip("/"), target.model or "", target.proxy
     plan: dict[str, probes.Probe] = {}
-    openai_base = base + "/v1" if target.protocol == "anthropic" else base
+    openai_base = base if target.protocol == "openai" else base + "/v1"
     plan["models"] = probes.models(openai_base, headers, via)
     if target.protocol == "openai":
         plan["models-alt"] = replace(probes.models(alternative_base(base), headers, via), kind="models-alt")
@@ -85,6 +87,7 @@ def probe_plan(target: Target) -> dict[str, probes.Probe]:
         "chat-stream": lambda: probes.chat(base, model, headers, stream=True),
         "chat": lambda: probes.chat(base, model, headers, stream=False),  # for Codex too: the tool-parser check
         "messages-stream": lambda: probes.messages(base, model, headers),
+        "gemini-stream": lambda: probes.generate(base, model, headers),
     }
     # The requests the agent makes, and for an OpenAI-protocol agent the unstreamed chat request with tools.
     kinds = (*agent.TRAITS.probes, *(("chat",) if target.protocol == "openai" else ())) if agent else ()

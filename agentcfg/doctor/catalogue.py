@@ -199,6 +199,8 @@ CATALOGUE: dict[str, Entry] = {
             (fixes.switch,),
         ),
         ("opencode-model-slot", WARN, "small_model names another model than agentcfg's", ()),
+        ("gemini-config-rejected", f"{FAIL},{WARN}", "Gemini CLI refuses a value in its files", (fixes.switch,)),
+        ("gemini-dotenv-hidden", WARN, "Gemini CLI loads another .env here than the one switch writes", ()),
         ("qwen-oauth-selected", FAIL, "qwen-code's auth type is the discontinued qwen-oauth", (fixes.switch,)),
         ("qwen-auth-type", FAIL, "an unknown or foreign auth type over agentcfg's provider", (fixes.switch,)),
         ("qwen-config-rejected", FAIL, "a modelProviders entry qwen-code crashes on", ()),

@@ -25,7 +25,10 @@ __all__ = ["helper_profile", "targets_from_files", "targets_from_profile"]
 
 
 def _wire(agent: Agent) -> str:
-    """The Target's protocol: "anthropic" for an agent that speaks Messages, else "openai" (chat, responses)."""
+    """The Target's protocol: "anthropic" for an agent that speaks Messages, "generate-content" for one that speaks
+    the Gemini API (at a router's host root, as the Anthropic URL is), else "openai" (chat, responses)."""
+    if agent.TRAITS.protocol == "generate-content":
+        return "generate-content"
     return "anthropic" if agent.TRAITS.protocol == "messages" else "openai"
 
 
@@ -181,7 +184,7 @@ def targets_from_profile(profile: Profile, agents: list[Agent], environ: env.Env
     result = []
     for agent in agents:
         traits = agent.TRAITS
-        anthropic = _wire(agent) == "anthropic"
+        anthropic = _wire(agent) != "openai"  # both at the host root: profile.anthropic_base_url
         target = Target(
             traits.name,
             _wire(agent),
@@ -197,7 +200,7 @@ def targets_from_profile(profile: Profile, agents: list[Agent], environ: env.Env
         )
         result.append(target)
         if reason := agent.unsupported(profile):
-            target.base_url = None
+            target.base_url, target.context_window = None, None  # a switch leaves it alone: told nothing
             target.static.append(Finding("not-configured", SKIP, traits.name, reason))
             continue
         if profile.key_env:

@@ -39,7 +39,7 @@ class _Fit:
 
 def context_findings(target: Target, window: int | None) -> list[Finding]:
     """Whether the agent's prompt and output fit the server's window: the first rule that speaks decides."""
-    if window is None or target.protocol not in ("openai", "anthropic"):
+    if window is None or target.protocol not in ("openai", "anthropic", "generate-content"):
         return []
     fix = profile_fix(target, context_window=window)
     asks = target.output_tokens if target.output_tokens is not None else target.default_output

@@ -27,6 +27,7 @@ __all__ = [
     "Result",
     "chat",
     "error_kind",
+    "generate",
     "import_httpx",
     "messages",
     "models",
@@ -108,6 +109,27 @@ def messages(anthropic_base_url: str, model: str, headers: dict[str, str]) -> Pr
     }
     url = anthropic_base_url.rstrip("/") + "/v1/messages?beta=true"
     return Probe("messages-stream", url, (("anthropic-version", "2023-06-01"), *headers.items()), body)
+
+
+def generate(root: str, model: str, headers: dict[str, str]) -> Probe:
+    """As Gemini CLI sends it (0.61): the Gemini API's `models/MODEL:streamGenerateContent?alt=sse` under the host
+    root, a system instruction, function declarations and its generation config."""
+    declaration = {"name": TOOL["function"]["name"], "description": TOOL["function"]["description"],
+                   "parametersJsonSchema": TOOL["function"]["parameters"]}  # fmt: skip
+    body = {
+        "contents": [{"role": "user", "parts": [{"text": PROMPT}]}],
+        "systemInstruction": {"role": "user", "parts": [{"text": "You are a coding agent."}]},
+        "tools": [{"functionDeclarations": [declaration]}],
+        "generationConfig": {
+            "temperature": 1,
+            "topP": 0.95,
+            "topK": 64,
+            "maxOutputTokens": 256,
+            "thinkingConfig": {"includeThoughts": True},
+        },
+    }
+    url = f"{root.rstrip('/')}/v1beta/models/{model}:streamGenerateContent?alt=sse"
+    return Probe("gemini-stream", url, tuple(headers.items()), body)
 
 
 # -- running them --------------------------------------------------------------------------------------

@@ -254,7 +254,24 @@ def _messages_stream(events: list[Any], payloads: list[dict[str, Any]], ended: b
     return None
 
 
-_PARSERS = {"chat-stream": _chat_stream, "responses-stream": _responses_stream, "messages-stream": _messages_stream}
+def _gemini_stream(events: list[Any], payloads: list[dict[str, Any]], ended: bool) -> Verdict | None:
+    """Gemini CLI reads `candidates[].content.parts`, and a stream whose last chunk has no `finishReason` is one it
+    rejects ("Model stream ended without a finish reason.", geminiChat.js)."""
+    candidates = [c for e in payloads for c in e.get("candidates") or [] if isinstance(c, dict)]
+    if not candidates:
+        return Verdict(False, "response-not-openai", "stream events without `candidates` (not the Gemini API)")
+    if ended and not any(c.get("finishReason") for c in candidates):
+        said = '"Model stream ended without a finish reason."'
+        return Verdict(False, "stream-broken", f"no chunk has a `finishReason` (Gemini CLI: {said})")
+    return None
+
+
+_PARSERS = {
+    "chat-stream": _chat_stream,
+    "responses-stream": _responses_stream,
+    "messages-stream": _messages_stream,
+    "gemini-stream": _gemini_stream,
+}
 _SHAPE_RULES: tuple[Callable[[Result], Verdict | None], ...] = (
     _cut_json,
     _model_list,

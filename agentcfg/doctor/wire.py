@@ -19,7 +19,7 @@ BODY_LIMIT = 1024 * 1024
 
 @dataclass(frozen=True)
 class Probe:
-    kind: str  # models, chat, chat-stream, responses-stream, messages-stream
+    kind: str  # models, chat, chat-stream, responses-stream, messages-stream, gemini-stream
     url: str
     headers: tuple[tuple[str, str], ...] = ()
     body: Any = None  # JSON for POST; None for GET
@@ -32,7 +32,8 @@ class Probe:
 
     @property
     def stream(self) -> bool:
-        return isinstance(self.body, dict) and bool(self.body.get("stream"))
+        # the Gemini API asks for a stream in its URL (`:streamGenerateContent?alt=sse`), not in the body
+        return isinstance(self.body, dict) and (bool(self.body.get("stream")) or "alt=sse" in self.url)
 
 
 @dataclass

@@ -9,13 +9,14 @@ checked against its schema (tests/agents/schemas.py: the agent enums are the reg
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 import signal
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,22 +25,26 @@ import pytest
 from agentcfg import edit, fields
 from agentcfg.agents import AGENTS
 from agentcfg.agents.base import Agent
+from agentcfg.profiles import Profile
 from tests.agents import synthetic
 from tests.agents.schemas import validate
 from tests.agents.synthetic import synth  # noqa: F401 (fixture)
 from tests.conftest import REPO, Home
-from tests.fault_server import MODEL, FaultServer
+from tests.fault_server import MODEL, FaultServer, dead_port
+from tests.route.fake_litellm import program
 from tests.test_crash import KILLER, run  # noqa: F401 (fixture)
 
 Run = Callable[..., tuple[int, str, str]]
 SYNTH = synthetic.TRAITS.name
 NAMES = [*AGENTS, SYNTH]  # the registry as collected, and the agent only the tests register
 LOCAL = "http://localhost:8000/v1"  # the built-in profile `local`
+LOCAL_ROOT = "http://localhost:8000"
 PROBE_PATHS = {  # each probe a Traits.probes names (doctor/probes.py) -> the path it posts to
     "chat": "/chat/completions",
     "chat-stream": "/chat/completions",
     "responses-stream": "/responses",
     "messages-stream": "/messages",
+    "gemini-stream": ":streamGenerateContent",
 }
 OWN = ("CONFORMANCE_OWN",)  # a key the agent writes into its own file after a switch (valid in every format)
 
@@ -78,10 +83,55 @@ def switch(cli: Run, agent: Agent, profile: str = "local") -> dict[str, Any]:
     return report
 
 
+def _text(base_url: str, root: str, model: str, extra: str = "") -> str:
+    return f'base_url = "{base_url}"\nanthropic_base_url = "{root}"\nmodel = "{model}"\n{extra}'
+
+
+@contextlib.contextmanager
+def served(agent: Agent, home: Home, cli: Run, server: FaultServer, tmp_path: Path) -> Iterator[str]:
+    """Profile `fs` at the fault server, as `agent` can take it; for an agent that needs a route (serving()), the
+    route's router (tests/route/fake_litellm.py, as `route serve` starts LiteLLM) served in front of it."""
+    extra = "context_window = 65536\n"
+    if agent.unsupported(Profile("fs", server.base_url, MODEL, anthropic_base_url=server.root)) is None:
+        serving(agent, home, "fs", server.base_url, server.root, MODEL, extra)
+        yield "fs"
+        return
+    home.env["AGENTCFG_LITELLM"] = str(program(tmp_path, "ok"))
+    for leg in ("fs-leg", "fs-spare"):
+        home.write(f".config/agentcfg/profiles/{leg}.toml", _text(server.base_url, server.root, MODEL, extra))
+    port = str(dead_port())
+    code, out, err = cli("route", "add", "fs", "--primary", "fs-leg", "--fallback", "fs-spare", "--port", port)
+    assert code == 0, (code, out, err)
+    code, out, err = cli("route", "serve", "fs")
+    assert code == 0, (code, out, err)
+    try:
+        yield "fs"
+    finally:
+        cli("route", "stop", "fs")
+
+
+def serving(agent: Agent, home: Home, name: str, base_url: str, root: str, model: str, extra: str = "") -> None:
+    """Profile `name` of this endpoint as `agent` can take it: a profile of its own, or, for an agent that refuses
+    one (Agent.unsupported: Gemini CLI speaks only what a router serves), a route (`route add`'s shape) at it,
+    whose legs are profiles of that endpoint. Written only where needed (`local` is built in)."""
+    text = _text(base_url, root, model, extra)
+    if agent.unsupported(Profile(name, base_url, model, anthropic_base_url=root)) is None:
+        if name != "local":
+            home.write(f".config/agentcfg/profiles/{name}.toml", text)
+        return
+    for leg in (f"{name}-leg", f"{name}-spare"):
+        home.write(f".config/agentcfg/profiles/{leg}.toml", text)
+    home.write(
+        f".config/agentcfg/profiles/{name}.toml",
+        f'{text}[route]\nprimary = "{name}-leg"\nfallbacks = ["{name}-spare"]\n',
+    )
+
+
 # -- switch, a second switch, status ---------------------------------------------------------------------------
 
 
 def test_switch_then_the_same_switch_changes_nothing(agent: Agent, home: Home, environ, cli: Run) -> None:
+    serving(agent, home, "local", LOCAL, LOCAL_ROOT, "DeepSeek-V4-Flash")
     first = switch(cli, agent)
     assert first["changed"] and {c["agent"] for c in first["changes"]} == {agent.TRAITS.name}
     written, tree = files_of(agent, environ), home.snapshot()
@@ -93,7 +143,8 @@ def test_switch_then_the_same_switch_changes_nothing(agent: Agent, home: Home, e
     assert home.snapshot() == tree  # 0 bytes changed
 
 
-def test_status_names_what_the_switch_set(agent: Agent, environ, cli: Run) -> None:
+def test_status_names_what_the_switch_set(agent: Agent, home: Home, environ, cli: Run) -> None:
+    serving(agent, home, "local", LOCAL, LOCAL_ROOT, "DeepSeek-V4-Flash")
     switch(cli, agent)
     report = json_of(cli, "status")
     validate("status", report)
@@ -106,6 +157,7 @@ def test_status_names_what_the_switch_set(agent: Agent, environ, cli: Run) -> No
 
 
 def test_rollback_keeps_what_the_agent_wrote_into_its_own_file(agent: Agent, home: Home, environ, cli: Run) -> None:
+    serving(agent, home, "local", LOCAL, LOCAL_ROOT, "DeepSeek-V4-Flash")
     switch(cli, agent)
     edited = []
     for file in agent.files(environ):
@@ -131,6 +183,7 @@ REGISTERED_KILLER += KILLER
 
 
 def test_an_interrupted_switch_is_recovered(agent: Agent, home: Home, environ, cli: Run) -> None:
+    serving(agent, home, "local", LOCAL, LOCAL_ROOT, "DeepSeek-V4-Flash")
     before = home.snapshot()
     argv = ["commit", "1", "before", "switch", "local", "--agent", agent.TRAITS.name]  # all written, not committed
     killed = subprocess.run(
@@ -156,7 +209,8 @@ def test_an_interrupted_switch_is_recovered(agent: Agent, home: Home, environ, c
 # -- doctor ----------------------------------------------------------------------------------------------------
 
 
-def test_doctor_offline(agent: Agent, environ, cli: Run) -> None:
+def test_doctor_offline(agent: Agent, home: Home, environ, cli: Run) -> None:
+    serving(agent, home, "local", LOCAL, LOCAL_ROOT, "DeepSeek-V4-Flash")
     switch(cli, agent)
     report = json_of(cli, "doctor", "--agent", agent.TRAITS.name, "--offline", codes=(0, 1))
     validate("doctor", report)
@@ -164,19 +218,15 @@ def test_doctor_offline(agent: Agent, environ, cli: Run) -> None:
     assert {f["agent"] for f in report["findings"]} <= {agent.TRAITS.name, None}
 
 
-def test_doctor_online_against_the_fault_server(agent: Agent, home: Home, environ, cli: Run) -> None:
-    with FaultServer() as server:
-        home.write(
-            ".config/agentcfg/profiles/fs.toml",
-            f'base_url = "{server.base_url}"\nanthropic_base_url = "{server.root}"\nmodel = "{MODEL}"\n'
-            "context_window = 65536\n",
-        )
+def test_doctor_online_against_the_fault_server(agent: Agent, home: Home, environ, cli: Run, tmp_path: Path) -> None:
+    with FaultServer() as server, served(agent, home, cli, server, tmp_path):
         report = json_of(cli, "doctor", "fs", "--agent", agent.TRAITS.name, "--timeout", "10")
         validate("doctor", report)
         sent = [(path, body) for method, path, _, body in server.requests if method == "POST"]
     for probe in agent.TRAITS.probes:  # the requests the agent itself makes, as it makes them
         suffix, stream = PROBE_PATHS[probe], probe.endswith("-stream")
-        posted = [path.partition("?")[0] for path, body in sent if bool(body.get("stream")) == stream]
+        streamed = [(path, bool(body.get("stream") or "alt=sse" in path)) for path, body in sent]  # Gemini: in the URL
+        posted = [path.partition("?")[0] for path, streaming in streamed if streaming == stream]
         assert any(path.endswith(suffix) for path in posted), (probe, sent)
     failed = [f for f in report["findings"] if f["status"] == "fail"]
     assert failed == []
@@ -188,10 +238,8 @@ def test_doctor_online_against_the_fault_server(agent: Agent, home: Home, enviro
 def test_exec_gives_one_process_the_profile_and_no_file_changes(
     agent: Agent, home: Home, environ, cli: Run, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    home.write(
-        ".config/agentcfg/profiles/other.toml",
-        'base_url = "http://127.0.0.1:9/v1"\nanthropic_base_url = "http://127.0.0.1:9"\nmodel = "other"\n',
-    )
+    serving(agent, home, "other", "http://127.0.0.1:9/v1", "http://127.0.0.1:9", "other")
+    serving(agent, home, "local", LOCAL, LOCAL_ROOT, "DeepSeek-V4-Flash")
     switch(cli, agent, "other")
     tree = home.snapshot()
     started: list[tuple[str, list[str], dict[str, str]]] = []
@@ -211,12 +259,10 @@ def test_exec_gives_one_process_the_profile_and_no_file_changes(
 
 
 def test_profile_import_reads_the_agents_files(agent: Agent, home: Home, environ, cli: Run) -> None:
-    profile = home.write(
-        ".config/agentcfg/profiles/imp.toml",
-        'base_url = "https://imported.example/v1"\nanthropic_base_url = "https://imported.example"\nmodel = "imp-m"\n',
-    )
+    serving(agent, home, "imp", "https://imported.example/v1", "https://imported.example", "imp-m")
     switch(cli, agent, "imp")
-    profile.unlink()
+    for written in (home.root / ".config/agentcfg/profiles").glob("imp*.toml"):
+        written.unlink()
     report = json_of(cli, "profile", "import", "--yes")
     validate("profile-import", report)
     (row,) = [r for r in report["profiles"] if agent.TRAITS.name in r["found_in"]]
@@ -250,19 +296,15 @@ def test_a_project_profile_with_a_syntax_the_agent_expands_never_reaches_its_fil
         assert all(text is None for text in files_of(agent, environ).values())
 
 
-def test_doctor_online_names_a_broken_endpoint(agent: Agent, home: Home, environ, cli: Run) -> None:
-    with FaultServer("html") as server:
-        home.write(
-            ".config/agentcfg/profiles/fs.toml",
-            f'base_url = "{server.base_url}"\nanthropic_base_url = "{server.root}"\nmodel = "{MODEL}"\n'
-            "context_window = 65536\n",
-        )
+def test_doctor_online_names_a_broken_endpoint(agent: Agent, home: Home, environ, cli: Run, tmp_path: Path) -> None:
+    with FaultServer("html") as server, served(agent, home, cli, server, tmp_path):
         report = json_of(cli, "doctor", "fs", "--agent", agent.TRAITS.name, "--timeout", "10", codes=(1,))
     validate("doctor", report)
     assert any(f["status"] == "fail" and f["agent"] == agent.TRAITS.name for f in report["findings"]), report
 
 
 def test_agents_lists_it_installed_at_a_proven_version(agent: Agent, home: Home, environ, cli: Run) -> None:
+    serving(agent, home, "local", LOCAL, LOCAL_ROOT, "DeepSeek-V4-Flash")
     switch(cli, agent)
     version = agent.TRAITS.proven[-1]
     program = home.root.parent / "bin" / agent.TRAITS.binary  # first on the test HOME's PATH

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from agentcfg import budget, edit
-from agentcfg.agents import AGENTS, claude, cline, codex, copilot, opencode, qwen
+from agentcfg.agents import AGENTS, claude, cline, codex, copilot, gemini, opencode, qwen
 from agentcfg.agents.base import AgentFile, Binding, KeySource
 from agentcfg.edit import MISSING
 from agentcfg.errors import AgentcfgError
@@ -56,7 +56,8 @@ def shown(binding: Binding) -> Binding:
 
 def test_every_agent_is_registered():
     assert {
-        "codex": codex, "qwen": qwen, "opencode": opencode, "claude": claude, "cline": cline, "copilot": copilot
+        "codex": codex, "qwen": qwen, "opencode": opencode, "claude": claude, "cline": cline, "copilot": copilot,
+        "gemini": gemini,
     } == AGENTS  # fmt: skip
 
 
@@ -517,16 +518,64 @@ def test_claude_read():
 
 # --- the output budget -----------------------------------------------------------------------------
 
-PROMPTS = {"codex": 13_000, "opencode": 10_000, "qwen": 22_000, "claude": 32_000, "cline": 8_000, "copilot": 12_000}
+PROMPTS = {
+    "codex": 13_000,
+    "opencode": 10_000,
+    "qwen": 22_000,
+    "claude": 32_000,
+    "cline": 8_000,
+    "copilot": 12_000,
+    "gemini": 10_000,
+}
 EXPECTED_OUTPUT = {  # window -> agent -> tokens
     # 2048: no room, a quarter of the window; 16384: budget.MIN_OUTPUT, what each needs;
     # 32768: claude's is not the 384 of its room
-    2048: {"codex": 512, "opencode": 512, "qwen": 512, "claude": 512, "cline": 512, "copilot": 512},
-    16384: {"codex": 4096, "opencode": 4096, "qwen": 4096, "claude": 4096, "cline": 4192, "copilot": 4096},
-    32768: {"codex": 9884, "opencode": 11384, "qwen": 5384, "claude": 4096, "cline": 12384, "copilot": 10384},
-    65536: {"codex": 26268, "opencode": 27768, "qwen": 21768, "claude": 16768, "cline": 28768, "copilot": 26768},
-    1048576: {"codex": 32000, "opencode": 32000, "qwen": 32000, "claude": 32000, "cline": 32000, "copilot": 32000},
-    None: {"codex": 8192, "opencode": 8192, "qwen": 8192, "claude": 8192, "cline": 8192, "copilot": 8192},
+    2048: {"codex": 512, "opencode": 512, "qwen": 512, "claude": 512, "cline": 512, "copilot": 512, "gemini": 512},
+    16384: {
+        "codex": 4096,
+        "opencode": 4096,
+        "qwen": 4096,
+        "claude": 4096,
+        "cline": 4192,
+        "copilot": 4096,
+        "gemini": 4096,
+    },
+    32768: {
+        "codex": 9884,
+        "opencode": 11384,
+        "qwen": 5384,
+        "claude": 4096,
+        "cline": 12384,
+        "copilot": 10384,
+        "gemini": 11384,
+    },
+    65536: {
+        "codex": 26268,
+        "opencode": 27768,
+        "qwen": 21768,
+        "claude": 16768,
+        "cline": 28768,
+        "copilot": 26768,
+        "gemini": 27768,
+    },
+    1048576: {
+        "codex": 32000,
+        "opencode": 32000,
+        "qwen": 32000,
+        "claude": 32000,
+        "cline": 32000,
+        "copilot": 32000,
+        "gemini": 32000,
+    },
+    None: {
+        "codex": 8192,
+        "opencode": 8192,
+        "qwen": 8192,
+        "claude": 8192,
+        "cline": 8192,
+        "copilot": 8192,
+        "gemini": 8192,
+    },
 }
 
 

@@ -40,7 +40,15 @@ def test_no_agent_json_says_nothing_to_switch(home: Home) -> None:
     result = home.run("switch", "local", "--json", check=3)
     data = json.loads(result.stdout)
     assert data["nothing_to_switch"] is True and data["switched"] == [] and data["key_missing"] is None
-    assert data["changes"] == [] and set(data["skipped"]) == {"codex", "qwen", "opencode", "claude", "cline", "copilot"}
+    assert data["changes"] == [] and set(data["skipped"]) == {
+        "codex",
+        "qwen",
+        "opencode",
+        "claude",
+        "cline",
+        "copilot",
+        "gemini",
+    }
     assert home.snapshot() == {}
 
 
@@ -192,7 +200,7 @@ def test_rollback_after_a_switch_exits_0_then_3(home: Home) -> None:
 def test_agents_json_keeps_its_shape(home: Home) -> None:
     home.run("switch", "local", "--agent", "codex")
     rows = json.loads(home.run("agents", "--json").stdout)
-    assert [r["agent"] for r in rows] == ["codex", "qwen", "opencode", "claude", "cline", "copilot"]
+    assert [r["agent"] for r in rows] == ["codex", "qwen", "opencode", "claude", "cline", "copilot", "gemini"]
     keys = {"agent", "path", "version", "proven", "files", "configured", "profile", "base_url", "model", "error"}
     assert all(set(r) == keys for r in rows)
     assert rows[0]["profile"] == "local" and rows[0]["configured"] is True

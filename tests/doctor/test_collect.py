@@ -29,7 +29,14 @@ URL, ANTHROPIC, MODEL = "http://127.0.0.1:9/v1", "http://127.0.0.1:9", "qwen3-co
 IMPORTED = Profile("imported", URL, MODEL, ANTHROPIC, key_env="TEAM_KEY", description="imported from codex")
 TEAM = Profile("team", URL, MODEL, ANTHROPIC, key_env="TEAM_KEY", description="the team's vLLM")
 BOTH = {"imported": IMPORTED, "team": TEAM}
-AGENT_MODULES = list(AGENTS.values())
+# The agents a switch to these profiles configures (one that refuses such a profile, Gemini CLI, is left alone)
+TAKING = tuple(name for name, agent in AGENTS.items() if agent.unsupported(TEAM) is None)
+AGENT_MODULES = [AGENTS[name] for name in TAKING]
+
+
+def listed(profile: str) -> dict[str, str | None]:
+    """What status and doctor list after a switch to `profile`: every agent, those it left alone with none."""
+    return {**dict.fromkeys(AGENTS), **dict.fromkeys(TAKING, profile)}
 
 
 @pytest.fixture
@@ -37,7 +44,7 @@ def home(tmp_path: Path) -> Home:
     return make_home(tmp_path)
 
 
-def switched(home: Home, profile: Profile, agents: tuple[str, ...] = tuple(AGENTS), *, journal: bool = True) -> None:
+def switched(home: Home, profile: Profile, agents: tuple[str, ...] = TAKING, *, journal: bool = True) -> None:
     """What `agentcfg switch PROFILE --agent ...` writes; without `journal` the files only (copied dotfiles)."""
     modules = [AGENTS[name] for name in agents]
     keys, _ = switch.key_source(profile, modules, home.env)
@@ -54,7 +61,7 @@ def _meta(profile: Profile) -> dict[str, str]:
     return {"kind": "switch", "profile": profile.name, "label": "test"}
 
 
-def targets(home: Home, profiles: dict[str, Profile], agents: tuple[str, ...] = tuple(AGENTS)) -> dict[str, Target]:
+def targets(home: Home, profiles: dict[str, Profile], agents: tuple[str, ...] = TAKING) -> dict[str, Target]:
     found = collect.targets_from_files([AGENTS[n] for n in agents], home.env, profiles, home.root)
     check_pasteable(found, profiles)
     return {t.agent: t for t in found}
@@ -105,7 +112,7 @@ def by_files(name: str) -> dict[str, str]:
     """Each agent's profile when its files decide: the one their id names, or for an agent whose files keep no id
     of agentcfg's (Traits.keeps_ids: Cline CLI rewrites its file to its schema) the first of that endpoint and
     model, as without a journal (here: imported)."""
-    return {agent: name if module.TRAITS.keeps_ids else IMPORTED.name for agent, module in AGENTS.items()}
+    return {agent: name if AGENTS[agent].TRAITS.keeps_ids else IMPORTED.name for agent in TAKING}
 
 
 # == 1. the right profile ===================================================================================
@@ -115,7 +122,7 @@ def by_files(name: str) -> dict[str, str]:
 def test_each_agent_belongs_to_the_profile_it_was_switched_to(home, keyring, chosen):
     switched(home, chosen)
     found = targets(home, BOTH)
-    assert {agent: t.profile for agent, t in found.items()} == dict.fromkeys(AGENTS, chosen.name)
+    assert {agent: t.profile for agent, t in found.items()} == dict.fromkeys(TAKING, chosen.name)
     # the key is missing everywhere: every fix names the profile switched to, never the other one
     for agent in ("codex", "qwen", "opencode"):
         finding = one(found[agent], "key-missing")
@@ -212,8 +219,11 @@ def test_a_removed_profile_without_another_match_gets_a_hint(home, keyring):
 def test_status_attributes_like_doctor(home):
     switched(home, TEAM)
     entries = Journal(home.env).entries()
-    assert {s.name: s.profile for s in agent_status(home.env, BOTH, entries)} == dict.fromkeys(AGENTS, "team")
-    assert {s.name: s.profile for s in agent_status(home.env, BOTH, [])} == by_files("team")
+    assert {s.name: s.profile for s in agent_status(home.env, BOTH, entries)} == listed("team")
+    assert {s.name: s.profile for s in agent_status(home.env, BOTH, [])} == {
+        **dict.fromkeys(AGENTS),
+        **by_files("team"),
+    }
 
 
 # == 2. the window the files tell the agent ===================================================================
@@ -422,13 +432,13 @@ def test_doctor_json_names_the_profile_switched_to(home, keyring_file):
                  "--model", MODEL, "--key-env", "TEAM_KEY")  # fmt: skip
     home.run("switch", "team", "--all", check=4)  # switched; TEAM_KEY not stored
     report = json.loads(home.run("doctor", "--json", "--offline", check=1).stdout)
-    assert {a["agent"]: a["profile"] for a in report["agents"]} == dict.fromkeys(AGENTS, "team")
+    assert {a["agent"]: a["profile"] for a in report["agents"]} == listed("team")
     fixes = {f["agent"]: f["fix"] for f in report["findings"] if f["id"] == "key-missing"}
     assert fixes["qwen"] == "agentcfg key set team && agentcfg exec team -- qwen"
     assert fixes["claude"] == "agentcfg key set team"
     assert not any("imported" in f["fix"] for f in report["findings"])
     status = json.loads(home.run("status", "--json").stdout)
-    assert {a["name"]: a["profile"] for a in status["agents"]} == dict.fromkeys(AGENTS, "team")
+    assert {a["name"]: a["profile"] for a in status["agents"]} == listed("team")
 
 
 def test_codex_on_openais_own_api_is_not_probed(home):

@@ -96,14 +96,19 @@ def switch_to(home: Home, base_url: str, anthropic: str | None = None, **profile
     assert switched.returncode in (0, 4), switched  # 4: switched, but a keyed profile's key is not stored yet
 
 
+def _these(args: tuple[str, ...]) -> tuple[str, ...]:
+    """The agents these tests are about (AGENTS: the ones a plain profile configures), unless the test names some."""
+    return args if "--agent" in args else (*args, *(w for agent in AGENTS for w in ("--agent", agent)))
+
+
 def doctor(home: Home, *args: str, check: int | None = 1, **extra_env: str) -> dict[str, Any]:
-    result = home.run("doctor", "--json", *args, check=check, **extra_env)
+    result = home.run("doctor", "--json", *_these(args), check=check, **extra_env)
     assert "Traceback" not in result.stderr
     return json.loads(result.stdout)
 
 
 def doctor_text(home: Home, *args: str, check: int | None = 1, **extra_env: str) -> str:
-    result = home.run("doctor", *args, check=check, **extra_env)
+    result = home.run("doctor", *_these(args), check=check, **extra_env)
     assert "Traceback" not in result.stderr
     assert "\x1b[" not in result.stdout + result.stderr  # not a terminal: no colour
     return result.stdout

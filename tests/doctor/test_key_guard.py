@@ -200,6 +200,10 @@ def wrong_origin(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(keystore, "resolve", resolve)
 
 
+# The agents a plain profile configures (one that runs on a route only, Gemini CLI, is left alone by its switch)
+TAKING = [agent for agent in AGENTS.values() if agent.unsupported(LOCAL) is None]
+
+
 def _wrong_host(targets: list[Target]) -> None:
     for target in targets:
         ids = {(f.id, f.status) for f in target.static}
@@ -212,13 +216,13 @@ def _wrong_host(targets: list[Target]) -> None:
 
 def test_key_bound_to_other_hosts_is_key_wrong_host_for_doctor_profile(wrong_origin, tmp_path):
     environ = {"HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
-    _wrong_host(doctor.targets_from_profile(LOCAL, list(AGENTS.values()), environ))
+    _wrong_host(doctor.targets_from_profile(LOCAL, TAKING, environ))
 
 
 def test_key_bound_to_other_hosts_is_key_wrong_host_for_the_agents_files(wrong_origin, home, tmp_path):
     add_profile(home, LOCAL.base_url, LOCAL.anthropic_base_url, key_env="T_KEY")
     home.run("switch", "t", "--all", check=4)  # Claude's apiKeyHelper; the others read T_KEY (unset: the keyring)
-    _wrong_host(doctor.targets_from_files(list(AGENTS.values()), home.env, {"t": LOCAL}, tmp_path))
+    _wrong_host(doctor.targets_from_files(TAKING, home.env, {"t": LOCAL}, tmp_path))
 
 
 # == credential headers ====================================================================================

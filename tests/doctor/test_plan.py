@@ -243,7 +243,8 @@ def by_agent(targets: list[Target]) -> dict[str, Target]:
 def test_target_shape(profile: Profile, environ: dict[str, str], keyring: dict[str, str]) -> None:
     keyring["taotoken"] = KEY
     targets = targets_from_profile(profile, AGENT_MODULES, environ)
-    assert [t.agent for t in targets] == ["codex", "qwen", "opencode", "claude", "cline", "copilot"]
+    assert [t.agent for t in targets] == [m.TRAITS.name for m in AGENT_MODULES]
+    assert [t.agent for t in targets][:4] == ["codex", "qwen", "opencode", "claude"]
     for t, module in zip(targets, AGENT_MODULES, strict=True):
         assert t.profile == profile.name
         assert t.model == profile.model
@@ -255,8 +256,11 @@ def test_target_shape(profile: Profile, environ: dict[str, str], keyring: dict[s
         else:
             assert t.output_tokens == budget.output_tokens(profile, module.TRAITS.prompt_tokens)
             assert t.wire_api is None
-        assert t.protocol == ("anthropic" if t.agent == "claude" else "openai")
-        if t.agent != "claude":
+        wire = {"messages": "anthropic", "generate-content": "generate-content"}.get(module.TRAITS.protocol, "openai")
+        assert t.protocol == wire
+        if module.unsupported(profile) is not None:  # left alone (Claude Code without an Anthropic URL, Gemini CLI
+            assert t.base_url is None  # without a route): a skip, nothing probed
+        elif t.agent != "claude":
             assert t.base_url == profile.base_url
 
 
@@ -277,7 +281,8 @@ def test_claude_skipped_without_anthropic_base_url(environ: dict[str, str], keyr
 
 
 def test_keyless_profile_gets_the_placeholder(environ: dict[str, str], keyring: dict[str, str]) -> None:
-    targets = targets_from_profile(LOCAL, AGENT_MODULES, environ)
+    taking = [m for m in AGENT_MODULES if m.unsupported(LOCAL) is None]  # (Gemini CLI runs on a route only)
+    targets = targets_from_profile(LOCAL, taking, environ)
     for t in targets:  # as `switch` writes it: qwen and Claude Code need some key, codex and opencode send none
         stand_in = t.agent in ("qwen", "claude", "cline")  # cline: or it sends OPENAI_API_KEY from the shell
         assert t.key == (PLACEHOLDER_KEY if stand_in else None)

@@ -175,7 +175,20 @@ def command(agent: str, prompt: str = PROMPT) -> list[str]:
         # a prompt of one word would be taken for a subcommand ("Unknown command or unquoted prompt")
         "cline": ["cline", prompt],
         "copilot": ["copilot", "-p", prompt, "--allow-all-tools", "-s", "--no-auto-update"],
+        "gemini": ["gemini", "-p", prompt],
     }[agent]
+
+
+def plain_profile_refused(agent: str) -> str | None:
+    """Why `agent` cannot run on a plain profile (a server's own endpoint), as its module says (Agent.unsupported:
+    Gemini CLI speaks only the Gemini API, which a route's router serves); None: it can. A test of a plain profile
+    skips such an agent with this reason."""
+    from agentcfg.profiles import Profile
+
+    server = Profile("local", "http://127.0.0.1:8000/v1", "m", anthropic_base_url="http://127.0.0.1:8000")
+    module = REGISTRY.get(agent)  # (an agent installed before its module is registered: none to ask)
+    reason = module.unsupported(server) if module else None
+    return f"{agent} refuses a plain profile: {reason}" if reason else None
 
 
 def environment(base: dict[str, str], bin_dir: Path) -> dict[str, str]:
@@ -202,6 +215,11 @@ def environment(base: dict[str, str], bin_dir: Path) -> dict[str, str]:
         # cline leaves a hub daemon on 127.0.0.1:25463 that serves later runs with the settings it started
         # with, another test's HOME included: each run does its own work instead
         CLINE_SESSION_BACKEND_MODE="local",
+        # Gemini CLI: headless in a folder it does not trust, it exits 55 (and reads no ~/.gemini/.env); the test
+        # HOME is the harness's own. No relaunch of itself in a child Node (a second process to outlive a timeout).
+        # Its vendor calls are off in the settings switch and exec write (privacy, telemetry, auto-update).
+        GEMINI_CLI_TRUST_WORKSPACE="true",
+        GEMINI_CLI_NO_RELAUNCH="true",
         # opencode starts `npm install @opencode-ai/plugin` in the background on every run: npm gets no
         # network (cache only) and a registry on a dead loopback port, so outside the CI's network
         # namespace too nothing leaves this machine.

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from agentcfg.profiles import PLACEHOLDER_KEY
+from tests.e2e import agents
 from tests.e2e.agents import TEST_SERVER, matrix
 from tests.fault_server import MODEL, FaultServer
 
@@ -33,6 +34,8 @@ def model_calls(server: FaultServer, agent: str) -> list[tuple[dict[str, str], d
 
 @pytest.mark.parametrize(("agent", "release"), matrix())
 def test_switch_local_then_the_agent_answers_through_the_server(agent, agent_home, run_agent, agent_versions, compat):
+    if refused := agents.plain_profile_refused(agent):  # a plain profile: it needs a route
+        pytest.skip(refused)
     compat(
         tier="e2e", agent=agent, agent_version=agent_versions[agent], server=TEST_SERVER, case="`switch local`, no key"
     )
@@ -63,6 +66,8 @@ def test_switch_local_then_the_agent_answers_through_the_server(agent, agent_hom
 @pytest.mark.secretservice
 @pytest.mark.parametrize(("agent", "release"), matrix())
 def test_exec_with_the_key_from_the_real_keyring(agent, agent_home, real_keyring, run_agent, agent_versions, compat):
+    if refused := agents.plain_profile_refused(agent):  # a plain profile: it needs a route
+        pytest.skip(refused)
     compat(
         tier="e2e", agent=agent, agent_version=agent_versions[agent], server=TEST_SERVER,
         case="`agentcfg exec`, key in the Secret Service",

@@ -13,6 +13,7 @@ from typing import TypeVar
 import pytest
 
 from tests.conftest import Home, keyring_env
+from tests.e2e import agents
 from tests.e2e.agents import AGENTS, TEST_SERVER, matrix
 from tests.e2e.test_config_loads import at_least
 from tests.fault_server import MODEL, FaultServer, dead_port
@@ -83,6 +84,8 @@ def cases() -> list:
 def test_doctor_names_the_cause_the_agent_shows(
     setup, agent, agent_home: Home, run_agent, tmp_path, agent_versions, compat
 ):
+    if refused := agents.plain_profile_refused(agent):  # a plain profile: it needs a route
+        pytest.skip(refused)
     compat(tier="e2e", agent=agent, agent_version=agent_versions[agent], server=TEST_SERVER,
            case=f"broken: {setup} → doctor {CASES[setup][1]}")  # fmt: skip
     agent_home.env.update(keyring_env(tmp_path / "keyring.json"))

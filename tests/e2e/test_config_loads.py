@@ -63,6 +63,8 @@ def main_file(agent: str, name: str = "") -> str:
         return CLINE_GLOBAL if name.endswith(".global-settings.json") else CLINE_PROVIDERS
     if agent == "copilot":
         return ".copilot/settings.json" if name.startswith("settings") else ".copilot/providers.json"
+    if agent == "gemini":
+        return ".gemini/.env" if name.endswith(".env") else ".gemini/settings.json"
     return ".qwen/.env" if name.endswith(".env") else ".qwen/settings.json"
 
 
@@ -372,6 +374,13 @@ def copilot_edit(text: str, home: Path) -> str:
     return _insert(text or "{}\n", (), "{", '\n  "banner": "never"') or text
 
 
+def gemini_edit(text: str, home: Path) -> str:
+    """A person (or `gemini mcp add`) adding an MCP server to Gemini CLI's `mcpServers`."""
+    server = '"agentcfg-e2e": {"command": "agentcfg-e2e-mcp"}'
+    inserted = _insert(text, ("mcpServers",), "{", f"\n    {server}")
+    return inserted or _insert(text or "{}\n", (), "{", f'\n  "mcpServers": {{{server}}}') or text
+
+
 EDITS: dict[str, Callable[[str, Path], str]] = {
     "codex": codex_edit,
     "opencode": opencode_edit,
@@ -379,6 +388,7 @@ EDITS: dict[str, Callable[[str, Path], str]] = {
     "qwen": qwen_edit,
     "cline": cline_edit,
     "copilot": copilot_edit,
+    "gemini": gemini_edit,
 }
 
 
@@ -388,6 +398,8 @@ def edited_file(case: Case) -> str:
         return ".qwen/settings.json"
     if case.agent == "copilot":  # its providers list is agentcfg's to roll back whole: the user's edit goes here
         return ".copilot/settings.json"
+    if case.agent == "gemini":  # its settings, whichever of its files the case is
+        return ".gemini/settings.json"
     return next(iter(case.files), main_file(case.agent))
 
 
@@ -506,6 +518,15 @@ def load(agent: str, home: Home, timeout: float = 60) -> Load:
         if error := re.search(COPILOT_ERRORS, r.output):
             return Load(False, " ".join(error.group(0).replace(str(home.root), "~").split()), [r])
         return Load(True, _first_error(r.output, home), [r])  # e.g. it cannot reach the provider it was given
+    if agent == "gemini":
+        # `gemini mcp list` loads the settings (and the one .env) and stops: "Error in FILE: ..." (exit 52) for
+        # a file it cannot read, "Invalid configuration in FILE" (a warning) for a value of the wrong type.
+        r = run("gemini", "mcp", "list")
+        warned = re.search(r"Invalid configuration in .*?(?=\n\n|\Z)", r.output, re.S)
+        if r.returncode != 0:
+            return Load(False, _first_error(r.output, home), [r])
+        said = " ".join(warned.group(0).replace(str(home.root), "~").split()) if warned else ""
+        return Load(True, "ok" + (f"; {said}" if said else ""), [r])
     # Claude Code: `claude -p` silently ignores a settings file that fails validation; `claude doctor`
     # names it (CLAUDE_FLAT_DOCTOR: how each release shows it). `auth status` shows whether the file's
     # env block took effect (a file that fails validation is ignored whole).
@@ -572,6 +593,7 @@ SWITCHED = {  # what each agent reports once `switch local` has pointed it at th
     "claude": "loggedIn=True",
     "cline": f"provider=OpenAI Compatible model={MODEL}",
     "copilot": "Could not connect to local model provider at http://127.0.0.1:",  # switched to a dead port
+    "gemini": "ok",
 }
 
 
@@ -649,7 +671,14 @@ def test_the_agent_loads_its_file_after_switch_and_rollback(
         "profile", "add", "local", "--force", "--base-url", f"{root}/v1", "--model", MODEL,
         "--anthropic-base-url", root, "--context-window", "131072",
     )  # fmt: skip
-    home.run("switch", "local", "--agent", agent)
+    profile = "local"
+    if agents.plain_profile_refused(agent):  # it runs on a route: one at that port, in front of `local` (not served)
+        profile, text = "route", f'base_url = "{root}/v1"\nanthropic_base_url = "{root}"\nmodel = "{MODEL}"\n'
+        home.write(".config/agentcfg/profiles/spare.toml", text)
+        home.write(
+            f".config/agentcfg/profiles/{profile}.toml", text + '[route]\nprimary = "local"\nfallbacks = ["spare"]\n'
+        )
+    home.run("switch", profile, "--agent", agent)
     written = {relative: _read(home, relative) for relative in paths}
     switched = load(agent, home)
     assert switched.accepted, f"{agent} rejects what `agentcfg switch local` wrote:\n{switched}"

@@ -309,6 +309,8 @@ def runtime_dir(home: Home) -> Path:
 
 @pytest.mark.parametrize(("agent", "release"), matrix())
 def test_exec_on_a_while_the_files_point_at_b(agent, agent_home, keyring_file, agent_versions, compat):
+    if refused := agents.plain_profile_refused(agent):  # a plain profile: it needs a route
+        pytest.skip(refused)
     compat(
         tier="e2e", agent=agent, agent_version=agent_versions[agent], server=TEST_SERVER,
         case="`agentcfg exec a` while the files point at b (key in the keyring)",
@@ -348,6 +350,8 @@ def test_exec_on_a_while_the_files_point_at_b(agent, agent_home, keyring_file, a
 def test_the_same_agent_twice_at_once_on_two_profiles(
     agent, agent_home, keyring_file, agent_versions, compat, tmp_path
 ):
+    if refused := agents.plain_profile_refused(agent):  # a plain profile: it needs a route
+        pytest.skip(refused)
     compat(
         tier="e2e", agent=agent, agent_version=agent_versions[agent], server=TEST_SERVER,
         case="two `agentcfg exec` of it at once, on a and c (files on b)",

@@ -25,6 +25,8 @@ FAST_FAIL = {"CLAUDE_CODE_MAX_RETRIES": "0"}
 def test_switch_local_and_the_agent_completes_a_turn_on_vllm(
     agent, agent_home, run_agent, peers, keyring_file, agent_versions, compat
 ):
+    if refused := agents.plain_profile_refused(agent):  # a plain profile: it needs a route
+        pytest.skip(refused)
     compat(
         tier="realservers", agent=agent, agent_version=agent_versions[agent],
         server=f"vLLM {peers.vllm_version} (CPU)", case="`switch local` (--api-key, window 65,536): a turn, rc 0",
@@ -46,6 +48,8 @@ def test_switch_local_and_the_agent_completes_a_turn_on_vllm(
 def test_without_a_tool_parser_doctor_names_what_breaks_the_agent(
     agent, agent_home, run_agent, peers, keyring_file, agent_versions, compat
 ):
+    if refused := agents.plain_profile_refused(agent):  # a plain profile: it needs a route
+        pytest.skip(refused)
     compat(
         tier="realservers", agent=agent, agent_version=agent_versions[agent],
         server=f"vLLM {peers.vllm_version} (CPU)", case="no tool parser: doctor names tool-parser-missing",
@@ -68,6 +72,8 @@ def test_through_the_gateway_agent_and_doctor_agree(
 ):
     """LiteLLM's mock model: qwen, opencode and Claude Code answer; Codex fails on LiteLLM's streamed
     /responses (500), which is what doctor reports for Codex and no one else."""
+    if refused := agents.plain_profile_refused(agent):  # a plain profile: it needs a route
+        pytest.skip(refused)
     compat(
         tier="realservers", agent=agent, agent_version=agent_versions[agent],
         server=f"LiteLLM {peers.litellm_version}", case="mock model, `agentcfg exec`: agent and doctor agree",

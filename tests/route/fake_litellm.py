@@ -8,7 +8,9 @@ Behaviours: ok (answers /health/liveliness with no key, and /health?model_id=LEG
 router key, with that leg healthy (it asks no leg); plays the router for the agents' requests: /v1/models lists
 the model group; /v1/chat/completions, /v1/responses and /v1/messages go to the first deployment, in the
 config's order, that answers without a connection error, a 5xx, 401, 404 or 429, with `x-litellm-model-id: <its
-id>` as LiteLLM sets it; every leg failing is a 429 as LiteLLM's cooldown gives it), exit (prints an error and
+id>` as LiteLLM sets it; every leg failing is a 429 as LiteLLM's cooldown gives it; the Gemini API's
+/v1beta/models/GROUP:streamGenerateContent, the router key in x-goog-api-key, goes to each leg the same way, in the
+Gemini API (tests/fault_server.py answers it), where LiteLLM turns it into a chat request), exit (prints an error and
 exits 1 before listening), silent (runs and never listens).
 The record (argv, the environment, the config's text) is written outside HOME, beside the program: it holds
 the keys the process was given, on purpose.
@@ -76,6 +78,10 @@ def main(behaviour: str, record_file: str) -> None:
             length = int(self.headers.get("content-length") or 0)
             raw = self.rfile.read(length) if length else b"{}"
             path = self.path.split("?")[0]
+            if path.startswith("/v1beta/models/"):
+                if self._authorised():
+                    self._route(self.path, json.loads(raw or b"{}"))
+                return
             path = path if path.startswith("/v1/") else "/v1" + path
             if path not in ("/v1/chat/completions", "/v1/responses", "/v1/messages"):
                 self._send(404, {"detail": "Not Found"})
@@ -85,7 +91,11 @@ def main(behaviour: str, record_file: str) -> None:
         def _authorised(self) -> bool:
             if router_key is None:
                 return True
-            given = self.headers.get("x-api-key") or self.headers.get("authorization", "").removeprefix("Bearer ")
+            given = (
+                self.headers.get("x-api-key")
+                or self.headers.get("x-goog-api-key")
+                or self.headers.get("authorization", "").removeprefix("Bearer ")
+            )
             if given == router_key:
                 return True
             self._send(401, {"error": {"message": "No api key passed in.", "type": "auth_error", "code": "401"}})
@@ -101,12 +111,16 @@ def main(behaviour: str, record_file: str) -> None:
                 params = deployment["litellm_params"]
                 key = params.get("api_key", "")
                 key = os.environ.get(key.removeprefix("os.environ/"), "") if key.startswith("os.environ/") else key
-                upstream = {**body, "model": params["model"].removeprefix("openai/")}
-                request = urllib.request.Request(
-                    params["api_base"].rstrip("/") + path.removeprefix("/v1"),
-                    json.dumps(upstream).encode(),
-                    {"Content-Type": "application/json", "Authorization": f"Bearer {key}"},
-                )
+                model = params["model"].removeprefix("openai/")
+                headers = {"Content-Type": "application/json", "Authorization": f"Bearer {key}"}
+                if path.startswith("/v1beta/models/"):  # the Gemini API: the model in the path, at the leg's root
+                    url = params["api_base"].rstrip("/").removesuffix("/v1") + "/v1beta/models/" + model + ":"
+                    url += path.partition(":")[2]
+                    upstream, headers["x-goog-api-key"] = body, key
+                else:
+                    url = params["api_base"].rstrip("/") + path.removeprefix("/v1")
+                    upstream = {**body, "model": model}
+                request = urllib.request.Request(url, json.dumps(upstream).encode(), headers)
                 try:
                     with opener.open(request, timeout=10) as response:
                         status, kind, data = response.status, response.headers.get("content-type", ""), response.read()
