@@ -201,6 +201,10 @@ CATALOGUE: dict[str, Entry] = {
         ("qwen-oauth-selected", FAIL, "qwen-code's auth type is the discontinued qwen-oauth", (fixes.switch,)),
         ("qwen-auth-type", FAIL, "an unknown or foreign auth type over agentcfg's provider", (fixes.switch,)),
         ("qwen-config-rejected", FAIL, "a modelProviders entry qwen-code crashes on", ()),
+        ("droid-settings-rejected", FAIL, "Droid drops its whole settings.json (an unknown provider)", (fixes.switch,)),
+        ("droid-model-dropped", f"{FAIL},{WARN}", "a customModels entry Droid leaves out (a key missing)", ()),
+        ("droid-local-override", WARN, "settings.local.json overrides agentcfg's default model or customModels", ()),
+        ("droid-legacy-config", WARN, "the legacy config.json custom_models, where ${VAR} is not expanded", ()),
         ("claude-settings-invalid", FAIL, "Claude Code ignores its settings file as invalid", ()),
         (
             "claude-output-too-small",

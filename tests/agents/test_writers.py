@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from agentcfg import budget, edit
-from agentcfg.agents import AGENTS, claude, codex, opencode, qwen
+from agentcfg.agents import AGENTS, claude, codex, droid, opencode, qwen
 from agentcfg.agents.base import AgentFile, Binding, KeySource
 from agentcfg.edit import MISSING
 from agentcfg.errors import AgentcfgError
@@ -55,7 +55,7 @@ def shown(binding: Binding) -> Binding:
 
 
 def test_every_agent_is_registered():
-    assert {"codex": codex, "qwen": qwen, "opencode": opencode, "claude": claude} == AGENTS
+    assert {"codex": codex, "qwen": qwen, "opencode": opencode, "claude": claude, "droid": droid} == AGENTS
 
 
 # --- Codex ---------------------------------------------------------------------------------------
@@ -515,14 +515,14 @@ def test_claude_read():
 
 # --- the output budget -----------------------------------------------------------------------------
 
-PROMPTS = {"codex": 13_000, "opencode": 10_000, "qwen": 22_000, "claude": 32_000}
+PROMPTS = {"codex": 13_000, "opencode": 10_000, "qwen": 22_000, "claude": 32_000, "droid": 12_000}
 EXPECTED_OUTPUT = {  # window -> agent -> tokens
-    2048: {"codex": 512, "opencode": 512, "qwen": 512, "claude": 512},  # no room: a quarter of the window
-    16384: {"codex": 4096, "opencode": 4096, "qwen": 4096, "claude": 4096},  # budget.MIN_OUTPUT: what each needs
-    32768: {"codex": 9884, "opencode": 11384, "qwen": 5384, "claude": 4096},  # claude: not the 384 of its room
-    65536: {"codex": 26268, "opencode": 27768, "qwen": 21768, "claude": 16768},
-    1048576: {"codex": 32000, "opencode": 32000, "qwen": 32000, "claude": 32000},
-    None: {"codex": 8192, "opencode": 8192, "qwen": 8192, "claude": 8192},
+    2048: {"codex": 512, "opencode": 512, "qwen": 512, "claude": 512, "droid": 512},  # no room: a quarter
+    16384: {"codex": 4096, "opencode": 4096, "qwen": 4096, "claude": 4096, "droid": 4096},  # budget.MIN_OUTPUT
+    32768: {"codex": 9884, "opencode": 11384, "qwen": 5384, "claude": 4096, "droid": 10384},  # claude: not 384
+    65536: {"codex": 26268, "opencode": 27768, "qwen": 21768, "claude": 16768, "droid": 26768},
+    1048576: {"codex": 32000, "opencode": 32000, "qwen": 32000, "claude": 32000, "droid": 32000},
+    None: {"codex": 8192, "opencode": 8192, "qwen": 8192, "claude": 8192, "droid": 8192},
 }
 
 
