@@ -56,7 +56,7 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 CORPUS = Path(__file__).parent / "corpus"
-AGENT_DIRS = ("codex", "claude", "opencode", "qwen")
+AGENT_DIRS = ("codex", "claude", "opencode", "qwen", "droid")
 QWEN_VERSION = 4  # SETTINGS_VERSION in qwen-code's packages/cli/src/config/settings.ts
 TRUSTED_PATH = "/tmp/corpus-project"  # a path toml_edit must quote, like every real project path
 
@@ -81,6 +81,8 @@ def destination(path: Path, home: Path) -> Path:
         return home / ".claude" / "settings.json"
     if agent == "opencode":
         return home / ".config" / "opencode" / ("opencode.jsonc" if path.suffix == ".jsonc" else "opencode.json")
+    if agent == "droid":
+        return home / ".factory" / "settings.json"
     return home / ".qwen" / (".env" if path.suffix == ".env" else "settings.json")
 
 
@@ -286,6 +288,12 @@ def opencode_mcp(text: str | None) -> str | None:
     return _insert_first(text, mcp, server)
 
 
+def droid_status_line(text: str | None) -> str | None:
+    """The user adds a status line: `statusLine` at the root (Droid's settings are flat), as the first member."""
+    assert text is not None
+    return _insert_first(text, jsonc_tree(text), '"statusLine": {"type": "command", "command": "corpus-status"}')
+
+
 def qwen_version(text: str | None) -> str | None:
     """qwen-code stamps `"$version": 4` (jsonc-editor.ts: jsonc-parser modify; a new file: JSON.stringify)."""
     if text is None:
@@ -471,6 +479,7 @@ EDITS: dict[str, dict[str, Callable[[str | None], str | None]]] = {
     "qwen": {"version": qwen_version},
     "opencode": {"mcp": opencode_mcp},
     "claude": {"permission": claude_permission, "rewrite": claude_rewrite},
+    "droid": {"status-line": droid_status_line},
 }
 
 

@@ -166,6 +166,7 @@ def command(agent: str, prompt: str = PROMPT) -> list[str]:
         "qwen": ["qwen", "-p", prompt],
         "opencode": ["opencode", "run", prompt],
         "claude": ["claude", "-p", prompt],
+        "droid": ["droid", "exec", prompt],
     }[agent]
 
 
@@ -185,6 +186,11 @@ def environment(base: dict[str, str], bin_dir: Path) -> dict[str, str]:
         DISABLE_TELEMETRY="1",
         DISABLE_ERROR_REPORTING="1",
         QWEN_TELEMETRY_ENABLED="false",
+        # Droid: no call to Factory (9 to api.factory.ai, 1 to telemetry.factory.ai without it), no update
+        # check, no keyring.
+        FACTORY_AIRGAP_ENABLED="1",
+        FACTORY_DROID_AUTO_UPDATE_ENABLED="false",
+        FACTORY_DISABLE_KEYRING="1",
         # opencode starts `npm install @opencode-ai/plugin` in the background on every run: npm gets no
         # network (cache only) and a registry on a dead loopback port, so outside the CI's network
         # namespace too nothing leaves this machine.

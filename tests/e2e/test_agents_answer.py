@@ -16,6 +16,7 @@ PATHS = {
     "qwen": "/v1/chat/completions",
     "opencode": "/v1/chat/completions",
     "claude": "/v1/messages",
+    "droid": "/v1/chat/completions",
 }
 KEY = "sk-e2e-keyring-0123456789abcdef"
 

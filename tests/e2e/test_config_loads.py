@@ -57,6 +57,8 @@ def main_file(agent: str, name: str = "") -> str:
         return ".config/opencode/opencode.jsonc" if name.endswith(".jsonc") else ".config/opencode/opencode.json"
     if agent == "claude":
         return ".claude/settings.json"
+    if agent == "droid":
+        return ".factory/settings.json"
     return ".qwen/.env" if name.endswith(".env") else ".qwen/settings.json"
 
 
@@ -339,11 +341,18 @@ def qwen_edit(text: str, home: Path) -> str:
     return _insert(text or "{}\n", (), "{", f'\n  "$version": {QWEN_VERSION}') or text
 
 
+def droid_edit(text: str, home: Path) -> str:
+    """A person adding a status line (a top-level key in Droid's settings.json)."""
+    line = '"statusLine": {"type": "command", "command": "agentcfg-e2e-status"}'
+    return _insert(text or "{}\n", (), "{", f"\n  {line}") or text
+
+
 EDITS: dict[str, Callable[[str, Path], str]] = {
     "codex": codex_edit,
     "opencode": opencode_edit,
     "claude": claude_edit,
     "qwen": qwen_edit,
+    "droid": droid_edit,
 }
 
 
@@ -455,6 +464,8 @@ def load(agent: str, home: Home, timeout: float = 60) -> Load:
         if "No input provided via stdin" in r.output:
             return Load(True, "ready", [r])
         return Load(True, _first_error(r.output, home), [r])  # e.g. "No auth type is selected": loaded, no provider
+    if agent == "droid":
+        return _droid_load(home, run)
     # Claude Code: `claude -p` silently ignores a settings file that fails validation; `claude doctor`
     # names it (CLAUDE_FLAT_DOCTOR: how each release shows it). `auth status` shows whether the file's
     # env block took effect (a file that fails validation is ignored whole).
@@ -481,6 +492,29 @@ def load(agent: str, home: Home, timeout: float = 60) -> Load:
     return Load(True, f"loggedIn={logged_in}" + (f"; {said}" if said else ""), [doctor, status])
 
 
+DROID_LOG = ".factory/logs/droid-log-single.log"
+DROID_REJECTS = r"Failed to load settings file.*?\"message\":\"([^\"]*)|Ignoring malformed settings file"
+
+
+def _droid_load(home: Home, run: Callable[..., agents.Run]) -> Load:
+    """`droid exec --list-tools --model custom:agentcfg-local` loads its settings, looks the model up among its
+    custom models and prints "Available tools for NAME" (the entry's displayName), or "Invalid model: ..."
+    when it has none of that id, without calling it. (--list-tools reads only --model, not the default model
+    of the settings: test_agents_answer.py runs a turn on that.) A settings.json it cannot load (not JSON, an
+    unknown provider) it drops whole without a word on the terminal: its log says so."""
+    log = home.path(DROID_LOG)
+    start = log.stat().st_size if log.exists() else 0
+    r = run("droid", "exec", "--list-tools", "--model", "custom:agentcfg-local")
+    said = log.read_bytes()[start:].decode("utf-8", "replace") if log.exists() else ""
+    if rejected := re.search(DROID_REJECTS, said):
+        return Load(False, " ".join(filter(None, rejected.groups())) or rejected.group(0), [r])
+    if model := re.search(r"Available tools for (.+)", r.stdout):
+        return Load(r.returncode == 0, f"model={model.group(1).strip()}", [r])
+    if invalid := re.search(r"Invalid model: \S+", r.output):  # rc 1: loaded, and the model is not among them
+        return Load(True, invalid.group(0), [r])
+    return Load(False, _first_error(r.output, home), [r])
+
+
 def _first_error(output: str, home: Home) -> str:
     """The start of what an agent printed, on one line: HOME as ~, colours and Codex's PATH-alias
     warning dropped."""
@@ -496,6 +530,7 @@ SWITCHED = {  # what each agent reports once `switch local` has pointed it at th
     "opencode": f"model=agentcfg-local/{MODEL}",
     "qwen": "ready",
     "claude": "loggedIn=True",
+    "droid": "model=agentcfg: ",
 }
 
 
@@ -644,6 +679,14 @@ BROKEN = [
      True, r"missing required field: id"),
     ("qwen", "not JSON (control)", '{"model": }',
      True, r"renamed an invalid settings\.json to settings\.json\.corrupted\."),
+    ("droid", "emptied list and session defaults", '{"customModels": [], "sessionDefaultSettings": {}}',
+     False, r"Invalid model: custom:agentcfg-local"),
+    ("droid", "an unknown provider (control)",
+     '{"customModels": [{"model": "m", "id": "custom:agentcfg-local", "baseUrl": "http://127.0.0.1:9/v1", '
+     '"provider": "chat"}]}', True, r"Unsupported custom model provider"),
+    # Droid says nothing of a settings.json that is not JSON, but that it ignores the project's (here the same
+    # file: the test runs it in HOME).
+    ("droid", "not JSON (control)", '{"customModels": }', True, r"Ignoring malformed settings file"),
 ]  # fmt: skip
 
 

@@ -36,6 +36,7 @@ PATHS = {
     "qwen": "/v1/chat/completions",
     "opencode": "/v1/chat/completions",
     "claude": "/v1/messages",
+    "droid": "/v1/chat/completions",
 }
 
 
@@ -59,6 +60,7 @@ CONFIG_FILES = {
     "qwen": (".qwen/settings.json", ".qwen/.env"),
     "opencode": (".config/opencode/opencode.json",),
     "claude": (".claude/settings.json",),
+    "droid": (".factory/settings.json",),
 }
 
 # What each agent writes into HOME by itself on every run, with or without agentcfg (seen at both
@@ -111,6 +113,16 @@ STATE = {
         ".claude/statsig/*",
         ".claude/todos/*",
         ".claude/shell-snapshots/*",
+    ),
+    "droid": (  # Droid 0.225.2, in ~/.factory
+        ".factory/telemetry/*",  # droid-installation-id
+        ".factory/sessions/*",  # the session's .jsonl and .settings.json per working directory
+        ".factory/logs/*",
+        ".factory/state/*",
+        ".factory/cache/*",
+        ".factory/certs/*",
+        ".factory/droids/*",  # the built-in droids it unpacks on first start
+        ".factory/host.json",
     ),
 }
 # agentcfg's own cache of the installed agents' versions (exec reads the version to pick the mechanism).
