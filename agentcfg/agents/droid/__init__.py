@@ -65,7 +65,6 @@ TRAITS = Traits(
     # Droid's first interactive start writes `"logoAnimation": "off"` into settings.json (seen with 0.225.2).
     stamps=(("logoAnimation",),),
     proven=("0.225.1",),
-    stand_in_key=True,
 )
 MODELS = ("customModels",)
 DEFAULT = ("sessionDefaultSettings", "model")
@@ -118,8 +117,9 @@ def _entry(profile: Profile, api_key: object, ident: str, label: str) -> dict[st
 
 
 def _api_key(profile: Profile, keys: KeySource) -> object:
+    """A keyless profile's entry has no apiKey: Droid then sends no Authorization header (0.225.2)."""
     if not profile.key_env:
-        return PLACEHOLDER_KEY  # Droid's OpenAI client needs a key to send; a keyless server ignores it
+        return REMOVE
     return keys.literal or f"${{{profile.key_env}}}"
 
 
@@ -192,7 +192,7 @@ def launch(profile: Profile, args: tuple[str, ...], context: LaunchContext) -> L
     ident = PREFIX + attribution.free_exec_id(
         profile.name, {t.removeprefix(PREFIX) for t in taken if isinstance(t, str)}
     )
-    api_key = f"${{{profile.key_env}}}" if profile.key_env else PLACEHOLDER_KEY
+    api_key = f"${{{profile.key_env}}}" if profile.key_env else REMOVE
     content = {
         "customModels": [_entry(profile, api_key, ident, f"agentcfg exec: {profile.label}")],
         "sessionDefaultSettings": {"model": ident},
