@@ -7,12 +7,13 @@ the one writer (apply.py).
 from __future__ import annotations
 
 import hashlib
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from agentcfg import edit, env
-from agentcfg.agents.base import AgentFile
+from agentcfg.agents.base import AgentFile, looks_like_key
 from agentcfg.edit import MISSING, REMOVE, Assignment
 from agentcfg.profiles import Profile
 from agentcfg.redact import is_secret, mask_text
@@ -65,14 +66,32 @@ def digest(text: str | None) -> str | None:
     return None if text is None else hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+def _canonical(value: Any) -> str:
+    """A value as one string, for its digest: a string as it is, anything else as sorted compact JSON."""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+def _holds_key(value: Any) -> bool:
+    """A list or table with a key somewhere in it: one agentcfg knows, or a string that looks like one (an
+    owned list of an agent's models carries the user's own entries, with whatever keys they hold)."""
+    if isinstance(value, dict):
+        return any(_holds_key(item) for item in value.values())
+    if isinstance(value, list):
+        return any(_holds_key(item) for item in value)
+    return isinstance(value, str) and (is_secret(value) or looks_like_key(value))
+
+
 def owned_to_json(owned: tuple[Assignment, ...]) -> list[dict[str, Any]]:
-    """What agentcfg set, for the journal; a key's value is kept only as its digest."""
+    """What agentcfg set, for the journal; a key's value (or a list or table that holds one) is kept only as
+    its digest."""
     items: list[dict[str, Any]] = []
     for key, value in owned:
         if value is REMOVE:
             items.append({"key": list(key), "absent": True})
-        elif isinstance(value, str) and is_secret(value):
-            items.append({"key": list(key), "sha256": digest(value)})
+        elif (isinstance(value, str) and is_secret(value)) or (isinstance(value, dict | list) and _holds_key(value)):
+            items.append({"key": list(key), "sha256": digest(_canonical(value))})
         else:
             items.append({"key": list(key), "value": value})
     return items
@@ -85,7 +104,7 @@ def drifted(fmt: str, text: str | None, owned: list[dict[str, Any]], shown: str)
     for item in owned:
         got = edit.lookup(data, tuple(item["key"]))
         if "sha256" in item:
-            same = isinstance(got, str) and digest(got) == item["sha256"]
+            same = got is not MISSING and digest(_canonical(got)) == item["sha256"]
         elif item.get("absent"):
             same = got is MISSING
         else:

@@ -121,6 +121,7 @@ def test_commit_writes_every_file_and_backs_up_every_existing_one(home, environ)
         ("qwen", "create"),
         ("opencode", "create"),
         ("claude", "modify"),
+        ("droid", "create"),
     ]
     journal = Journal(environ)
     with journal.locked():
@@ -143,6 +144,7 @@ def test_commit_writes_every_file_and_backs_up_every_existing_one(home, environ)
         ".qwen/settings.json",
         ".config/opencode/opencode.json",
         ".claude/settings.json",
+        ".factory/settings.json",
     }
     for rel, original in originals.items():
         item = by_path[rel]
@@ -184,10 +186,10 @@ def test_state_is_private_and_agent_file_modes(home, environ):
         for f in files:
             assert mode(Path(root) / f) == 0o600, Path(root) / f
             checked_files += 1
-    # lock, 2 manifests, 3 + 4 backups and 6 + 5 copies of what was written (each switch also creates its Codex
+    # lock, 2 manifests, 3 + 5 backups and 7 + 6 copies of what was written (each switch also creates its Codex
     # profile file, agentcfg-NAME.config.toml; taotoken's leaves claude alone); no validated-profiles cache:
     # both profiles are built-ins, which are not validated when read
-    assert checked_files == 1 + 2 + (3 + 4) + (6 + 5)
+    assert checked_files == 1 + 2 + (3 + 5) + (7 + 6)
 
     assert mode(home / ".codex/config.toml") == 0o640  # kept
     assert mode(home / ".qwen/.env") == 0o600
@@ -523,7 +525,7 @@ def test_second_identical_switch_writes_nothing(home, environ):
     first = switch("local", environ)
     assert first is not None
     files = [p for p in home.rglob("*") if p.is_file() and "agentcfg" not in p.relative_to(home).parts]
-    assert len(files) == 6  # the five agent files and the Codex profile file agentcfg-local.config.toml
+    assert len(files) == 7  # the six agent files and the Codex profile file agentcfg-local.config.toml
     stamps = {p: p.stat().st_mtime_ns for p in files}
     inodes = {p: p.stat().st_ino for p in files}
     content = snapshot(home)
@@ -615,7 +617,7 @@ def test_two_concurrent_switches_serialise(tmp_path, round_):
     assert status["interrupted"] is False
     by_agent = {a["name"]: a["profile"] for a in status["agents"]}
     # taotoken has no Anthropic URL, so Claude Code keeps the local profile it got (or never gets one).
-    expected = {"codex": last, "qwen": last, "opencode": last, "claude": "local"}
+    expected = {"codex": last, "qwen": last, "opencode": last, "claude": "local", "droid": last}
     assert by_agent == expected
     # the first switch's backups are the pristine state, the second's are the first switch's output
     first, second = entries

@@ -257,6 +257,7 @@ def test_init_imports_moves_the_keys_switches_and_checks(messy: Home, keyring_fi
         "qwen": "local",
         "opencode": "local",
         "claude": "local",
+        "droid": None,
     }
 
 
@@ -264,7 +265,7 @@ def test_agents_json_after_init_shows_the_switched_agents(messy: Home, local_ser
     home = messy
     run(home, "init", "--profile", "local", "--yes")
     rows = agents_by_name(run_json(home, "agents"))
-    assert list(rows) == ["codex", "qwen", "opencode", "claude"]
+    assert list(rows) == ["codex", "qwen", "opencode", "claude", "droid"]
     assert rows["codex"]["configured"] is False and rows["codex"]["profile"] is None
     for name in ("qwen", "opencode", "claude"):
         row = rows[name]

@@ -186,3 +186,27 @@ def test_settings_local_and_the_legacy_config_are_reported(tmp_path):
         '{"custom_models": [{"model": "m", "base_url": "u", "api_key": "${K}", "provider": "openai"}]}'
     )
     assert _ids({}, tmp_path) == [("droid-local-override", "warn"), ("droid-legacy-config", "warn")]
+
+
+# -- import: the user's own Droid entry, its plaintext key moved to the keyring -----------------------------
+
+
+def test_import_moves_a_plaintext_key_to_the_keyring_and_points_the_entry_at_it(home, keyring_file):
+    from tests.test_onboard import BACKUP, GW_A, KEY_A, MODEL_A, files_holding, keyring, run_json
+
+    users = {
+        "customModels": [
+            {"model": MODEL_A, "displayName": "Team GW", "baseUrl": GW_A, "apiKey": KEY_A,
+             "provider": "generic-chat-completion-api", "maxOutputTokens": 8192},
+        ],
+        "sessionDefaultSettings": {"model": "custom:Team-GW-0"},
+    }  # fmt: skip
+    home.write(".factory/settings.json", json.dumps(users, indent=2))
+    data = run_json(home, "profile", "import", "--yes")
+    ((name, found_in, moved),) = [(p["name"], p["found_in"], p["key_moved"]) for p in data["profiles"]]
+    assert found_in == ["droid"] and moved, data
+    settings = json.loads(home.read(".factory/settings.json"))
+    variable = f"{name.upper().replace('-', '_')}_API_KEY"
+    assert settings["customModels"][0]["apiKey"] == f"${{{variable}}}"  # Droid expands it from the environment
+    assert keyring(keyring_file) == {f"agentcfg/{name}": KEY_A}
+    assert [p for p in files_holding(home.root, KEY_A) if not BACKUP.match(p)] == []
