@@ -111,7 +111,7 @@ def messages_events(model: str, text: str, repeat: int = 1) -> list[dict[str, An
 
 
 # The shell tool of each agent as it names it, with the arguments it takes (seen in their requests: Codex 0.171
-# `exec_command`, qwen-code `run_shell_command` (with --yolo), opencode `bash`, Claude Code `Bash`).
+# `exec_command`, qwen-code `run_shell_command` (with --yolo), opencode `bash`, Claude Code `Bash`, Droid `Execute`).
 SHELL_TOOLS: dict[str, Callable[[str], dict[str, Any]]] = {
     "exec_command": lambda command: {"cmd": command},
     "shell_command": lambda command: {"command": command},
@@ -119,6 +119,13 @@ SHELL_TOOLS: dict[str, Callable[[str], dict[str, Any]]] = {
     "run_shell_command": lambda command: {"command": command, "is_background": False},
     "bash": lambda command: {"command": command, "description": "Prints the environment"},
     "Bash": lambda command: {"command": command, "description": "Prints the environment"},
+    # Droid 0.225's `Execute`: a summary of 3-8 words and a risk level are required
+    "Execute": lambda command: {
+        "summary": "Print the whole environment",
+        "command": command,
+        "riskLevelReason": "It only prints the environment.",
+        "riskLevel": "low",
+    },
 }
 
 

@@ -59,6 +59,7 @@ ORDER = [
     ".qwen/settings.json",
     ".config/opencode/opencode.json",
     ".claude/settings.json",
+    ".factory/settings.json",
 ]
 
 # The child: kill itself at the N-th write of a KIND, before / after it / half-way through its temp file.

@@ -40,7 +40,7 @@ from tests.fault_server import MODEL, FaultServer, dead_port
 KEY = "sk-harness-key-0123456789"
 WRONG_KEY = "sk-harness-wrong-987654321"
 VENV_BIN = Path(AGENTCFG).parent
-AGENT_BINARIES = ("codex", "qwen", "opencode", "claude")
+AGENT_BINARIES = ("codex", "qwen", "opencode", "claude", "droid")
 
 # -- what a pasteable command is -----------------------------------------------------------------------
 

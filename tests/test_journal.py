@@ -312,7 +312,7 @@ def test_all_or_nothing_after_kill_still_holds(home, environ):
     after = expected_after(environ)
     kill_run(environ, "agent", 2, "after", "switch", "local", "--all")
     now = agent_files(home)
-    assert [now[r] == after[r] for r in ORDER] == [True, True, False, False, False, False]
+    assert [now[r] == after[r] for r in ORDER] == [True, True, False, False, False, False, False]
     with Journal(environ).locked():
         pass
     assert agent_files(home) == before

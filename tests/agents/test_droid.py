@@ -141,18 +141,29 @@ def test_settings_local_json_that_overrides_the_default_is_noted(tmp_path):
     assert any("settings.local.json" in note and "sessionDefaultSettings.model" in note for note in change.notes)
 
 
-def test_exec_gives_droid_a_runtime_settings_file_without_the_key(tmp_path):
-    context = LaunchContext(current={SETTINGS: USERS}, environ=ENVIRON, version=None, runtime=tmp_path)
+def test_exec_gives_droid_a_runtime_settings_file_and_the_key_in_a_file_of_this_run(tmp_path):
+    context = LaunchContext(current={SETTINGS: USERS}, environ=ENVIRON, version=None, runtime=tmp_path,
+                            key="sk-exec-key-0123456789abcdef", run="7")  # fmt: skip
     launch = droid.launch(GATEWAY_ANTHROPIC, ("exec", "hi"), context)
     assert launch.args[0] == "--settings" and launch.args[2:] == ("exec", "hi")
-    ((name, text),) = launch.files.items()
-    assert launch.args[1] == str(tmp_path / name)
+    ((name, text),) = launch.key_files.items()  # removed once droid has ended; never in a variable
+    assert launch.args[1] == str(tmp_path / name) and "run7" in name and not launch.key_in_env and not launch.files
     content = json.loads(text)
     (entry,) = content["customModels"]
-    assert entry["apiKey"] == "${GW_API_KEY}" and entry["id"] == content["sessionDefaultSettings"]["model"]
+    assert (
+        entry["apiKey"] == "sk-exec-key-0123456789abcdef" and entry["id"] == content["sessionDefaultSettings"]["model"]
+    )
     assert entry["id"] not in {"custom:mine", "custom:agentcfg-gw"}
     assert launch.env["FACTORY_AIRGAP_ENABLED"] == "1"
     assert launch.env["FACTORY_DISABLE_SETTINGS_PERSISTENCE"] == "true"
+    assert "sk-exec-key" not in json.dumps(launch.env)
+
+
+def test_exec_of_a_keyless_profile_keeps_its_file_and_sends_no_key(tmp_path):
+    context = LaunchContext(current={SETTINGS: None}, environ=ENVIRON, version=None, runtime=tmp_path)
+    launch = droid.launch(LOCAL, ("exec", "hi"), context)
+    ((_name, text),) = launch.files.items()
+    assert not launch.key_files and "apiKey" not in json.loads(text)["customModels"][0]
 
 
 # -- doctor's offline checks ------------------------------------------------------------------------------

@@ -36,6 +36,9 @@ SHOWS_FROM = {
     # Connection refused — a firewall or proxy may be blocking it (ECONNREFUSED)" [run].
     ("claude", "dead-port"): [("2.1.332", r"API Error: Connection refused .*\(ECONNREFUSED\)")],
     ("claude", "proxy"): [("2.1.332", r"API Error: Connection refused .*\(ECONNREFUSED\)")],
+    # Droid 0.225 prints only "Error during droid execution: Exec failed" whatever went wrong (the cause is in
+    # ~/.factory/logs/droid-log-single.log, and in `droid exec -o stream-json`) [run]: doctor names it.
+    **{("droid", setup): [("0", r"Error during droid execution: Exec failed")] for setup in CASES},
 }
 # Where an agent only hangs or retries, the timeout ends it: the seconds each needs to show its error,
 # as [(first release seen, seconds)], newest first (no entry: 90).

@@ -26,6 +26,7 @@ COMMANDS = {
     "qwen": ["qwen", "-p", PROMPT, "--yolo"],
     "opencode": ["opencode", "run", PROMPT],
     "claude": ["claude", "-p", PROMPT, "--allowedTools", "Bash"],
+    "droid": ["droid", "exec", PROMPT, "--auto", "high"],
 }
 
 

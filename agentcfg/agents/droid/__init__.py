@@ -180,10 +180,12 @@ foreign_format = no_foreign_format
 
 def launch(profile: Profile, args: tuple[str, ...], context: LaunchContext) -> Launch:
     """`droid --settings FILE ...`: Droid merges a runtime settings file over its own for this process alone
-    and never writes it back. The file names the model by an id no file of the user's has, and the key by
-    its variable, so it holds no key. Droid's calls to Factory (9 to api.factory.ai, 1 to telemetry) stop with
-    FACTORY_AIRGAP_ENABLED; FACTORY_DISABLE_SETTINGS_PERSISTENCE keeps the interactive Droid from saving
-    settings.json (it would save it with every `${VAR}` expanded)."""
+    and never writes it back. The file names the model by an id no file of the user's has. Droid passes its
+    whole environment on to the commands the model runs (its Execute tool; it only masks what looks like a key
+    in what they print), so a profile's key goes in that file, for this run only (a key file), not in a
+    variable. Droid's calls to Factory (9 to api.factory.ai, 1 to telemetry) stop with FACTORY_AIRGAP_ENABLED;
+    FACTORY_DISABLE_SETTINGS_PERSISTENCE keeps the interactive Droid from saving settings.json (it would save it
+    with every `${VAR}` expanded)."""
     ((settings, text),) = context.current.items()
     try:
         taken = {e.get("id") for e in _entries(settings, text or "") if isinstance(e, dict)}
@@ -192,19 +194,28 @@ def launch(profile: Profile, args: tuple[str, ...], context: LaunchContext) -> L
     ident = PREFIX + attribution.free_exec_id(
         profile.name, {t.removeprefix(PREFIX) for t in taken if isinstance(t, str)}
     )
-    api_key = f"${{{profile.key_env}}}" if profile.key_env else REMOVE
+    in_file = bool(profile.key_env) and context.key is not None
+    api_key: object = REMOVE
+    if in_file:
+        api_key = context.key
+    elif profile.key_env:
+        api_key = f"${{{profile.key_env}}}"  # no key found: Droid sends the text, and the server says no
     content = {
         "customModels": [_entry(profile, api_key, ident, f"agentcfg exec: {profile.label}")],
         "sessionDefaultSettings": {"model": ident},
     }
     body = json.dumps(content, indent=2) + "\n"
-    name = base.runtime_name(f"droid-{profile.name}", body)
+    stem = f"droid-{profile.name}"
+    name = base.run_name(stem, context.run) if in_file else base.runtime_name(stem, body)
     variables = {
         "FACTORY_AIRGAP_ENABLED": "1",
         "FACTORY_DROID_AUTO_UPDATE_ENABLED": "false",
         "FACTORY_DISABLE_SETTINGS_PERSISTENCE": "true",
     }
-    return Launch(("--settings", str(context.runtime / name), *args), variables, files={name: body})
+    argv = ("--settings", str(context.runtime / name), *args)
+    if in_file:
+        return Launch(argv, variables, key_files={name: body}, key_in_env=False)
+    return Launch(argv, variables, files={name: body})
 
 
 def _selected(settings: dict) -> str | None:
