@@ -81,6 +81,12 @@ def test_the_same_switch_again_changes_nothing_and_another_profile_replaces_the_
     ]  # fmt: skip
 
 
+def test_a_keyed_switch_says_how_droid_would_write_the_key_back():
+    _, notes = _switch(GATEWAY_ANTHROPIC, None)
+    assert any("${GW_API_KEY} expanded" in n and "FACTORY_DISABLE_SETTINGS_PERSISTENCE=true" in n for n in notes)
+    assert _switch(LOCAL, None)[1] == ()
+
+
 def test_a_stored_key_is_written_only_when_asked():
     out, _ = _switch(GATEWAY_ANTHROPIC, None, KeySource(literal="sk-stored-in-files-0123456789"))
     assert _data(out)["customModels"][0]["apiKey"] == "sk-stored-in-files-0123456789"

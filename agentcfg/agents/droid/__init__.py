@@ -147,6 +147,12 @@ def edits(profile: Profile, current: Texts, keys: KeySource) -> list[FileEdit]:
     kept = [e for i, e in enumerate(entries) if i not in owned]
     new = [*kept[:place], ours, *kept[place:]]
     notes = _shadow_notes(settings)
+    if profile.key_env and not keys.literal:
+        notes += (
+            f"{settings.path}: the interactive Droid writes this file back with ${{{profile.key_env}}} expanded "
+            "(the key in plain text) whenever it saves a setting; FACTORY_DISABLE_SETTINGS_PERSISTENCE=true in "
+            "your shell stops that (agentcfg exec sets it for the run).",
+        )
     return [FileEdit(settings, [(MODELS, new), (DEFAULT, ours["id"])], notes)]
 
 
