@@ -19,7 +19,9 @@ Environ = Mapping[str, str]
 # cc/settings.json, qh/settings.json and ./oc.json under their working directory), so agentcfg resolves it
 # against its own: the file it plans on is the one that agent reads when started here, and the journal records a
 # path that means the same from any directory. A leading ~ is the home directory for the agents that expand it.
-AGENT_LOCATIONS = ("CODEX_HOME", "CLAUDE_CONFIG_DIR", "QWEN_HOME", "OPENCODE_CONFIG")
+# FACTORY_HOME_OVERRIDE stands for the home directory (its `.factory` is used; relative: from the working
+# directory, `~` not expanded, seen with Droid 0.225).
+AGENT_LOCATIONS = ("CODEX_HOME", "CLAUDE_CONFIG_DIR", "QWEN_HOME", "OPENCODE_CONFIG", "FACTORY_HOME_OVERRIDE")
 _TILDE = ("CLAUDE_CONFIG_DIR", "QWEN_HOME", "OPENCODE_CONFIG")
 # Made absolute at the command line's seam (agentcfg.cli.environ), so every command sees one meaning. AGENTCFG_HOME
 # too: the journal and the profiles must not move with the directory a later command runs in. HOME and

@@ -43,6 +43,8 @@ def _data(text: str) -> dict:
 
 def test_files_are_settings_json_in_factory_home():
     assert [f.path for f in droid.files(ENVIRON)] == [Path("/home/u/.factory/settings.json")]
+    moved = {**ENVIRON, "FACTORY_HOME_OVERRIDE": "/srv/droid-home"}  # in place of HOME (seen with droid 0.225.2)
+    assert [f.path for f in droid.files(moved)] == [Path("/srv/droid-home/.factory/settings.json")]
 
 
 def test_a_switch_appends_its_entry_keeps_the_users_and_sets_the_default_model():

@@ -273,7 +273,7 @@ def test_doctor_and_status_name_a_helper_an_older_agentcfg_wrote_and_its_fix_mak
         }
     agents = {a["name"]: a["key_helper_unisolated"] for a in home.json("status")["agents"]}
     exposure = {"console-script": "pythonpath", "python-m": "cwd"}[old]
-    assert agents == {"codex": exposure, "qwen": None, "opencode": None, "claude": exposure}, agents
+    assert agents == {"codex": exposure, "qwen": None, "opencode": None, "claude": exposure, "droid": None}, agents
     lines = [line for line in home.run("status").stdout.splitlines() if "key helper" in line]
     assert [line.split(":")[0] for line in lines] == ["codex", "claude"], lines
     for agent, line in zip(("codex", "claude"), lines, strict=True):

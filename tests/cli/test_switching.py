@@ -40,7 +40,7 @@ def test_no_agent_json_says_nothing_to_switch(home: Home) -> None:
     result = home.run("switch", "local", "--json", check=3)
     data = json.loads(result.stdout)
     assert data["nothing_to_switch"] is True and data["switched"] == [] and data["key_missing"] is None
-    assert data["changes"] == [] and set(data["skipped"]) == {"codex", "qwen", "opencode", "claude"}
+    assert data["changes"] == [] and set(data["skipped"]) == {"codex", "qwen", "opencode", "claude", "droid"}
     assert home.snapshot() == {}
 
 
@@ -89,7 +89,9 @@ def test_keyed_profile_without_a_key_writes_the_files_and_exits_4(home: Home, ke
 def test_keyed_profile_dry_run_exits_4_and_writes_nothing(home: Home, keyring_file) -> None:
     data = json.loads(home.run("switch", "taotoken", "--all", "--dry-run", "--json", check=4).stdout)
     assert data["key_missing"]["fix"] == "agentcfg key set taotoken"
-    assert data["switched"] == ["codex", "qwen", "opencode"] and "claude" in data["skipped"]  # no Anthropic URL
+    assert (
+        data["switched"] == ["codex", "qwen", "opencode", "droid"] and "claude" in data["skipped"]
+    )  # no Anthropic URL
     assert home.snapshot() == {}
 
 
@@ -190,7 +192,7 @@ def test_rollback_after_a_switch_exits_0_then_3(home: Home) -> None:
 def test_agents_json_keeps_its_shape(home: Home) -> None:
     home.run("switch", "local", "--agent", "codex")
     rows = json.loads(home.run("agents", "--json").stdout)
-    assert [r["agent"] for r in rows] == ["codex", "qwen", "opencode", "claude"]
+    assert [r["agent"] for r in rows] == ["codex", "qwen", "opencode", "claude", "droid"]
     keys = {"agent", "path", "version", "proven", "files", "configured", "profile", "base_url", "model", "error"}
     assert all(set(r) == keys for r in rows)
     assert rows[0]["profile"] == "local" and rows[0]["configured"] is True

@@ -153,6 +153,7 @@ def test_switch_creates_files_and_rollback_removes_them(home):
         ".qwen/settings.json",
         ".config/opencode/opencode.json",
         ".claude/settings.json",
+        ".factory/settings.json",
     }
     for relative in created:
         assert stat.S_IMODE(home.path(relative).stat().st_mode) == 0o600, relative
@@ -181,7 +182,7 @@ def test_default_switches_installed_or_configured_agents_and_says_why_others_are
     home.write(".claude/settings.json", CLAUDE)
     data = home.json("switch", "local")
     assert sorted({c["agent"] for c in data["changes"]}) == ["claude", "codex"]
-    assert set(data["skipped"]) == {"qwen", "opencode"}
+    assert set(data["skipped"]) == {"qwen", "opencode", "droid"}
     assert "not installed" in data["skipped"]["qwen"]
 
 
@@ -322,10 +323,12 @@ def test_agent_directory_variables_are_honoured(home, tmp_path):
         "QWEN_HOME": str(tmp_path / "qwen-home"),
         "OPENCODE_CONFIG": str(tmp_path / "oc" / "custom.json"),
         "CLAUDE_CONFIG_DIR": str(tmp_path / "claude-dir"),
+        "FACTORY_HOME_OVERRIDE": str(tmp_path / "droid-home"),
     }
     (tmp_path / "codex-home").mkdir()
     home.run("switch", "local", "--all", **extra)
-    for path in ["codex-home/config.toml", "qwen-home/.env", "oc/custom.json", "claude-dir/settings.json"]:
+    for path in ["codex-home/config.toml", "qwen-home/.env", "oc/custom.json", "claude-dir/settings.json",
+                 "droid-home/.factory/settings.json"]:  # fmt: skip
         assert (tmp_path / path).is_file(), path
     assert home.snapshot() == {}
 

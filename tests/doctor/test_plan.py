@@ -243,7 +243,7 @@ def by_agent(targets: list[Target]) -> dict[str, Target]:
 def test_target_shape(profile: Profile, environ: dict[str, str], keyring: dict[str, str]) -> None:
     keyring["taotoken"] = KEY
     targets = targets_from_profile(profile, AGENT_MODULES, environ)
-    assert [t.agent for t in targets] == ["codex", "qwen", "opencode", "claude"]
+    assert [t.agent for t in targets] == ["codex", "qwen", "opencode", "claude", "droid"]
     for t, module in zip(targets, AGENT_MODULES, strict=True):
         assert t.profile == profile.name
         assert t.model == profile.model

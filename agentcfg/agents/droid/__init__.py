@@ -83,7 +83,9 @@ def model_id(profile: Profile) -> str:
 
 
 def factory_home(environ: env.Environ) -> Path:
-    return env.home(environ) / ".factory"
+    """`~/.factory`, where FACTORY_HOME_OVERRIDE (a directory in place of the home directory) moves it."""
+    override = environ.get("FACTORY_HOME_OVERRIDE")
+    return (Path(override).expanduser() if override else env.home(environ)) / ".factory"
 
 
 def files(environ: env.Environ) -> list[AgentFile]:
