@@ -31,6 +31,9 @@ AGENT_LOCATIONS = (
     "CLINE_DIR",
     "COPILOT_HOME",
     "COPILOT_PROVIDERS_CONFIG",
+    # Droid's stands for the home directory (its `.factory` is used; relative: from the working directory, `~` not
+    # expanded, seen with Droid 0.225)
+    "FACTORY_HOME_OVERRIDE",
 )
 _TILDE = ("CLAUDE_CONFIG_DIR", "QWEN_HOME", "OPENCODE_CONFIG")
 # Made absolute at the command line's seam (agentcfg.cli.environ), so every command sees one meaning. AGENTCFG_HOME

@@ -115,7 +115,7 @@ def messages_events(model: str, text: str, repeat: int = 1) -> list[dict[str, An
 
 # The shell tool of each agent as it names it, with the arguments it takes (seen in their requests: Codex 0.171
 # `exec_command`, qwen-code `run_shell_command` (with --yolo), opencode `bash`, Claude Code `Bash`, Cline CLI 3.0.65
-# `run_commands`).
+# `run_commands`, Droid `Execute`).
 SHELL_TOOLS: dict[str, Callable[[str], dict[str, Any]]] = {
     "exec_command": lambda command: {"cmd": command},
     "shell_command": lambda command: {"command": command},
@@ -124,6 +124,13 @@ SHELL_TOOLS: dict[str, Callable[[str], dict[str, Any]]] = {
     "bash": lambda command: {"command": command, "description": "Prints the environment"},
     "Bash": lambda command: {"command": command, "description": "Prints the environment"},
     "run_commands": lambda command: {"commands": [command]},
+    # Droid 0.225's `Execute`: a summary of 3-8 words and a risk level are required
+    "Execute": lambda command: {
+        "summary": "Print the whole environment",
+        "command": command,
+        "riskLevelReason": "It only prints the environment.",
+        "riskLevel": "low",
+    },
 }
 
 

@@ -125,6 +125,7 @@ def test_commit_writes_every_file_and_backs_up_every_existing_one(home, environ)
         ("cline", "create"),  # global-settings.json
         ("copilot", "create"),
         ("copilot", "create"),
+        ("droid", "create"),
     ]
     journal = Journal(environ)
     with journal.locked():
@@ -151,6 +152,7 @@ def test_commit_writes_every_file_and_backs_up_every_existing_one(home, environ)
         ".cline/data/settings/global-settings.json",
         ".copilot/providers.json",
         ".copilot/settings.json",
+        ".factory/settings.json",
     }
     for rel, original in originals.items():
         item = by_path[rel]
@@ -192,11 +194,11 @@ def test_state_is_private_and_agent_file_modes(home, environ):
         for f in files:
             assert mode(Path(root) / f) == 0o600, Path(root) / f
             checked_files += 1
-    # lock, 2 manifests, 3 + 7 backups and 10 + 8 copies of what was written (each switch also creates its Codex
+    # lock, 2 manifests, 3 + 8 backups and 11 + 9 copies of what was written (each switch also creates its Codex
     # profile file, agentcfg-NAME.config.toml; taotoken's leaves claude alone and cline's global-settings.json as
-    # the first switch wrote it, and rewrites Copilot CLI's two files the first one created); no validated-profiles
-    # cache: both profiles are built-ins, which are not validated when read
-    assert checked_files == 1 + 2 + (3 + 7) + (10 + 8)
+    # the first switch wrote it, and rewrites the files of Copilot CLI (two) and Droid the first one created); no
+    # validated-profiles cache: both profiles are built-ins, which are not validated when read
+    assert checked_files == 1 + 2 + (3 + 8) + (11 + 9)
 
     assert mode(home / ".codex/config.toml") == 0o640  # kept
     assert mode(home / ".qwen/.env") == 0o600
@@ -532,7 +534,7 @@ def test_second_identical_switch_writes_nothing(home, environ):
     first = switch("local", environ)
     assert first is not None
     files = [p for p in home.rglob("*") if p.is_file() and "agentcfg" not in p.relative_to(home).parts]
-    assert len(files) == 10  # the nine agent files and the Codex profile file agentcfg-local.config.toml
+    assert len(files) == 11  # the ten agent files and the Codex profile file agentcfg-local.config.toml
     stamps = {p: p.stat().st_mtime_ns for p in files}
     inodes = {p: p.stat().st_ino for p in files}
     content = snapshot(home)
@@ -632,6 +634,7 @@ def test_two_concurrent_switches_serialise(tmp_path, round_):
         "cline": last,
         "copilot": last,
         "gemini": None,
+        "droid": last,
     }  # (gemini: a route only)
     assert by_agent == expected
     # the first switch's backups are the pristine state, the second's are the first switch's output

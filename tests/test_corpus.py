@@ -57,7 +57,7 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 CORPUS = Path(__file__).parent / "corpus"
-AGENT_DIRS = ("codex", "claude", "opencode", "qwen", "cline", "gemini")
+AGENT_DIRS = ("codex", "claude", "opencode", "qwen", "cline", "gemini", "droid")
 QWEN_VERSION = 4  # SETTINGS_VERSION in qwen-code's packages/cli/src/config/settings.ts
 TRUSTED_PATH = "/tmp/corpus-project"  # a path toml_edit must quote, like every real project path
 
@@ -87,6 +87,8 @@ def destination(path: Path, home: Path) -> Path:
         return settings / ("global-settings.json" if path.name.endswith(".global-settings.json") else "providers.json")
     if agent == "gemini":
         return home / ".gemini" / (".env" if path.suffix == ".env" else "settings.json")
+    if agent == "droid":
+        return home / ".factory" / "settings.json"
     return home / ".qwen" / (".env" if path.suffix == ".env" else "settings.json")
 
 
@@ -290,6 +292,12 @@ def opencode_mcp(text: str | None) -> str | None:
     if mcp is None:
         return _insert_first(text, root, f'"mcp": {{{server}}}')
     return _insert_first(text, mcp, server)
+
+
+def droid_status_line(text: str | None) -> str | None:
+    """The user adds a status line: `statusLine` at the root (Droid's settings are flat), as the first member."""
+    assert text is not None
+    return _insert_first(text, jsonc_tree(text), '"statusLine": {"type": "command", "command": "corpus-status"}')
 
 
 def qwen_version(text: str | None) -> str | None:
@@ -500,6 +508,7 @@ EDITS: dict[str, dict[str, Callable[[str | None], str | None]]] = {
     "claude": {"permission": claude_permission, "rewrite": claude_rewrite},
     "cline": {"run": cline_run},
     "gemini": {"mcp": gemini_mcp},
+    "droid": {"status-line": droid_status_line},
 }
 
 

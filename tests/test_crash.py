@@ -63,6 +63,7 @@ ORDER = [
     ".cline/data/settings/global-settings.json",
     ".copilot/providers.json",
     ".copilot/settings.json",
+    ".factory/settings.json",
 ]
 
 # The child: kill itself at the N-th write of a KIND, before / after it / half-way through its temp file.

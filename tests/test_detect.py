@@ -72,7 +72,7 @@ def test_profile_add_detect_against_a_local_server(home, server):
     # vLLM serves /v1/messages too: Claude Code gets the same server, without /v1
     assert profile["anthropic_base_url"] == server["url"].removesuffix("/v1")
     data = home.json("switch", "tiny", "--all")
-    assert sum("will fail on this server" in n for n in data["notes"]) == 6
+    assert sum("will fail on this server" in n for n in data["notes"]) == 7
     assert set(data["skipped"]) == {"gemini"}  # Gemini CLI runs on a route only
 
 

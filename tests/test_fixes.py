@@ -5,7 +5,7 @@ command under test prints its fixes; each must hold no placeholder (PROFILE, NAM
 masked `****`), pass `bash -n`, and, RUN with bash in that HOME, exit 0. Where a fix claims to fix
 the finding, doctor no longer reports it afterwards.
 
-Running a fix: PATH has this venv's `agentcfg` and stubs for the four agents (never a real agent:
+Running a fix: PATH has this venv's `agentcfg` and stubs for every agent (never a real agent:
 `agentcfg exec t -- codex` runs a stub that exits 0), stdin holds the key for a command that reads one,
 and a `kill` is only ever run on a process this test started.
 """
@@ -23,6 +23,7 @@ from typing import Any
 
 import pytest
 
+from agentcfg.agents import AGENTS
 from tests.conftest import AGENTCFG, REPO, Home, keyring_env, make_home
 from tests.doctor.test_doctor import (  # noqa: F401 - _processes_lock and spawn are fixtures used here
     TOOL_FLAGS,
@@ -40,7 +41,7 @@ from tests.fault_server import MODEL, FaultServer, dead_port
 KEY = "sk-harness-key-0123456789"
 WRONG_KEY = "sk-harness-wrong-987654321"
 VENV_BIN = Path(AGENTCFG).parent
-AGENT_BINARIES = ("codex", "qwen", "opencode", "claude")
+AGENT_BINARIES = tuple(agent.TRAITS.binary for agent in AGENTS.values())
 
 # -- what a pasteable command is -----------------------------------------------------------------------
 
@@ -330,7 +331,8 @@ def test_switch_notes_for_a_keyed_profile_run_as_pasted(tmp_path):
         commands = [c for note in notes_of(first) for c in backticked(note)]
         assert "agentcfg key set t" in commands
         assert {f"agentcfg exec t -- {b}" for b in ("codex", "qwen", "opencode")} <= set(commands)
-        for command in commands:  # key set first (it gets the key on stdin), then the agents' starts
+        # key set first (it gets the key on stdin), then the agents' starts, whichever note says which
+        for command in sorted(commands, key=lambda c: not c.startswith("agentcfg key set")):
             run_fix(world, command)
         again = world.home.run("switch", "t", "--all")
         assert not [n for n in notes_of(again) if "stored no key" in n], again.stderr

@@ -247,8 +247,8 @@ def test_prepare_with_something_odd_at_the_path_is_a_clear_refusal_or_a_replacem
 
 
 def test_prepare_puts_the_key_in_no_file_but_this_runs_key_files(environ) -> None:
-    """The key exec found is in a file only where an agent takes it so (qwen's settings, a project profile's
-    for Claude Code and Copilot CLI): files of this run alone, owner-only, and `remove` leaves none behind."""
+    """The key exec found is in a file only where an agent takes it so (qwen's and Droid's settings, a project
+    profile's for Claude Code and Copilot CLI): files of this run alone, owner-only, and `remove` leaves none behind."""
     key = "sk-never-in-a-shared-file-0123456789"
     environ = {**environ, "GW_API_KEY": key}
     project = Profile(**{**GW.__dict__, "source": "project:/src/app"})
@@ -262,6 +262,7 @@ def test_prepare_puts_the_key_in_no_file_but_this_runs_key_files(environ) -> Non
         "claude-gw",
         "cline-gw",
         "copilot-gw",
+        "droid-gw",
     }
     assert all(_mode(path) == 0o600 for path in key_files)
     for prepared in runs:

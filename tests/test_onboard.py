@@ -260,6 +260,7 @@ def test_init_imports_moves_the_keys_switches_and_checks(messy: Home, keyring_fi
         "cline": None,  # neither installed nor configured here: init leaves it alone
         "copilot": None,
         "gemini": None,  # a plain profile: Gemini CLI runs on a route only
+        "droid": None,
     }
 
 
@@ -267,7 +268,7 @@ def test_agents_json_after_init_shows_the_switched_agents(messy: Home, local_ser
     home = messy
     run(home, "init", "--profile", "local", "--yes")
     rows = agents_by_name(run_json(home, "agents"))
-    assert list(rows) == ["codex", "qwen", "opencode", "claude", "cline", "copilot", "gemini"]
+    assert list(rows) == ["codex", "qwen", "opencode", "claude", "cline", "copilot", "gemini", "droid"]
     assert rows["codex"]["configured"] is False and rows["codex"]["profile"] is None
     for name in ("qwen", "opencode", "claude"):
         row = rows[name]

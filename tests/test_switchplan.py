@@ -91,3 +91,22 @@ def test_the_agents_traits_name_what_switch_says_of_the_shell():
     assert claude.TRAITS.shell_headers == claude.CUSTOM_HEADERS
     assert qwen.TRAITS.shell_key_over_placeholder == (qwen.KEY, qwen.files(ENVIRON)[0].path.name)
     assert codex.TRAITS.profile_files_since == codex.PROFILE_FILES_SINCE
+
+
+# -- what the journal keeps of an owned list (Droid's customModels, qwen's modelProviders.openai) ----------
+
+
+def test_an_owned_list_holding_a_key_is_kept_as_its_digest_only():
+    """A switch owns a whole list where an agent keeps its models in one (the user's entries with it): the
+    journal must not copy a key from one of them, yet still tell when someone edited the list."""
+    from agentcfg.plan import drifted, owned_to_json
+
+    users = {"model": "m", "apiKey": "sk-users-own-Q8x7v2LkP9z3M4n5"}  # a key agentcfg was never told of
+    ours = {"model": "m", "id": "custom:agentcfg-local"}
+    owned = owned_to_json(((("customModels",), [users, ours]), (("name",), "plain")))
+    assert "sk-users-own" not in json.dumps(owned)
+    assert owned[1] == {"key": ["name"], "value": "plain"}  # a value without a key stays readable
+    text = json.dumps({"customModels": [users, ours], "name": "plain"})
+    assert drifted("json", text, owned, "f") == []
+    edited = json.dumps({"customModels": [users], "name": "plain"})
+    assert drifted("json", edited, owned, "f") == ["customModels"]

@@ -5,8 +5,8 @@ Each module is held to the `Agent` interface by mypy (the annotation below), not
 
 from __future__ import annotations
 
-from agentcfg.agents import claude, cline, codex, copilot, gemini, opencode, qwen
+from agentcfg.agents import claude, cline, codex, copilot, droid, gemini, opencode, qwen
 from agentcfg.agents.base import Agent
 
-_MODULES: tuple[Agent, ...] = (codex, qwen, opencode, claude, cline, copilot, gemini)
+_MODULES: tuple[Agent, ...] = (codex, qwen, opencode, claude, cline, copilot, gemini, droid)
 AGENTS: dict[str, Agent] = {agent.TRAITS.name: agent for agent in _MODULES}

@@ -213,6 +213,10 @@ CATALOGUE: dict[str, Entry] = {
         ("cline-provider-missing", FAIL, "lastUsedProvider names no entry of providers.json", (fixes.switch,)),
         ("cline-base-url", WARN, "cline's base URL has no path (no /v1)", (fixes.switch,)),
         ("cline-key-in-file", WARN, "cline's key is in plaintext in providers.json", (fixes.key_set, fixes.exec_agent)),
+        ("droid-settings-rejected", FAIL, "Droid drops its whole settings.json (an unknown provider)", (fixes.switch,)),
+        ("droid-model-dropped", f"{FAIL},{WARN}", "a customModels entry Droid leaves out (a key missing)", ()),
+        ("droid-local-override", WARN, "settings.local.json overrides agentcfg's default model or customModels", ()),
+        ("droid-legacy-config", WARN, "the legacy config.json custom_models, where ${VAR} is not expanded", ()),
         ("claude-settings-invalid", FAIL, "Claude Code ignores its settings file as invalid", ()),
         (
             "claude-output-too-small",

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from agentcfg import budget, edit
-from agentcfg.agents import AGENTS, claude, cline, codex, copilot, gemini, opencode, qwen
+from agentcfg.agents import AGENTS, claude, cline, codex, copilot, droid, gemini, opencode, qwen
 from agentcfg.agents.base import AgentFile, Binding, KeySource
 from agentcfg.edit import MISSING
 from agentcfg.errors import AgentcfgError
@@ -57,7 +57,7 @@ def shown(binding: Binding) -> Binding:
 def test_every_agent_is_registered():
     assert {
         "codex": codex, "qwen": qwen, "opencode": opencode, "claude": claude, "cline": cline, "copilot": copilot,
-        "gemini": gemini,
+        "gemini": gemini, "droid": droid,
     } == AGENTS  # fmt: skip
 
 
@@ -526,11 +526,21 @@ PROMPTS = {
     "cline": 8_000,
     "copilot": 12_000,
     "gemini": 10_000,
+    "droid": 12_000,
 }
 EXPECTED_OUTPUT = {  # window -> agent -> tokens
     # 2048: no room, a quarter of the window; 16384: budget.MIN_OUTPUT, what each needs;
     # 32768: claude's is not the 384 of its room
-    2048: {"codex": 512, "opencode": 512, "qwen": 512, "claude": 512, "cline": 512, "copilot": 512, "gemini": 512},
+    2048: {
+        "codex": 512,
+        "opencode": 512,
+        "qwen": 512,
+        "claude": 512,
+        "cline": 512,
+        "copilot": 512,
+        "gemini": 512,
+        "droid": 512,
+    },
     16384: {
         "codex": 4096,
         "opencode": 4096,
@@ -539,6 +549,7 @@ EXPECTED_OUTPUT = {  # window -> agent -> tokens
         "cline": 4192,
         "copilot": 4096,
         "gemini": 4096,
+        "droid": 4096,
     },
     32768: {
         "codex": 9884,
@@ -548,6 +559,7 @@ EXPECTED_OUTPUT = {  # window -> agent -> tokens
         "cline": 12384,
         "copilot": 10384,
         "gemini": 11384,
+        "droid": 10384,
     },
     65536: {
         "codex": 26268,
@@ -557,6 +569,7 @@ EXPECTED_OUTPUT = {  # window -> agent -> tokens
         "cline": 28768,
         "copilot": 26768,
         "gemini": 27768,
+        "droid": 26768,
     },
     1048576: {
         "codex": 32000,
@@ -566,6 +579,7 @@ EXPECTED_OUTPUT = {  # window -> agent -> tokens
         "cline": 32000,
         "copilot": 32000,
         "gemini": 32000,
+        "droid": 32000,
     },
     None: {
         "codex": 8192,
@@ -575,6 +589,7 @@ EXPECTED_OUTPUT = {  # window -> agent -> tokens
         "cline": 8192,
         "copilot": 8192,
         "gemini": 8192,
+        "droid": 8192,
     },
 }
 

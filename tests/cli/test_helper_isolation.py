@@ -281,6 +281,7 @@ def test_doctor_and_status_name_a_helper_an_older_agentcfg_wrote_and_its_fix_mak
         "cline": None,
         "copilot": None,
         "gemini": None,
+        "droid": None,
     }, agents
     lines = [line for line in home.run("status").stdout.splitlines() if "key helper" in line]
     assert [line.split(":")[0] for line in lines] == ["codex", "claude"], lines

@@ -452,7 +452,7 @@ def test_switch_after_key_set_writes_no_key_and_agents_fetch_or_read_it(home, ke
     set_key(home, "gw", GW_KEY)
     first = run(home, "switch", "gw", "--all")
     assert "note: claude fetches the key from the keyring by itself (`agentcfg key get gw`)\n" in first.stderr
-    readers = ("codex", "qwen", "opencode")  # not copilot: no file of it can name a variable (its own note)
+    readers = ("codex", "qwen", "opencode", "droid")  # not copilot: no file of it can name a variable (its own note)
     assert f"note: {', '.join(readers)} {helper_note(*readers)}" in first.stderr
     assert "Copilot CLI takes a provider's key only in plaintext" in first.stderr
     assert "no key stored" not in first.stderr
@@ -478,7 +478,7 @@ def test_switch_after_key_set_writes_no_key_and_agents_fetch_or_read_it(home, ke
     fake_codex(home, "0.171.0")  # runs an auth command
     second = run(home, "switch", "gw", "--all")
     assert "note: codex, claude fetch the key from the keyring by itself" in second.stderr
-    assert f"note: qwen, opencode {helper_note('qwen', 'opencode')}" in second.stderr
+    assert f"note: qwen, opencode, droid {helper_note('qwen', 'opencode', 'droid')}" in second.stderr
     provider = tomllib.loads(home.read(".codex/config.toml"))["model_providers"]["agentcfg-gw"]
     assert provider["auth"] == {"command": helper_argv("gw")[0], "args": helper_argv("gw")[1:]}
     assert "env_key" not in provider and "experimental_bearer_token" not in provider
@@ -494,7 +494,9 @@ def test_switch_after_key_set_writes_no_key_and_agents_fetch_or_read_it(home, ke
 
     fake_codex(home, "0.118.0")  # before the auth command existed
     third = run(home, "switch", "gw", "--all")
-    assert f"note: {', '.join(readers)} {helper_note(*readers)}" in third.stderr
+    assert f"note: {', '.join(readers)} {helper_note(*readers)}", (
+        "note: codex, qwen, opencode, droid {helper_note('codex', 'qwen', 'opencode', 'droid')}" in third.stderr
+    )
     provider = tomllib.loads(home.read(".codex/config.toml"))["model_providers"]["agentcfg-gw"]
     assert provider["env_key"] == "GW_API_KEY" and "auth" not in provider
     assert files_holding(home.root, GW_KEY) == []
@@ -554,6 +556,7 @@ def test_store_key_in_files_writes_private_files_and_never_prints_the_key(home, 
     holding = [".codex/config.toml", ".config/opencode/opencode.json", ".qwen/.env", ".claude/settings.json"]
     holding.append(".cline/data/settings/providers.json")  # cline's apiKey, as asked
     holding.append(".copilot/providers.json")
+    holding.append(".factory/settings.json")  # Droid's entry: "apiKey" is the key itself
     # and the Codex profile file of the profile switched to (`codex --profile agentcfg-gw`), as asked
     holding.append(".codex/agentcfg-gw.config.toml")
     assert files_holding(home.root, GW_KEY) == sorted(holding)
@@ -565,7 +568,7 @@ def test_store_key_in_files_writes_private_files_and_never_prints_the_key(home, 
 
     status_text = run(home, "status")
     flagged = {line.split(":")[0] for line in status_text.stdout.splitlines() if "plaintext" in line}
-    assert flagged == {"codex", "qwen", "opencode", "claude", "cline", "copilot"}, status_text.stdout
+    assert flagged == {"codex", "qwen", "opencode", "claude", "cline", "copilot", "droid"}, status_text.stdout
     status = {a["name"]: a for a in json.loads(run(home, "status", "--json").stdout)["agents"]}
     status = {name: a for name, a in status.items() if a["configured"]}  # (Gemini CLI: a route only, left alone)
     assert {name: a["key_in_file"] for name, a in status.items()} == dict.fromkeys(status, True)

@@ -236,7 +236,7 @@ def test_the_key_is_in_no_variable_but_its_own_and_in_no_file_once_the_agent_has
     switched: Home, agents, agent: str
 ) -> None:
     """Where the key is while the agent runs: Codex and opencode read their own variable (and keep it from the
-    commands they run), Claude Code fetches it (`key get`), qwen reads this run's settings file."""
+    commands they run), Claude Code fetches it (`key get`), qwen and Droid read this run's settings file."""
     if refused := plain_profile_refused(agent):  # `gw` is a plain profile: it runs on a route only
         pytest.skip(refused)
     run(switched, "exec", "gw", "--", agent, "hi")
@@ -244,7 +244,7 @@ def test_the_key_is_in_no_variable_but_its_own_and_in_no_file_once_the_agent_has
     assert KEY not in json.dumps(out["argv"])
     assert {name for name, value in out["env"].items() if KEY in value} <= {"GW_API_KEY"}
     assert ("GW_API_KEY" in out["env"]) == (agent in ("codex", "opencode"))
-    assert (KEY in out.get("settings", "")) == (agent == "qwen")
+    assert (KEY in out.get("settings", "")) == (agent in ("qwen", "droid"))
     assert files_with(switched.root, KEY) == []
     assert wait_until(lambda: files_with(runtime(switched), KEY) == [])
 

@@ -48,6 +48,7 @@ def test_no_agent_json_says_nothing_to_switch(home: Home) -> None:
         "cline",
         "copilot",
         "gemini",
+        "droid",
     }
     assert home.snapshot() == {}
 
@@ -98,7 +99,7 @@ def test_keyed_profile_dry_run_exits_4_and_writes_nothing(home: Home, keyring_fi
     data = json.loads(home.run("switch", "taotoken", "--all", "--dry-run", "--json", check=4).stdout)
     assert data["key_missing"]["fix"] == "agentcfg key set taotoken"
     assert (
-        data["switched"] == ["codex", "qwen", "opencode", "cline", "copilot"] and "claude" in data["skipped"]
+        data["switched"] == ["codex", "qwen", "opencode", "cline", "copilot", "droid"] and "claude" in data["skipped"]
     )  # no Anthropic URL
     assert home.snapshot() == {}
 
@@ -200,7 +201,7 @@ def test_rollback_after_a_switch_exits_0_then_3(home: Home) -> None:
 def test_agents_json_keeps_its_shape(home: Home) -> None:
     home.run("switch", "local", "--agent", "codex")
     rows = json.loads(home.run("agents", "--json").stdout)
-    assert [r["agent"] for r in rows] == ["codex", "qwen", "opencode", "claude", "cline", "copilot", "gemini"]
+    assert [r["agent"] for r in rows] == ["codex", "qwen", "opencode", "claude", "cline", "copilot", "gemini", "droid"]
     keys = {"agent", "path", "version", "proven", "files", "configured", "profile", "base_url", "model", "error"}
     assert all(set(r) == keys for r in rows)
     assert rows[0]["profile"] == "local" and rows[0]["configured"] is True

@@ -157,6 +157,7 @@ def test_switch_creates_files_and_rollback_removes_them(home):
         ".cline/data/settings/global-settings.json",
         ".copilot/providers.json",
         ".copilot/settings.json",
+        ".factory/settings.json",
     }
     for relative in created:
         assert stat.S_IMODE(home.path(relative).stat().st_mode) == 0o600, relative
@@ -185,7 +186,7 @@ def test_default_switches_installed_or_configured_agents_and_says_why_others_are
     home.write(".claude/settings.json", CLAUDE)
     data = home.json("switch", "local")
     assert sorted({c["agent"] for c in data["changes"]}) == ["claude", "codex"]
-    assert set(data["skipped"]) == {"qwen", "opencode", "cline", "copilot", "gemini"}
+    assert set(data["skipped"]) == {"qwen", "opencode", "cline", "copilot", "gemini", "droid"}
     assert "not installed" in data["skipped"]["qwen"]
 
 
@@ -328,11 +329,13 @@ def test_agent_directory_variables_are_honoured(home, tmp_path):
         "CLAUDE_CONFIG_DIR": str(tmp_path / "claude-dir"),
         "CLINE_DIR": str(tmp_path / "cline-dir"),
         "COPILOT_HOME": str(tmp_path / "copilot-home"),
+        "FACTORY_HOME_OVERRIDE": str(tmp_path / "droid-home"),
     }
     (tmp_path / "codex-home").mkdir()
     home.run("switch", "local", "--all", **extra)
     moved = ["codex-home/config.toml", "qwen-home/.env", "oc/custom.json", "claude-dir/settings.json"]
     moved += ["cline-dir/data/settings/providers.json", "copilot-home/providers.json", "copilot-home/settings.json"]
+    moved += ["droid-home/.factory/settings.json"]
     for path in moved:
         assert (tmp_path / path).is_file(), path
     assert home.snapshot() == {}

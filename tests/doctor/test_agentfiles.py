@@ -472,6 +472,8 @@ BREAK = {  # agent -> (file, what to do to what switch wrote, the finding)
                  "opencode-config-rejected"),
     "qwen": (".qwen/settings.json", lambda t: t.replace('"selectedType": "openai"', '"selectedType": "qwen-oauth"'),
              "qwen-oauth-selected"),
+    "droid": (".factory/settings.json", lambda t: t.replace('"generic-chat-completion-api"', '"chat"'),
+              "droid-settings-rejected"),
 }  # fmt: skip
 
 

@@ -240,6 +240,7 @@ def test_context_window_from_the_files(home, keyring):
         "claude": None,  # Claude Code is told no window
         "cline": 65536,
         "copilot": 65536,
+        "droid": 65536,
     }
     # the same as `doctor PROFILE` says the switch would write
     by_profile = {t.agent: t.context_window for t in collect.targets_from_profile(windowed, AGENT_MODULES, home.env)}

@@ -42,7 +42,7 @@ from tests import fault_server
 from tests.conftest import AGENTCFG, SHARED_FIXTURES, Home, keyring_env, make_home
 from tests.fault_server import MODEL, BlackHole, FaultServer, dead_port
 
-AGENTS = ("codex", "qwen", "opencode", "claude", "cline", "copilot")
+AGENTS = ("codex", "qwen", "opencode", "claude", "cline", "copilot", "droid")
 SERVER_KEY = "sk-test-server-key-123456"
 WRONG_KEY = "sk-wrong-key-abcdef-987654"
 DEFAULT_MAX_MODEL_LEN = inspect.signature(FaultServer).parameters["max_model_len"].default
@@ -622,7 +622,7 @@ def test_proxy_on_a_dead_port_intercepts_local_requests(standard):
 def test_no_proxy_covers_local_requests_except_for_qwen_which_ignores_it(standard):
     proxy = f"http://127.0.0.1:{dead_port()}"
     report = doctor(standard.home, check=1, HTTP_PROXY=proxy, NO_PROXY="127.0.0.1,localhost")
-    for agent in ("codex", "opencode", "claude", "cline", "copilot"):
+    for agent in ("codex", "opencode", "claude", "cline", "copilot", "droid"):
         assert not any(f["id"].startswith("proxy-") for f in report["findings"] if f["agent"] == agent), agent
         assert problems(report, agent) == set()
     finding = one(report, "qwen", "proxy-unreachable", "fail")
@@ -631,7 +631,15 @@ def test_no_proxy_covers_local_requests_except_for_qwen_which_ignores_it(standar
     assert finding["fix"] == "env -u HTTPS_PROXY -u https_proxy -u HTTP_PROXY -u http_proxy qwen"
     assert "ignores NO_PROXY" in finding["hint"]
     proxies = {a["agent"]: a["proxy"] for a in report["agents"]}
-    assert proxies == {"codex": None, "qwen": proxy, "opencode": None, "claude": None, "cline": None, "copilot": None}
+    assert proxies == {
+        "codex": None,
+        "qwen": proxy,
+        "opencode": None,
+        "claude": None,
+        "cline": None,
+        "copilot": None,
+        "droid": None,
+    }
 
 
 def test_working_proxy_in_front_of_a_local_server_is_a_warning(standard):

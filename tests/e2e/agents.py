@@ -176,6 +176,7 @@ def command(agent: str, prompt: str = PROMPT) -> list[str]:
         "cline": ["cline", prompt],
         "copilot": ["copilot", "-p", prompt, "--allow-all-tools", "-s", "--no-auto-update"],
         "gemini": ["gemini", "-p", prompt],
+        "droid": ["droid", "exec", prompt],
     }[agent]
 
 
@@ -220,6 +221,11 @@ def environment(base: dict[str, str], bin_dir: Path) -> dict[str, str]:
         # Its vendor calls are off in the settings switch and exec write (privacy, telemetry, auto-update).
         GEMINI_CLI_TRUST_WORKSPACE="true",
         GEMINI_CLI_NO_RELAUNCH="true",
+        # Droid: no call to Factory (9 to api.factory.ai, 1 to telemetry.factory.ai without it), no update
+        # check, no keyring.
+        FACTORY_AIRGAP_ENABLED="1",
+        FACTORY_DROID_AUTO_UPDATE_ENABLED="false",
+        FACTORY_DISABLE_KEYRING="1",
         # opencode starts `npm install @opencode-ai/plugin` in the background on every run: npm gets no
         # network (cache only) and a registry on a dead loopback port, so outside the CI's network
         # namespace too nothing leaves this machine.

@@ -18,7 +18,7 @@ from typing import TypeVar
 
 import pytest
 
-from agentcfg.agents import claude, codex, copilot, opencode, qwen
+from agentcfg.agents import claude, codex, copilot, droid, opencode, qwen
 from agentcfg.current import read_current
 from agentcfg.doctor.agentfiles import check
 from agentcfg.profiles import Profile
@@ -30,13 +30,14 @@ from tests.fault_server import MODEL, FaultServer
 pytestmark = pytest.mark.e2e
 T = TypeVar("T", str, bytes)
 
-MODULES = {"codex": codex, "opencode": opencode, "qwen": qwen, "claude": claude, "copilot": copilot}
+MODULES = {"codex": codex, "opencode": opencode, "qwen": qwen, "claude": claude, "copilot": copilot, "droid": droid}
 FILE = {
     "codex": ".codex/config.toml",
     "opencode": ".config/opencode/opencode.json",
     "qwen": ".qwen/settings.json",
     "claude": ".claude/settings.json",
     "copilot": ".copilot/providers.json",
+    "droid": ".factory/settings.json",
 }
 PROVIDER = '[model_providers.agentcfg-local]\nname = "agentcfg: local"\nbase_url = "http://127.0.0.1:9/v1"\n'
 CODEX_OK = f'model = "M"\nmodel_provider = "agentcfg-local"\n{PROVIDER}'
@@ -54,6 +55,14 @@ def opencode_file(model: str = "agentcfg-local/M", limit: object = None, **top: 
 COPILOT_PROVIDER = {"name": "agentcfg-local", "type": "openai", "baseUrl": LOOP}
 COPILOT_OK = json.dumps({"providers": [COPILOT_PROVIDER], "models": [{"id": "M", "provider": "agentcfg-local"}]})
 COPILOT_SELECTS = {".copilot/settings.json": '{"model": "agentcfg-local/M"}'}
+
+
+def droid_file(default: str = "custom:agentcfg-local", **entry: object) -> str:
+    """Droid's settings.json with agentcfg's entry (its keys replaced or removed, None, by `entry`)."""
+    ours = {"model": "M", "id": "custom:agentcfg-local", "displayName": "agentcfg: local", "baseUrl": LOOP,
+            "provider": "generic-chat-completion-api", **entry}  # fmt: skip
+    model = {k: v for k, v in ours.items() if v is not None}
+    return json.dumps({"customModels": [model], "sessionDefaultSettings": {"model": default}})
 
 
 def claude_file(**settings: object) -> str:
@@ -136,6 +145,15 @@ RULES = [
          json.dumps({"providers": [COPILOT_PROVIDER], "models": [{"id": "other", "provider": "agentcfg-local"}]}),
          "copilot-config-rejected", r"Provider model 'agentcfg-local/M' is not registered", COPILOT_OK,
          COPILOT_SELECTS),
+    # Droid drops a settings.json with a provider it does not know, saying so only in its log; it leaves out an
+    # entry without provider or baseUrl (or with the legacy config.json's snake_case keys) without a word, so
+    # the model it was for is "Invalid model" (test_config_loads._droid_load).
+    Rule("droid", "an unknown provider", droid_file(provider="chat"), "droid-settings-rejected",
+         r"Unsupported custom model provider", droid_file()),
+    Rule("droid", "snake_case keys", droid_file(baseUrl=None, base_url=LOOP), "droid-model-dropped",
+         r"Invalid model: custom:agentcfg-local", droid_file()),
+    Rule("droid", "no provider", droid_file(provider=None), "droid-model-dropped",
+         r"Invalid model: custom:agentcfg-local", droid_file()),
 ]  # fmt: skip
 
 
@@ -162,6 +180,8 @@ def outcome(agent: str, home: Home) -> tuple[bool, str]:
         return "No input provided" in printed, printed
     if agent == "claude":
         return seen.accepted, seen.outcome
+    if agent == "droid":  # loads, and has agentcfg's model (an entry it leaves out is "Invalid model")
+        return seen.accepted and not seen.outcome.startswith("Invalid model"), seen.outcome
     return seen.accepted, printed
 
 
@@ -320,7 +340,7 @@ def test_opencode_asks_the_small_model_the_rule_names(agent_home: Home) -> None:
     assert ids == [] and models == {MODEL} and "ready" in run.stdout.lower(), run
 
 
-@pytest.mark.parametrize(("agent", "release"), agents.matrix(["codex", "opencode", "qwen"]))
+@pytest.mark.parametrize(("agent", "release"), agents.matrix(["codex", "opencode", "qwen", "droid"]))
 def test_the_switch_fix_doctor_prints_makes_the_agent_load_again(agent: str, agent_home: Home) -> None:
     from tests.doctor.test_agentfiles import BREAK
 
@@ -338,3 +358,16 @@ def test_the_switch_fix_doctor_prints_makes_the_agent_load_again(agent: str, age
     agent_home.run(*fix.split()[1:])
     accepted, said = outcome(agent, agent_home)
     assert accepted, f"{agent} still refuses after `{fix}`: {said}"
+
+
+def test_droid_settings_local_json_replaces_agentcfgs_model(agent_home: Home) -> None:
+    """settings.local.json is merged over settings.json and its customModels list replaces the other whole:
+    agentcfg's entry is gone (the `droid-local-override` warning), until the list leaves it."""
+    agent_home.write(FILE["droid"], droid_file())
+    local = {"customModels": [{"model": "other", "displayName": "Other", "baseUrl": LOOP, "provider": "openai"}]}
+    agent_home.write(".factory/settings.local.json", json.dumps(local))
+    assert "droid-local-override" in findings(agent_home, "droid")
+    assert outcome("droid", agent_home) == (False, "Invalid model: custom:agentcfg-local")
+    agent_home.write(".factory/settings.local.json", json.dumps({"logoAnimation": "off"}))
+    assert findings(agent_home, "droid") == []
+    assert outcome("droid", agent_home) == (True, "model=agentcfg: local")

@@ -19,6 +19,7 @@ PATHS = {
     "claude": "/v1/messages",
     "cline": "/v1/chat/completions",
     "copilot": "/v1/chat/completions",
+    "droid": "/v1/chat/completions",
 }
 KEY = "sk-e2e-keyring-0123456789abcdef"
 

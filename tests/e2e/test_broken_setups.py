@@ -42,6 +42,9 @@ SHOWS_FROM = {
     ("copilot", "dead-port"): [("1.0.102", r"Could not connect to local model provider at http://127\.0\.0\.1:")],
     ("copilot", "proxy"): [("1.0.102", r"Could not connect to local model provider at http://127\.0\.0\.1:")],
     ("copilot", "wrong-model"): [("1.0.102", r"Model '[^']+' not found on provider at \S+ \(HTTP 404\)")],
+    # Droid 0.225 prints only "Error during droid execution: Exec failed" whatever went wrong (the cause is in
+    # ~/.factory/logs/droid-log-single.log, and in `droid exec -o stream-json`) [run]: doctor names it.
+    **{("droid", setup): [("0", r"Error during droid execution: Exec failed")] for setup in CASES},
 }
 # Where an agent only hangs or retries, the timeout ends it: the seconds each needs to show its error,
 # as [(first release seen, seconds)], newest first (no entry: 90).

@@ -65,6 +65,8 @@ def main_file(agent: str, name: str = "") -> str:
         return ".copilot/settings.json" if name.startswith("settings") else ".copilot/providers.json"
     if agent == "gemini":
         return ".gemini/.env" if name.endswith(".env") else ".gemini/settings.json"
+    if agent == "droid":
+        return ".factory/settings.json"
     return ".qwen/.env" if name.endswith(".env") else ".qwen/settings.json"
 
 
@@ -381,6 +383,12 @@ def gemini_edit(text: str, home: Path) -> str:
     return inserted or _insert(text or "{}\n", (), "{", f'\n  "mcpServers": {{{server}}}') or text
 
 
+def droid_edit(text: str, home: Path) -> str:
+    """A person adding a status line (a top-level key in Droid's settings.json)."""
+    line = '"statusLine": {"type": "command", "command": "agentcfg-e2e-status"}'
+    return _insert(text or "{}\n", (), "{", f"\n  {line}") or text
+
+
 EDITS: dict[str, Callable[[str, Path], str]] = {
     "codex": codex_edit,
     "opencode": opencode_edit,
@@ -389,6 +397,7 @@ EDITS: dict[str, Callable[[str, Path], str]] = {
     "cline": cline_edit,
     "copilot": copilot_edit,
     "gemini": gemini_edit,
+    "droid": droid_edit,
 }
 
 
@@ -527,6 +536,8 @@ def load(agent: str, home: Home, timeout: float = 60) -> Load:
             return Load(False, _first_error(r.output, home), [r])
         said = " ".join(warned.group(0).replace(str(home.root), "~").split()) if warned else ""
         return Load(True, "ok" + (f"; {said}" if said else ""), [r])
+    if agent == "droid":
+        return _droid_load(home, run)
     # Claude Code: `claude -p` silently ignores a settings file that fails validation; `claude doctor`
     # names it (CLAUDE_FLAT_DOCTOR: how each release shows it). `auth status` shows whether the file's
     # env block took effect (a file that fails validation is ignored whole).
@@ -576,6 +587,29 @@ def _cline_load(home: Home, env: dict[str, str], timeout: float) -> Load:
     return Load(True, f"provider={shown.group(1)} model={shown.group(2)}", [screen])
 
 
+DROID_LOG = ".factory/logs/droid-log-single.log"
+DROID_REJECTS = r"Failed to load settings file.*?\"message\":\"([^\"]*)|Ignoring malformed settings file"
+
+
+def _droid_load(home: Home, run: Callable[..., agents.Run]) -> Load:
+    """`droid exec --list-tools --model custom:agentcfg-local` loads its settings, looks the model up among its
+    custom models and prints "Available tools for NAME" (the entry's displayName), or "Invalid model: ..."
+    when it has none of that id, without calling it. (--list-tools reads only --model, not the default model
+    of the settings: test_agents_answer.py runs a turn on that.) A settings.json it cannot load (not JSON, an
+    unknown provider) it drops whole without a word on the terminal: its log says so."""
+    log = home.path(DROID_LOG)
+    start = log.stat().st_size if log.exists() else 0
+    r = run("droid", "exec", "--list-tools", "--model", "custom:agentcfg-local")
+    said = log.read_bytes()[start:].decode("utf-8", "replace") if log.exists() else ""
+    if rejected := re.search(DROID_REJECTS, said):
+        return Load(False, " ".join(filter(None, rejected.groups())) or rejected.group(0), [r])
+    if model := re.search(r"Available tools for (.+)", r.stdout):
+        return Load(r.returncode == 0, f"model={model.group(1).strip()}", [r])
+    if invalid := re.search(r"Invalid model: \S+", r.output):  # rc 1: loaded, and the model is not among them
+        return Load(True, invalid.group(0), [r])
+    return Load(False, _first_error(r.output, home), [r])
+
+
 def _first_error(output: str, home: Home) -> str:
     """The start of what an agent printed, on one line: HOME as ~, colours and Codex's PATH-alias
     warning dropped."""
@@ -594,6 +628,7 @@ SWITCHED = {  # what each agent reports once `switch local` has pointed it at th
     "cline": f"provider=OpenAI Compatible model={MODEL}",
     "copilot": "Could not connect to local model provider at http://127.0.0.1:",  # switched to a dead port
     "gemini": "ok",
+    "droid": "model=agentcfg: ",
 }
 
 
@@ -758,6 +793,14 @@ BROKEN = [
     ("cline", "an entry without updatedAt", CLINE_ENTRY.replace(', "updatedAt": "2000-01-01T00:00:00.000Z"', ""),
      False, r"provider=Cline Usage-Billing"),
     ("cline", "the same entry with updatedAt (control)", CLINE_ENTRY, False, r"provider=OpenAI Compatible model=m$"),
+    ("droid", "emptied list and session defaults", '{"customModels": [], "sessionDefaultSettings": {}}',
+     False, r"Invalid model: custom:agentcfg-local"),
+    ("droid", "an unknown provider (control)",
+     '{"customModels": [{"model": "m", "id": "custom:agentcfg-local", "baseUrl": "http://127.0.0.1:9/v1", '
+     '"provider": "chat"}]}', True, r"Unsupported custom model provider"),
+    # Droid says nothing of a settings.json that is not JSON, but that it ignores the project's (here the same
+    # file: the test runs it in HOME).
+    ("droid", "not JSON (control)", '{"customModels": }', True, r"Ignoring malformed settings file"),
 ]  # fmt: skip
 
 

@@ -29,6 +29,7 @@ COMMANDS = {
     "cline": ["cline", PROMPT],  # it approves every tool by default
     "copilot": ["copilot", "-p", PROMPT, "--allow-all-tools", "-s", "--no-auto-update"],
     "gemini": ["gemini", "-p", PROMPT, "--yolo"],
+    "droid": ["droid", "exec", PROMPT, "--auto", "high"],
 }
 
 

@@ -38,6 +38,7 @@ PATHS = {
     "claude": "/v1/messages",
     "cline": "/v1/chat/completions",
     "copilot": "/v1/chat/completions",
+    "droid": "/v1/chat/completions",
 }
 
 
@@ -63,6 +64,7 @@ CONFIG_FILES = {
     "claude": (".claude/settings.json",),
     "cline": (".cline/data/settings/providers.json", ".cline/data/settings/global-settings.json"),
     "copilot": (".copilot/providers.json", ".copilot/settings.json"),
+    "droid": (".factory/settings.json",),
 }
 
 # What each agent writes into HOME by itself on every run, with or without agentcfg (seen at both
@@ -131,6 +133,16 @@ STATE = {
         ".copilot/logs/*",
         ".cache/Microsoft/DeveloperTools/deviceid",
         ".cache/copilot/*",  # its unpacked package, where COPILOT_PKG_CACHE_HOME does not move it
+    ),
+    "droid": (  # Droid 0.225.2, in ~/.factory
+        ".factory/telemetry/*",  # droid-installation-id
+        ".factory/sessions/*",  # the session's .jsonl and .settings.json per working directory
+        ".factory/logs/*",
+        ".factory/state/*",
+        ".factory/cache/*",
+        ".factory/certs/*",
+        ".factory/droids/*",  # the built-in droids it unpacks on first start
+        ".factory/host.json",
     ),
 }
 # agentcfg's own cache of the installed agents' versions (exec reads the version to pick the mechanism).

@@ -1,4 +1,4 @@
-"""A cloned repository written by an attacker, with the real opencode and qwen-code.
+"""A cloned repository written by an attacker, with the real opencode, qwen-code and Factory Droid.
 
 The repository carries `.agentcfg/profiles/` files that try each way issue 13 found to move a secret off
 the machine: a model id with the template syntax opencode (`{env:…}`, `{file:…}`) and qwen-code (`$VAR`,
@@ -59,7 +59,7 @@ def leaks(text: str) -> list[str]:
     return [secret for secret in SECRETS if secret in text]
 
 
-@pytest.mark.parametrize(("agent", "release"), agents.matrix(["opencode", "qwen"]))
+@pytest.mark.parametrize(("agent", "release"), agents.matrix(["opencode", "qwen", "droid"]))
 def test_a_hostile_repository_moves_no_secret(agent, agent_home, tmp_path, agent_versions, compat):
     compat(
         tier="e2e", agent=agent, agent_version=agent_versions[agent], server=agents.TEST_SERVER,
@@ -134,7 +134,7 @@ def test_a_hostile_repository_moves_no_secret(agent, agent_home, tmp_path, agent
             assert not leaks(data.decode("utf-8", "replace")), f"a secret was written to {path}"
 
 
-@pytest.mark.parametrize(("agent", "release"), agents.matrix(["opencode", "qwen"]))
+@pytest.mark.parametrize(("agent", "release"), agents.matrix(["opencode", "qwen", "droid"]))
 def test_a_project_profile_cannot_make_the_agent_expand_a_secret(agent, agent_home, tmp_path):
     """The issue's first finding as it was seen: `switch team`, then one turn of the agent in the clone."""
     home = agent_home
@@ -160,7 +160,7 @@ def test_a_project_profile_cannot_make_the_agent_expand_a_secret(agent, agent_ho
 STRIPE_KEY = "sk_live_51e2eStripeSecret0123456789ab"
 
 
-@pytest.mark.parametrize(("agent", "release"), agents.matrix(["codex", "qwen", "opencode"]))
+@pytest.mark.parametrize(("agent", "release"), agents.matrix(["codex", "qwen", "opencode", "droid"]))
 def test_a_trusted_project_profile_gets_only_the_variable_you_approved(agent, agent_home, agent_versions, compat):
     """Issue 27: a trusted project profile naming `key_env = "STRIPE_SECRET_KEY"`. Until that variable is approved
     at `agentcfg trust`, the real agent run through `agentcfg exec` (or switched to it) sends it nowhere; once
@@ -192,7 +192,7 @@ def test_a_trusted_project_profile_gets_only_the_variable_you_approved(agent, ag
     assert leaked == 0, f"{agent} sent the unapproved variable to the project's host {leaked} times"
     assert trusted.returncode == 0 and "not approved" in trusted.stdout, trusted
     assert refused.returncode == 4 and "--allow-key-env team=STRIPE_SECRET_KEY" in refused.stderr, refused
-    # qwen-code and opencode read the key from the variable: no file of theirs may name it; Codex fetches it.
+    # qwen-code, opencode and Droid read the key from the variable: no file of theirs may name it; Codex fetches it.
     assert switched.returncode == (4 if agent == "codex" else 2), switched
     assert doctor.returncode in (0, 1), doctor
     if direct is not None:

@@ -29,7 +29,7 @@ PROFILES = ".config/agentcfg/profiles"
 # What the test extra and the route extra bring: none of it may be importable from the plain install.
 NOT_IN_A_PLAIN_INSTALL = ("tomlkit", "pytest", "hypothesis", "xdist", "ruff", "litellm", "prisma")
 PATHS = {"codex": "/v1/responses", "qwen": "/v1/chat/completions", "opencode": "/v1/chat/completions",
-         "claude": "/v1/messages"}  # fmt: skip
+         "claude": "/v1/messages", "droid": "/v1/chat/completions"}  # fmt: skip
 
 WHERE = """
 import importlib.util, json, sysconfig, agentcfg
