@@ -34,6 +34,7 @@ AGENT_LOCATIONS = (
     # Droid's stands for the home directory (its `.factory` is used; relative: from the working directory, `~` not
     # expanded, seen with Droid 0.225)
     "FACTORY_HOME_OVERRIDE",
+    "GEMINI_CLI_HOME",  # Gemini CLI's, the same (taken as it is: no `~`)
 )
 _TILDE = ("CLAUDE_CONFIG_DIR", "QWEN_HOME", "OPENCODE_CONFIG")
 # Made absolute at the command line's seam (agentcfg.cli.environ), so every command sees one meaning. AGENTCFG_HOME

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from agentcfg import edit
+from agentcfg import edit, env
 from agentcfg.agents import AGENTS
 from agentcfg.agents.base import AgentFile, KeySource, LaunchContext
 from agentcfg.profile_model import Route
@@ -40,6 +40,14 @@ def test_files_are_the_users_dotenv_and_settings() -> None:
     assert settings_file.path == Path("/home/u/.gemini/settings.json") and settings_file.format == "json"
     moved = agent().files({**ENVIRON, "GEMINI_CLI_HOME": "/elsewhere"})
     assert moved[0].path == Path("/elsewhere/.gemini/.env")
+
+
+def test_gemini_cli_home_is_taken_as_it_is_and_made_absolute_as_the_other_agents_locations() -> None:
+    """GEMINI_CLI_HOME moves ~/.gemini; 0.61.0's homedir() returns it as it is (no `~` expansion), so a relative
+    one is relative to the directory it starts in, as agentcfg resolves every agent's location (env.AGENT_LOCATIONS)."""
+    assert agent().files({**ENVIRON, "GEMINI_CLI_HOME": "~/g"})[0].path == Path("~/g/.gemini/.env")
+    moved = env.absolute_locations({**ENVIRON, "GEMINI_CLI_HOME": "g"}, cwd="/work/p")
+    assert agent().files(moved)[0].path == Path("/work/p/g/.gemini/.env")
 
 
 def test_a_plain_profile_is_refused_with_the_route_to_make() -> None:

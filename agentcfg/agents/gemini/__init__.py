@@ -95,8 +95,10 @@ RENAMED = {
 
 
 def home(environ: env.Environ) -> Path:
+    """GEMINI_CLI_HOME stands for the home directory, taken as it is (0.61.0's homedir(): no `~` expansion; a
+    relative one is made absolute at the CLI's seam, env.AGENT_LOCATIONS)."""
     value = environ.get("GEMINI_CLI_HOME")
-    return (Path(value).expanduser() if value else env.home(environ)) / ".gemini"
+    return (Path(value) if value else env.home(environ)) / ".gemini"
 
 
 def files(environ: env.Environ) -> list[AgentFile]:
