@@ -47,13 +47,29 @@ def installed(binary: str, environ: env.Environ, timeout: float = 10.0) -> Versi
     return of_program(path, environ, timeout) if path else None
 
 
+def installed_all(binaries: tuple[str, ...], environ: env.Environ, timeout: float = 10.0) -> list[Version | None]:
+    """`installed` of each binary, the ones not cached asked at once: a slow start (Cline CLI's 150 MB binary
+    takes seconds) is paid once, not once per agent."""
+    paths = [env.which(binary, environ) for binary in binaries]
+    return _versions([path for path in paths if path], environ, timeout, paths)
+
+
 def of_program(path: str, environ: env.Environ, timeout: float = 10.0) -> Version | None:
     """The version the program at `path` reports (`PATH --version`), cached until the file changes."""
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    identity = f"{os.path.realpath(path)}:{st.st_size}:{st.st_mtime_ns}"
+    return _versions([path], environ, timeout, [path])[0]
+
+
+def _versions(
+    programs: list[str], environ: env.Environ, timeout: float, order: list[str | None]
+) -> list[Version | None]:
+    """The versions of `programs` (from the cache, else asked concurrently), in `order` (None: not installed)."""
+    identities = {}
+    for path in programs:
+        try:
+            st = os.stat(path)
+        except OSError:
+            continue
+        identities[path] = f"{os.path.realpath(path)}:{st.st_size}:{st.st_mtime_ns}"
     cache_path = env.state_dir(environ) / "versions.json"
     try:
         cache = json.loads(cache_path.read_text(encoding="utf-8"))
@@ -61,8 +77,32 @@ def of_program(path: str, environ: env.Environ, timeout: float = 10.0) -> Versio
         cache = {}
     if not isinstance(cache, dict):
         cache = {}
-    if identity in cache:
-        return parse(cache[identity]) if cache[identity] else None
+    todo = [path for path, identity in identities.items() if identity not in cache]
+    if todo:
+        if len(todo) == 1:
+            answers = [_ask(todo[0], environ, timeout)]
+        else:
+            from concurrent.futures import ThreadPoolExecutor
+
+            with ThreadPoolExecutor(len(todo)) as pool:
+                answers = list(pool.map(lambda path: _ask(path, environ, timeout), todo))
+        asked = {path: output for path, output in zip(todo, answers, strict=True) if output is not None}
+        for path, output in asked.items():  # an upgraded program's old entry goes
+            cache = {k: v for k, v in cache.items() if not k.startswith(os.path.realpath(path) + ":")}
+            cache[identities[path]] = output
+        if asked:
+            try:
+                private_dir(cache_path.parent)
+                write_private(cache_path, json.dumps(cache, indent=1))
+            except OSError:
+                pass  # only a cache
+    said = {path: cache.get(identity) for path, identity in identities.items()}
+    return [parse(said.get(path) or "") if path else None for path in order]
+
+
+def _ask(path: str, environ: env.Environ, timeout: float) -> str | None:
+    """What `PATH --version` prints (empty when it fails); None when it could not run or timed out (not cached:
+    a timeout may not repeat)."""
     import subprocess
 
     try:
@@ -74,15 +114,6 @@ def of_program(path: str, environ: env.Environ, timeout: float = 10.0) -> Versio
             stdin=subprocess.DEVNULL,
             env=dict(environ),
         )
-        output = result.stdout if result.returncode == 0 else ""
     except (OSError, subprocess.SubprocessError):
-        return None  # not cached: a timeout may not repeat
-    cache = {k: v for k, v in cache.items() if not k.startswith(os.path.realpath(path) + ":")}
-    cache[identity] = output.strip()[:200]
-
-    try:
-        private_dir(cache_path.parent)
-        write_private(cache_path, json.dumps(cache, indent=1))
-    except OSError:
-        pass  # only a cache
-    return parse(output)
+        return None
+    return (result.stdout if result.returncode == 0 else "").strip()[:200]

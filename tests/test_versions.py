@@ -200,3 +200,26 @@ def test_agents_shows_whether_the_installed_version_is_proven(agent, environ, tm
     assert rows["qwen"]["proven"] is None  # not installed
     text = subprocess.run([AGENTCFG, "agents"], env=environ, capture_output=True, text=True, timeout=60).stdout
     assert "0.171.0 (proven)" in text
+
+
+def test_every_agent_is_asked_at_once_and_every_answer_is_kept(agent, environ, tmp_path):
+    """`agentcfg agents` asks all of them: a slow start (Cline CLI's 150 MB binary, ~3 s on a busy machine) is
+    paid once, not once per agent, and answers that came together all reach the cache."""
+    for name in ("codex", "cline", "droid"):
+        agent(name, output=f"{name} 1.2.3", extra="/bin/sleep 1\n")
+    found = versions.installed_all(("codex", "cline", "droid", "gone"), environ, timeout=10.0)
+    assert found == [(1, 2, 3), (1, 2, 3), (1, 2, 3), None]
+    assert sorted(_cache(tmp_path).values()) == ["cline 1.2.3", "codex 1.2.3", "droid 1.2.3"]
+    assert versions.installed_all(("codex", "cline"), environ) == [(1, 2, 3), (1, 2, 3)]
+    assert agent.runs() == 3  # the second time from the cache
+
+
+def test_agents_waits_for_a_slow_version_answer(agent, environ):
+    import subprocess
+
+    from tests.conftest import AGENTCFG
+
+    agent("cline", output="3.0.65", extra="/bin/sleep 4\n")  # longer than the 3 s it once allowed
+    shown = subprocess.run([AGENTCFG, "agents", "--json"], env=environ, capture_output=True, text=True, timeout=60)
+    rows = {r["agent"]: r for r in json.loads(shown.stdout)}
+    assert rows["cline"]["version"] == "3.0.65" and rows["cline"]["proven"] == "proven"

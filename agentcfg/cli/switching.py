@@ -267,14 +267,14 @@ def agents_command(as_json: bool) -> None:
     environ = base.environ()
     rows = []
     journal = Journal(environ)
-    for item in agent_status(environ, profiles.load_all(environ), journal.entries()):
+    items = agent_status(environ, profiles.load_all(environ), journal.entries())
+    found = versions.installed_all(tuple(AGENTS[item.name].TRAITS.binary for item in items), environ)
+    for item, version in zip(items, found, strict=True):
         traits = AGENTS[item.name].TRAITS
-        binary = traits.binary
-        version = versions.installed(binary, environ, timeout=3.0)
         rows.append(
             {
                 "agent": item.name,
-                "path": env.which(binary, environ),
+                "path": env.which(traits.binary, environ),
                 "version": ".".join(map(str, version)) if version else None,
                 "proven": versions.proven(traits.proven, version),
                 "files": item.files,

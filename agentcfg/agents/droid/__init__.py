@@ -64,7 +64,7 @@ TRAITS = Traits(
     key_helper_setting=None,
     # Droid's first interactive start writes `"logoAnimation": "off"` into settings.json (seen with 0.225.2).
     stamps=(("logoAnimation",),),
-    proven=("0.225.1",),
+    proven=("0.225.1", "0.225.2"),  # npm @factory/cli 0.225.1 runs its 0.225.2 binary, what `droid --version` says
 )
 MODELS = ("customModels",)
 DEFAULT = ("sessionDefaultSettings", "model")
