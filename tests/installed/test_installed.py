@@ -29,7 +29,8 @@ PROFILES = ".config/agentcfg/profiles"
 # What the test extra and the route extra bring: none of it may be importable from the plain install.
 NOT_IN_A_PLAIN_INSTALL = ("tomlkit", "pytest", "hypothesis", "xdist", "ruff", "litellm", "prisma")
 PATHS = {"codex": "/v1/responses", "qwen": "/v1/chat/completions", "opencode": "/v1/chat/completions",
-         "claude": "/v1/messages", "droid": "/v1/chat/completions"}  # fmt: skip
+         "claude": "/v1/messages", "droid": "/v1/chat/completions", "copilot": "/v1/chat/completions",
+         "cline": "/v1/chat/completions"}  # fmt: skip
 
 WHERE = """
 import importlib.util, json, sysconfig, agentcfg
@@ -181,7 +182,10 @@ def test_init_yes_switches_every_agent_and_checks(installed: Installed, real_key
 def test_exec_each_agent_answers_with_the_key_from_the_keyring(
     installed: Installed, real_keyring, agents_bin: Path, agent: str
 ):
-    """No switch first: exec alone points the one process at the profile (Codex: `-c` overrides, the crash)."""
+    """No switch first: exec alone points the one process at the profile (Codex: `-c` overrides, the crash). An
+    agent that runs on a route only is skipped here: tests/e2e/test_route_switch.py runs its exec through one."""
+    if refused := agents.plain_profile_refused(agent):
+        pytest.skip(refused)
     with FaultServer(key=KEY, max_model_len=131072) as server:
         _keyed_profile(installed, "gw", server)
         result = installed.exec_agent("gw", command(agent), agents_bin, TURN)
