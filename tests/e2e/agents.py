@@ -180,6 +180,22 @@ def command(agent: str, prompt: str = PROMPT) -> list[str]:
     }[agent]
 
 
+# Copilot CLI 1.0.102 sends temperature 0, and the realservers tier's tiny random model's greedy first token is its
+# end of turn: the answer is empty (vLLM: content "", completion_tokens 1; at temperature 1 it is gibberish), and
+# Copilot CLI exits 1 "No response was returned". The model's, not the setup's: such a turn is an expected failure.
+EMPTY_AT_TEMPERATURE_0 = "Copilot CLI sends temperature 0: the tiny random model then answers nothing"
+
+
+def on_tiny_model(agents_: tuple[str, ...]) -> list:
+    """`agents_` as pytest params, the ones whose turn the tiny random model cannot answer marked xfail(strict)."""
+    import pytest
+
+    return [
+        pytest.param(a, marks=pytest.mark.xfail(strict=True, reason=EMPTY_AT_TEMPERATURE_0)) if a == "copilot" else a
+        for a in agents_
+    ]
+
+
 def plain_profile_refused(agent: str) -> str | None:
     """Why `agent` cannot run on a plain profile (a server's own endpoint), as its module says (Agent.unsupported:
     Gemini CLI speaks only the Gemini API, which a route's router serves); None: it can. A test of a plain profile

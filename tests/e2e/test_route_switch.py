@@ -44,7 +44,11 @@ def test_switch_to_a_route_then_the_agent_answers_through_the_router(
         agent_home.run("route", "add", "home", "--primary", "pri", "--fallback", "spare", "--port", str(dead_port()))
         try:
             agent_home.run("route", "serve", "home")
-            agent_home.run("switch", "home", "--agent", agent)
+            # Copilot CLI and Cline take a key only in plaintext in their files: a switch gives it to them only
+            # when asked (without, its note says `agentcfg exec`, which the exec tests below run)
+            traits = AGENTS[agent].TRAITS
+            plaintext_only = not traits.reads_key_variable and traits.key_variable is None
+            agent_home.run("switch", "home", "--agent", agent, *(["--store-key-in-files"] if plaintext_only else []))
             key = agent_home.run("key", "get", "home").stdout.strip()
             binding = AGENTS[agent].read(read_current(AGENTS[agent], agent_home.env))
             variables = {binding.key_env: key} if binding.key_env and not binding.helper else {}

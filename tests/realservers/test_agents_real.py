@@ -21,7 +21,7 @@ TURN = 420  # s: the agents' 10k-32k-token prompts are prefilled on two CPU core
 FAST_FAIL = {"CLAUDE_CODE_MAX_RETRIES": "0"}
 
 
-@pytest.mark.parametrize("agent", agents.AGENTS)
+@pytest.mark.parametrize("agent", agents.on_tiny_model(agents.AGENTS))
 def test_switch_local_and_the_agent_completes_a_turn_on_vllm(
     agent, agent_home, run_agent, peers, keyring_file, agent_versions, compat
 ):
@@ -63,7 +63,9 @@ def test_without_a_tool_parser_doctor_names_what_breaks_the_agent(
         assert result.returncode == 0, result
     else:
         assert result.returncode not in (0, None), result
-        assert "--enable-auto-tool-choice" in result.output, result
+        # Droid prints only "Exec failed" whatever the cause (tests/e2e/test_broken_setups.py): doctor names it
+        said = "Exec failed" if agent == "droid" else "--enable-auto-tool-choice"
+        assert said in result.output, result
 
 
 @pytest.mark.parametrize("agent", agents.AGENTS)

@@ -6,8 +6,10 @@ from __future__ import annotations
 import pytest
 
 import agentcfg
+from agentcfg.agents import AGENTS as REGISTRY
+from agentcfg.profiles import Profile
 from tests.conftest import Home
-from tests.e2e.agents import AGENTS
+from tests.e2e.agents import AGENTS, plain_profile_refused
 from tests.realservers.bias_proxy import LongAnswerProxy, SeparatorProxy, separator_tokens, special_tokens
 from tests.realservers.helpers import add_profile, doctor, failing
 from tests.realservers.peers import GATEWAY_KEY, GATEWAY_MOCK, GATEWAY_RETIRED, MODEL, VLLM_KEY, WINDOW
@@ -30,8 +32,12 @@ def record(compat, server: str, case: str) -> None:
            case=case)  # fmt: skip
 
 
+# The agents a plain profile (a server's own endpoint) switches: Gemini CLI runs on a route only.
+TAKING = tuple(agent for agent in AGENTS if not plain_profile_refused(agent))
+
+
 def every_agent(finding_id: str) -> set[tuple[str | None, str]]:
-    return {(agent, finding_id) for agent in AGENTS}
+    return {(agent, finding_id) for agent in TAKING}
 
 
 def test_healthy_vllm_nothing_fails(home: Home, peers, keyring_file, compat):
@@ -61,7 +67,9 @@ def test_vllm_base_url_without_v1(home: Home, peers, keyring_file, compat):
     add_profile(home, "local", peers.vllm, v1=False, key=VLLM_KEY)
     home.run("switch", "local", "--all")
     _, findings = doctor(home)
-    assert failing(findings) == {(a, "base-url-path") for a in ("codex", "qwen", "opencode")}, findings
+    # every agent of the OpenAI base URL (Claude Code's Anthropic URL is the host root, which has no /v1)
+    openai = [a for a in TAKING if REGISTRY[a].TRAITS.protocol != "messages"]
+    assert failing(findings) == {(a, "base-url-path") for a in openai}, findings
     fix = next(f for f in findings if f["id"] == "base-url-path")
     assert peers.vllm + "/v1" in fix["summary"]
 
@@ -148,7 +156,11 @@ def test_vllm_profile_window_larger_than_the_servers(home: Home, peers, keyring_
     # what the agents' files tell them (after the switch), and what the profile says
     for args in ((), ("big",)):
         code, findings = doctor(home, *args)
-        too_large = {(a, "context-window-too-large") for a in ("codex", "opencode", "qwen")}
+        # the agents a switch tells the window (Claude Code is told none)
+        told = [
+            a for a in TAKING if REGISTRY[a].told_window(Profile("big", root + "/v1", MODEL, context_window=1048576))
+        ]
+        too_large = {(a, "context-window-too-large") for a in told}
         assert failing(findings) == too_large, (args, findings)
         assert code == 1
         for finding in findings:
@@ -214,6 +226,6 @@ def test_vllm_two_turn_tool_probe_reports_no_thinking_failure_falsely(home: Home
     code, findings = doctor(home)
     probe = {f["agent"]: (f["id"], f["status"], f["evidence"]) for f in findings if f["id"].startswith("thinking-")}
     assert {agent: found[:2] for agent, found in probe.items()} == {
-        agent: ("thinking-tools", "pass") for agent in AGENTS
+        agent: ("thinking-tools", "pass") for agent in TAKING
     }, probe
     assert failing(findings) == set() and code == 0, findings

@@ -22,6 +22,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from agentcfg.agents import AGENTS as REGISTRY
 from tests.conftest import Home
 from tests.e2e import agents
 from tests.fault_server import MODEL, FaultServer
@@ -31,9 +32,10 @@ pytestmark = pytest.mark.realservers
 GW_KEY = "sk-gateway-route-key-test-0123456789"
 EVIL = "http://evil.example"
 COMPLETIONS = ("/v1/chat/completions", "/v1/responses", "/v1/messages")
-# Where each agent finds the router key after `switch home`: Codex and Claude Code run agentcfg's key helper;
-# qwen-code and opencode get it from `agentcfg exec home --` (docs/route.md).
-THROUGH_EXEC = {"qwen", "opencode"}
+# Where each agent finds the router key after `switch home`: Codex and Claude Code run agentcfg's key helper; every
+# other agent gets it from `agentcfg exec home --` (docs/route.md; Droid reads the variable exec sets, Copilot CLI
+# and Cline take no reference in their files, Gemini CLI reads GEMINI_API_KEY).
+THROUGH_EXEC = {agent for agent in agents.AGENTS if REGISTRY[agent].TRAITS.key_helper_since is None}
 
 
 @pytest.fixture

@@ -164,7 +164,7 @@ def _compat(compat: Any, peers: Peers, versions: dict[str, str], agent: str, cas
     )  # fmt: skip
 
 
-@pytest.mark.parametrize("agent", agents.AGENTS)
+@pytest.mark.parametrize("agent", agents.on_tiny_model(agents.AGENTS))
 def test_every_agent_completes_a_turn_through_the_route_on_the_primary(
     agent, agent_home, run_agent, peers, keyring_file, agent_versions, compat
 ):
