@@ -2,8 +2,9 @@
 
 This module is the entry point and imports nothing heavy: `agentcfg key get PROFILE`, which Claude Code and
 Codex run on every start, is answered by agentcfg.cli.hotpath without building the click application
-(agentcfg.cli.app, imported only for the other commands); every other command goes through click. What both
-share: the masking of every output line (here), and how a failure is shown (agentcfg.cli.common).
+(agentcfg.cli.app, imported only for the other commands); a `switch` or `status` with nothing new to say is
+answered by agentcfg.replay before anything else is imported; every other command goes through click. What
+all share: the masking of every output line (here), and how a failure is shown (agentcfg.cli.common).
 """
 
 from __future__ import annotations
@@ -11,12 +12,36 @@ from __future__ import annotations
 import os
 import sys
 
-from agentcfg import redact
-from agentcfg.cli import hotpath
-from agentcfg.cli.common import Requested, run
+from agentcfg import replay
 
 
 def main(argv: list[str] | None = None) -> None:
+    words = sys.argv[1:] if argv is None else list(argv)
+    answer = replay.lookup(words, os.environ)
+    if answer is not None:
+        sys.exit(answer.play())
+    recorder = replay.Recorder.start(words, os.environ)
+    if recorder is None:
+        _main(argv)
+        return
+    code = 0
+    try:
+        _main(argv)
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        raise
+    except BaseException:
+        code = -1
+        raise
+    finally:
+        recorder.finish(code)
+
+
+def _main(argv: list[str] | None) -> None:
+    from agentcfg import redact  # lazy: a replayed answer (agentcfg.replay) needs none of what follows
+    from agentcfg.cli import hotpath  # lazy: as above
+    from agentcfg.cli.common import Requested, run  # lazy: as above
+
     # Every line agentcfg prints goes through the masking stream: no output path can show a key it has seen,
     # nor a secret by its shape (Bearer, URL password, --token value, ...); errors are masked the same way.
     redact.register_environment(os.environ)
