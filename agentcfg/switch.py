@@ -321,18 +321,37 @@ def run(
     others: list[Profile] | None = None,
     rewrite: Callable[[FileChange], FileChange] | None = None,
 ) -> Switched:
-    """The one switch path (`switch`, `init`, import's key move): lock, read, plan, commit. A dry run reads and
-    plans the same way and takes no lock, recovers nothing and writes nothing. `rewrite`: a last change to each
-    planned file before it is committed (import's key move names the key's variable where the key was)."""
+    """The one switch path (`switch`, `init`, import's key move): read and plan, then lock, check and commit. A
+    dry run reads and plans the same way and takes no lock, recovers nothing and writes nothing. `rewrite`: a last
+    change to each planned file before it is committed (import's key move names the key's variable where the key
+    was).
+
+    Planning (the parse of every file, which a big one makes long) runs before the lock, so that other agentcfg
+    commands need not wait for it; under the lock the files are read again, and planned again from what is there
+    now if recovery or another run changed any of them since."""
     journal = Journal(environ)
+    readings = read_agents(profile, agents, environ, keys, others)
+    plan = switchplan.plan(profile, readings, keys, environ)
     if dry_run:
-        return Switched(plan_switch(profile, agents, environ, keys, others), None, [], journal)
+        return Switched(plan, None, [], journal)
     with journal.locked() as recovered:
-        plan = plan_switch(profile, agents, environ, keys, others)
+        if recovered or not _unchanged(readings, environ):
+            plan = plan_switch(profile, agents, environ, keys, others)
         if rewrite is not None:
             plan.changes = [rewrite(change) for change in plan.changes]
         entry = journal.commit(plan.changes, {"kind": "switch", "profile": profile.name, "label": label})
     return Switched(plan, entry.id if entry else None, list(recovered), journal)
+
+
+def _unchanged(readings: list[AgentReading], environ: env.Environ) -> bool:
+    """Every file the readings hold still has the text they hold (read again: cheap beside the parse)."""
+    for reading in readings:
+        if reading.skipped is None and read_current(reading.agent, environ) != reading.current:
+            return False
+        for file_edit, before in reading.extra:
+            if fsutil.read_text(file_edit.file.path, env.display(file_edit.file.path, environ)) != before:
+                return False
+    return True
 
 
 RouteCheck = Callable[[Profile, env.Environ], list[str]]

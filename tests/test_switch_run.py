@@ -40,3 +40,47 @@ def test_rewrite_changes_each_planned_file_before_it_is_committed(home: Home) ->
         local, [AGENTS["codex"]], environ, KeySource(), label="l", rewrite=lambda c: replace(c, after="# x\n")
     )
     assert {c.path.read_text() for c in done.plan.changes} == {"# x\n"}
+
+
+def test_planning_parses_before_the_lock_is_taken(home: Home, monkeypatch) -> None:
+    """A big file is parsed while other agentcfg commands can still take the lock: planning runs before it."""
+    from agentcfg import fsutil, switchplan
+    from agentcfg.errors import AgentcfgError
+
+    environ = home.env
+    held = []
+    planned = switchplan.plan
+
+    def watching(*args, **kwargs):
+        lock = Journal(environ).state / "lock"
+        lock.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            with fsutil.exclusive_lock(lock, timeout=0):
+                held.append(False)
+        except AgentcfgError:  # another holds it
+            held.append(True)
+        return planned(*args, **kwargs)
+
+    monkeypatch.setattr(switchplan, "plan", watching)
+    home.write(".codex/config.toml", 'model = "other"\n')
+    switch.run(profiles.get("local", environ), [AGENTS["codex"]], environ, KeySource(), label="l")
+    assert held == [False]
+    assert 'model = "DeepSeek-V4-Flash"' in home.read(".codex/config.toml")
+
+
+def test_a_file_changed_between_planning_and_the_lock_is_planned_again(home: Home, monkeypatch) -> None:
+    """Another run that wrote after this one planned (and before it took the lock): planned again, under the lock,
+    from what is there now; the other run's edit is kept."""
+    environ = home.env
+    home.write(".codex/config.toml", 'model = "other"\n')
+    locked = Journal.locked
+
+    def meanwhile(self, *args, **kwargs):
+        home.write(".codex/config.toml", 'model = "other"\n# written meanwhile\n')
+        return locked(self, *args, **kwargs)
+
+    monkeypatch.setattr(Journal, "locked", meanwhile)
+    done = switch.run(profiles.get("local", environ), [AGENTS["codex"]], environ, KeySource(), label="l")
+    text = home.read(".codex/config.toml")
+    assert "# written meanwhile" in text and 'model = "DeepSeek-V4-Flash"' in text
+    assert done.entry is not None
