@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 """How fast agentcfg's everyday commands start, as a ratio to a bare `python -c pass` timed beside each run.
 
-Rows: a switch with nothing to change (checked: no file under HOME changes), a switch that rewrites every
-agent's files, a switch to a keyed profile, `status`, `--help`, `key get` (Claude Code and Codex run it on
-every start) and `exec`; for reference `import click` and the floor (click plus the standard library a switch
-imports). Every agentcfg row runs twice: as users have it (platform directories under a throw-away HOME and
-XDG_* directories) and with AGENTCFG_HOME set. All rows interleaved; method: benchmarks/_timing.py.
+Rows: a switch with nothing to change (checked: no file under HOME changes) and `status`, each answered from
+fingerprints (agentcfg.replay: the same command has run once since the files last changed) and as the full run
+(AGENTCFG_NO_REPLAY=1), a switch that rewrites every agent's files, a switch to a keyed profile, `--help`,
+`key get` (Claude Code and Codex run it on every start) and `exec`; for reference `import click` and the floor
+(click plus the standard library a full switch imports). Every agentcfg row runs twice: as users have it
+(platform directories under a throw-away HOME and XDG_* directories) and with AGENTCFG_HOME set. All rows
+interleaved; method: benchmarks/_timing.py.
 
     python benchmarks/startup.py [--runs 30] [--json | --markdown] [--secret-service] [--peer CMD ...]
 
@@ -83,7 +85,7 @@ def floor_drift(agentcfg: str, environ: dict[str, str]) -> tuple[list[str], list
     python = [sys.executable, "-X", "importtime"]
     before = {name for _, name, _ in imported([*python, "-c", "import click"])}
     mine: set[str] = set()
-    for _, name, parent in imported([*python, agentcfg, "switch", "local", "--all"]):
+    for _, name, parent in imported([*python, agentcfg, "switch", "local", "--all"]):  # environ: no replay
         top = name.split(".")[0]
         by_agentcfg = parent is None or parent.startswith("agentcfg")  # depth 0: imported inside a function
         if name not in before and "." not in name and top in {*sys.stdlib_module_names, TOML} and by_agentcfg:
@@ -108,6 +110,8 @@ def main() -> None:
         fake.chmod(0o755)
         envs = _timing.environments(root, f"{root}/bin{os.pathsep}" + os.environ.get("PATH", ""), _timing.chosen(args))
         on: dict[str, str] = {}  # the profile every agent is on now, per environment
+        changes: dict[str, int] = {}  # how many times a row or a preparation changed the files, per environment
+        settled: dict[tuple[str, ...], int] = {}  # a command's last untimed run, at that count
 
         def put_on(env: str, profile: str, then: str | None = None) -> Callable[[], None]:
             """Untimed, before a row: every agent on `profile`; `then`: where the row itself leaves them."""
@@ -116,7 +120,23 @@ def main() -> None:
                 if on.get(env) != profile:
                     subprocess.run([agentcfg, "switch", profile, "--all"], env=envs[env], check=True,
                                    capture_output=True)  # fmt: skip
+                    changes[env] = changes.get(env, 0) + 1
+                if then and then != profile:
+                    changes[env] = changes.get(env, 0) + 1
                 on[env] = then or profile
+
+            return prepare
+
+        def settle(env: str, profile: str, argv: list[str]) -> Callable[[], None]:
+            """Untimed, before a row: every agent on `profile`, and `argv` run once since the files last changed (the
+            run that agentcfg.replay records), so that the timed run is answered from fingerprints."""
+            on_profile = put_on(env, profile)
+
+            def prepare() -> None:
+                on_profile()
+                if settled.get((env, *argv)) != changes.get(env, 0):
+                    subprocess.run(argv, env=envs[env], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                    settled[(env, *argv)] = changes.get(env, 0)
 
             return prepare
 
@@ -171,10 +191,17 @@ def main() -> None:
                 stored.append({**environ, **service})
                 _timing.stored_key([agentcfg], {**environ, **service}, bench_profile)
             put_on(env, "local")()
+            full = {"AGENTCFG_NO_REPLAY": "1"}
+            switch_local, status = [agentcfg, "switch", "local", "--all"], [agentcfg, "status"]
             rows += [
-                Row("switch local --all, already on local (nothing to change)", [agentcfg, "switch", "local", "--all"],
-                    env, prepare=put_on(env, "local"), watch=home, check=no_change,
-                    markdown="`agentcfg switch local --all`, every agent already on local (checked: no file changes)"),
+                Row("switch local --all, nothing to change (answered from fingerprints)", switch_local, env,
+                    prepare=settle(env, "local", switch_local), watch=home, check=no_change,
+                    markdown="`agentcfg switch local --all`, every agent already on local (checked: no file changes), "
+                    "answered from fingerprints (agentcfg.replay)"),
+                Row("switch local --all, nothing to change, the full run", switch_local, env, extra=full,
+                    prepare=put_on(env, "local"), watch=home, check=no_change,
+                    markdown="the same, the full run (`AGENTCFG_NO_REPLAY=1`: every file read and parsed; "
+                    "the first no-change switch after a change runs so)"),
                 Row("switch other --all, from local (every file rewritten)", [agentcfg, "switch", "other", "--all"],
                     env, prepare=put_on(env, "local", then="other"), watch=home, check=rewrites(*AGENT_FILES),
                     markdown="`agentcfg switch other --all` from local (two keyless profiles: every file rewritten)"),
@@ -182,8 +209,11 @@ def main() -> None:
                     env, prepare=put_on(env, "local", then="taotoken"), watch=home, check=rewrites(*AGENT_FILES[:-1]),
                     markdown="`agentcfg switch taotoken --all` from local (keyed, the keyring not asked; "
                     "Claude skipped: no Anthropic URL)"),
-                Row("status", [agentcfg, "status"], env, watch=home, check=writes_nothing,
-                    markdown="`agentcfg status`"),
+                Row("status (answered from fingerprints)", status, env, prepare=settle(env, "local", status),
+                    watch=home, check=writes_nothing,
+                    markdown="`agentcfg status`, nothing changed since the last one (answered from fingerprints)"),
+                Row("status, the full run", status, env, extra=full, prepare=put_on(env, "local"), watch=home,
+                    check=writes_nothing, markdown="`agentcfg status`, the full run (`AGENTCFG_NO_REPLAY=1`)"),
                 Row("--help", [agentcfg, "--help"], env, markdown="`agentcfg --help`"),
                 Row("key get taotoken (file keyring)", [agentcfg, "key", "get", "taotoken"], env, extra=keyring,
                     markdown="`agentcfg key get taotoken` (tests' file keyring backend)"),
@@ -205,7 +235,7 @@ def main() -> None:
         _timing.measure(rows, envs, args.runs, args.warm_up)
         first = next(iter(envs))
         put_on(first, "local")()  # the floor is a no-change switch's
-        stale, missing = floor_drift(agentcfg, envs[first])
+        stale, missing = floor_drift(agentcfg, {**envs[first], "AGENTCFG_NO_REPLAY": "1"})  # the full run's floor
         if stale or missing:
             notes.append(
                 f"floor check: FLOOR lists {stale or 'nothing'} that a switch no longer imports, and lacks "

@@ -14,6 +14,10 @@ from typing import TextIO
 from agentcfg import redact
 from agentcfg.cli.common import Requested, environ, print_json
 
+# Imported by dataclasses and jaraco.functools, used by neither here (dataclasses: only for a class without a
+# docstring), and with ast, dis and tokenize a tenth of this path (tests/cli/test_hotpath.py checks).
+UNUSED = ("inspect",)
+
 
 def key_get_request(words: list[str]) -> tuple[str, bool] | None:
     """`key get PROFILE`, with `--json` before or after PROFILE, as (PROFILE, as_json); else None."""
@@ -28,6 +32,9 @@ def key_get_request(words: list[str]) -> tuple[str, bool] | None:
 
 def key_get(name: str, as_json: bool) -> None:
     """PROFILE's key on stdout and nothing else; with as_json, where it comes from (never the key)."""
+    from agentcfg import deferred
+
+    deferred.defer(*UNUSED)
     from agentcfg import keystore, profiles
 
     Requested.json = Requested.json or as_json

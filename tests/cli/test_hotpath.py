@@ -97,14 +97,17 @@ def test_an_exported_key_and_a_stored_one_behave_as_before(keyed: Home) -> None:
 # keyring imports but never uses here (agentcfg.deferred; a stand-in is not a load).
 _PROBE = r"""
 import json, sys
-from agentcfg import cli, deferred, keystore
+from agentcfg import cli, deferred
 try:
     cli.main(["key", "get", "taotoken"])
 except SystemExit as exc:
     assert not exc.code, exc.code
+from agentcfg import keystore
+from agentcfg.cli import hotpath
 loaded = [m for m in ("click", "httpx", "jsonschema", "ssl", "email", "http.client", "hashlib") if m in sys.modules]
 stand_in = deferred._Deferred
-real = [m for m in keystore._UNUSED_BY_KEYRING if m in sys.modules and not isinstance(sys.modules[m], stand_in)]
+unused = (*keystore._UNUSED_BY_KEYRING, *hotpath.UNUSED)
+real = [m for m in unused if m in sys.modules and not isinstance(sys.modules[m], stand_in)]
 print(json.dumps({"loaded": loaded, "real": real}), file=sys.stderr)
 """
 
