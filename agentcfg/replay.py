@@ -24,6 +24,7 @@ import sys
 from pathlib import Path
 
 from agentcfg import env, fingerprint
+from agentcfg.errors import AgentcfgError
 
 TYPE_CHECKING = False  # typing itself is not imported: on the answering path it costs a tenth of the answer
 if TYPE_CHECKING:
@@ -42,6 +43,8 @@ def _wanted(words: list[str], environ: Mapping[str, str]) -> bool:
 
 
 def _directory(environ: Mapping[str, str]) -> str:
+    """The records' directory (an AgentcfgError, a relative location and no working directory: the full run says
+    it)."""
     return str(env.state_dir(env.absolute_locations(environ)) / "replay")
 
 
@@ -103,7 +106,7 @@ def lookup(words: list[str], environ: Mapping[str, str]) -> Answer | None:
             if fingerprint.take(how, path) != seen:
                 return None
         return Answer([(int(fd), str(text)) for fd, text in record["output"]], int(record["code"]))
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError, KeyError, TypeError, AgentcfgError):
         return None
 
 
@@ -141,10 +144,10 @@ class Recorder:
         """Begin watching this process's run of `words`; None when such a run is never answered again."""
         if not _wanted(words, environ) or cls.active is not None:
             return None
-        recorder = cls(words, environ)
         try:
+            recorder = cls(words, environ)
             os.makedirs(recorder.directory, mode=0o700, exist_ok=True)  # made now: it is not a change of the run's
-        except OSError:
+        except (OSError, AgentcfgError):
             return None
         _install_hook()
         cls.active = recorder
@@ -160,20 +163,17 @@ class Recorder:
         """Fingerprint `path` the first time the run looks at it (before it does: the audit hook runs first)."""
         if self.busy or isinstance(path, int):
             return
+        self.busy = True
         try:
-            name = os.fsdecode(path)
-        except TypeError:
-            return
-        name = os.path.join(os.getcwd(), name)
-        if name == self.directory or name.startswith(self.directory + os.sep):
-            return
-        key = (how, name)
-        if key not in self.seen:
-            self.busy = True
-            try:
-                self.seen[key] = fingerprint.take(how, name)
-            finally:
-                self.busy = False
+            name = os.path.join(os.getcwd(), os.fsdecode(path))
+            if not (name == self.directory or name.startswith(self.directory + os.sep)):
+                key = (how, name)
+                if key not in self.seen:
+                    self.seen[key] = fingerprint.take(how, name)
+        except Exception as exc:  # the watch never changes what the run does: it only gives up recording it
+            self.spoiled = self.spoiled or f"watch: {type(exc).__name__}"
+        finally:
+            self.busy = False
 
     def event(self, name: str, args: tuple[Any, ...]) -> None:
         if name == "open":

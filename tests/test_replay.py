@@ -204,3 +204,17 @@ def test_the_watch_sees_every_way_a_path_is_looked_at(tmp_path: Path, monkeypatc
     assert {("stat", "exists"), ("stat", "isfile"), ("stat", "access"), ("read", "open")} <= seen
     assert {("list", "listdir"), ("list", "iterdir"), ("list", "scandir")} <= seen
     assert os.stat is fingerprint._stat and replay.Recorder.active is None
+
+
+def test_a_working_directory_that_is_gone_is_the_full_runs_error(home: Home, tmp_path: Path) -> None:
+    """A relative AGENTCFG_HOME and no working directory: the full run's one clear message, no traceback."""
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    from tests.conftest import AGENTCFG
+
+    script = f'cd "{gone}" && rmdir "{gone}" && exec "{AGENTCFG}" status'
+    result = subprocess.run(
+        ["bash", "-c", script], env={**home.env, "AGENTCFG_HOME": "rel"}, capture_output=True, text=True
+    )
+    assert result.returncode == 2, result.stderr
+    assert "Traceback" not in result.stderr and "current directory no longer exists" in result.stderr
