@@ -69,6 +69,15 @@ def rewrites(*names: str) -> Callable[[list[str]], str | None]:
     return check
 
 
+def answered(words: list[str], environ: dict[str, str]) -> bool:
+    """Whether agentcfg would answer `agentcfg WORDS` from fingerprints now (agentcfg.replay.lookup, asked in a
+    process started as the timed runs are: same environment, directory and standard streams)."""
+    probe = "import os, sys; from agentcfg import replay; print(replay.lookup(sys.argv[1:], os.environ) is not None)"
+    done = subprocess.run([sys.executable, "-c", probe, *words], env=environ, stdout=subprocess.PIPE,
+                          stderr=subprocess.DEVNULL, text=True, check=True)  # fmt: skip
+    return done.stdout.strip() == "True"
+
+
 def floor_drift(agentcfg: str, environ: dict[str, str]) -> tuple[list[str], list[str]]:
     """(FLOOR modules a switch does not import, standard-library modules agentcfg imports that FLOOR lacks)."""
 
@@ -137,6 +146,8 @@ def main() -> None:
                 if settled.get((env, *argv)) != changes.get(env, 0):
                     subprocess.run(argv, env=envs[env], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
                     settled[(env, *argv)] = changes.get(env, 0)
+                    if not answered(argv[1:], envs[env]):
+                        raise _timing.BenchError(f"[{env}] {shlex.join(argv[1:])}: not answered from fingerprints")
 
             return prepare
 

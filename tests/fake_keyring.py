@@ -64,13 +64,20 @@ class FileKeyring(_TestBackend):
     def set_password(self, service: str, username: str, password: str) -> None:
         data = self._load()
         data[f"{service}/{username}"] = password
-        self._path.write_text(json.dumps(data))
+        self._save(data)
 
     def delete_password(self, service: str, username: str) -> None:
         data = self._load()
         if data.pop(f"{service}/{username}", None) is None:
             raise PasswordDeleteError("No such password!")
-        self._path.write_text(json.dumps(data))
+        self._save(data)
+
+    def _save(self, data: dict[str, str]) -> None:
+        """Replaced whole, as a real keyring changes an item: a reader meanwhile (another agentcfg, a key helper)
+        sees the old store or the new one, never an empty file."""
+        partial = self._path.with_name(f".{self._path.name}.{os.getpid()}")
+        partial.write_text(json.dumps(data))
+        os.replace(partial, self._path)
 
 
 class LockedKeyring(_TestBackend):

@@ -218,3 +218,29 @@ def test_a_working_directory_that_is_gone_is_the_full_runs_error(home: Home, tmp
     )
     assert result.returncode == 2, result.stderr
     assert "Traceback" not in result.stderr and "current directory no longer exists" in result.stderr
+
+
+@pytest.mark.parametrize("words", [SWITCH, ("status",)])
+def test_every_file_the_run_read_is_evidence(home: Home, words: tuple[str, ...]) -> None:
+    """Each file under HOME the recorded run read (the agents', the journal's, the profiles'), one byte changed in
+    place with its size and mtime kept: never answered."""
+    home.write(".codex/config.toml", '# mine\nmodel = "gpt-5"\n[projects."/src/a"]\ntrust_level = "trusted"\n')
+    home.run(*SWITCH)
+    home.run(*words)
+    [record] = [r for r in records(home) if json.loads(r.read_text())["situation"]["words"] == list(words)]
+    read = [path for how, path, seen in json.loads(record.read_text())["paths"] if how == "read" and seen[0] == "s"]
+    mine = [p for p in read if p.startswith(str(home.root))]
+    assert any(p.endswith("config.toml") for p in mine) and any("journal" in p for p in mine)
+    for path in mine:  # not agentcfg's own data files (built-in profiles, schemas): other tests read them meanwhile
+        data = Path(path).read_bytes()
+        if not data:
+            continue
+        st = os.stat(path)
+        flipped = bytes([data[0] ^ 1]) + data[1:]
+        try:
+            Path(path).write_bytes(flipped)
+            os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+            assert not answers_again(home, *words), path
+        finally:
+            Path(path).write_bytes(data)
+            os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))

@@ -37,8 +37,13 @@ def rows(result: dict) -> dict[str, dict]:
 def test_startup_runs_and_its_no_change_switch_changes_nothing(tmp_path):
     result = script(tmp_path, "startup.py")
     by_label = rows(result)
-    assert by_label["switch local --all, already on local (nothing to change)"]["files_changed"] == [0]
-    assert by_label["status"]["files_changed"] == [0]
+    for label in (
+        "switch local --all, nothing to change (answered from fingerprints)",
+        "switch local --all, nothing to change, the full run",
+        "status (answered from fingerprints)",
+        "status, the full run",
+    ):
+        assert by_label[label]["files_changed"] == [0], label
     (rewritten,) = by_label["switch other --all, from local (every file rewritten)"]["files_changed"]
     assert rewritten >= len(startup.AGENT_FILES)
     assert {"import click (the CLI framework alone)", "key get taotoken (file keyring)", "--help"} <= set(by_label)
