@@ -10,9 +10,10 @@ the run: Path.exists, os.path.isfile and PATH lookups go through them), plus age
 whose every fingerprint still matches prints the same and exits the same, without importing the rest of agentcfg.
 
 A run is not recorded when anything it looked at changed while it ran (it wrote a file: a real switch, a
-journal entry, a lock file made), when it ran a program, opened a socket or loaded keyring (what those answer
-is not a file), or ended in anything but 0, 3 or 4. Any doubt when answering (no record, one that does not
-read, one mismatch) falls back to the full run. AGENTCFG_NO_REPLAY=1 turns both halves off.
+journal entry, a lock file made), when it ran a program, opened a socket, asked whether a process lives (a
+route's router) or loaded keyring (what those answer is not a file), or ended in anything but 0, 3 or 4. Any
+doubt when answering (no record, one that does not read, one mismatch) falls back to the full run.
+AGENTCFG_NO_REPLAY=1 turns both halves off.
 """
 
 from __future__ import annotations
@@ -34,7 +35,11 @@ if TYPE_CHECKING:
 COMMANDS = ("switch", "status")
 VERSION = 1
 _RECORDED_EXITS = (0, 3, 4)
-_SPOILERS = ("subprocess.Popen", "os.posix_spawn", "os.exec", "os.fork", "os.system", "socket.connect")
+# What a run may learn without a file: from a program, the network, or whether a process lives (a route's router).
+_SPOILERS = (
+    "subprocess.Popen", "os.posix_spawn", "os.exec", "os.fork", "os.system", "socket.connect", "socket.getaddrinfo",
+    "os.kill", "os.killpg",
+)  # fmt: skip
 _OFF = "AGENTCFG_NO_REPLAY"
 
 

@@ -244,3 +244,15 @@ def test_every_file_the_run_read_is_evidence(home: Home, words: tuple[str, ...])
         finally:
             Path(path).write_bytes(data)
             os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+
+
+def test_a_run_that_asks_whether_a_process_lives_is_not_recorded(tmp_path: Path, monkeypatch) -> None:
+    """A route's router is alive or not by os.kill(pid, 0), which no fingerprint shows."""
+    monkeypatch.chdir(tmp_path)
+    recorder = replay.Recorder.start(["status"], {"AGENTCFG_HOME": str(tmp_path / "cfg"), "HOME": str(tmp_path)})
+    assert recorder is not None
+    try:
+        os.kill(os.getpid(), 0)
+    finally:
+        recorder.finish(0)
+    assert recorder.spoiled == "os.kill" and not list((tmp_path / "cfg" / "state" / "replay").iterdir())
