@@ -5,8 +5,8 @@ that nothing changed. So a run of `switch` or `status` that changed nothing is r
 exit status, and the fingerprint (agentcfg.fingerprint) of every path it looked at, taken by watching the run
 itself rather than by a list that could miss one: every file opened (the audit hook's "open"), every directory
 listed ("os.listdir", "os.scandir"), every path stat'ed or tested (os.stat, os.lstat and os.access, wrapped for
-the run: Path.exists, os.path.isfile and PATH lookups go through them), plus agentcfg's own module files and
-/etc/localtime. The next run with the same words, directory, environment (a salted digest), user and terminal
+the run: Path.exists, os.path.isfile and PATH lookups go through them), plus every loaded module's file (the
+code that answered) and /etc/localtime. The next run with the same words, directory, environment (a salted digest), user and terminal
 whose every fingerprint still matches prints the same and exits the same, without importing the rest of agentcfg.
 
 A run is not recorded when anything it looked at changed while it ran (it wrote a file: a real switch, a
@@ -64,6 +64,7 @@ def _situation(words: list[str], environ: Mapping[str, str], salt: bytes) -> dic
     variables = sorted(f"{k}={v}" for k, v in environ.items() if k != "_")
     return {
         "words": words,
+        "python": sys.version,
         "cwd": os.getcwd(),
         "uid": os.getuid() if hasattr(os, "getuid") else None,
         "terminals": terminals,
@@ -98,7 +99,7 @@ class Answer:
 
 def lookup(words: list[str], environ: Mapping[str, str]) -> Answer | None:
     """The recorded answer to `words` if everything it was recorded from is as it was, else None."""
-    if not _wanted(words, environ):
+    if not _wanted(words, environ) or sys.stdout is None or sys.stderr is None:
         return None
     try:
         with open(_record_path(words, environ), encoding="utf-8") as file:
@@ -216,7 +217,7 @@ class Recorder:
             self._record(code)
 
     def _record(self, code: int) -> None:
-        self._add_own_files()
+        self._add_code()
         if any(fingerprint.take(how, name) != seen for (how, name), seen in self.seen.items()):
             return  # something it looked at changed while it ran: it wrote, or someone else did
         salt = os.urandom(16)
@@ -232,12 +233,11 @@ class Recorder:
 
         write_private(Path(_record_path(self.words, self.environ)), json.dumps(record))
 
-    def _add_own_files(self) -> None:
-        """agentcfg's own modules (an upgrade or an edit changes the answer) and the local time zone (status
-        shows times), by identity."""
-        package = os.path.dirname(os.path.abspath(__file__))
-        files = [getattr(m, "__file__", None) for name, m in list(sys.modules.items()) if name.startswith("agentcfg")]
-        for path in [*(f for f in files if f and f.startswith(package)), "/etc/localtime"]:
+    def _add_code(self) -> None:
+        """The code that gave the answer (every module loaded: an upgrade or an edit of agentcfg or a dependency
+        changes it) and the local time zone (status shows times), by identity."""
+        files = {getattr(module, "__file__", None) for module in list(sys.modules.values())}
+        for path in sorted({*(f for f in files if isinstance(f, str)), "/etc/localtime"}):
             self.busy = True
             try:
                 self.seen.setdefault(("stat", path), fingerprint.take("stat", path))
