@@ -6,8 +6,9 @@ exit status, and the fingerprint (agentcfg.fingerprint) of every path it looked 
 itself rather than by a list that could miss one: every file opened (the audit hook's "open"), every directory
 listed ("os.listdir", "os.scandir"), every path stat'ed or tested (os.stat, os.lstat and os.access, wrapped for
 the run: Path.exists, os.path.isfile and PATH lookups go through them), plus every loaded module's file (the
-code that answered) and /etc/localtime. The next run with the same words, directory, environment (a salted digest), user and terminal
-whose every fingerprint still matches prints the same and exits the same, without importing the rest of agentcfg.
+code that answered) and /etc/localtime. The next run with the same words, directory, environment (a salted
+digest), Python, user and terminals whose every fingerprint still matches prints the same and exits the same,
+without importing the rest of agentcfg.
 
 A run is not recorded when anything it looked at changed while it ran (it wrote a file: a real switch, a
 journal entry, a lock file made), when it ran a program, opened a socket, asked whether a process lives (a
@@ -111,7 +112,11 @@ def lookup(words: list[str], environ: Mapping[str, str]) -> Answer | None:
         for how, path, seen in record["paths"]:
             if fingerprint.take(how, path) != seen:
                 return None
-        return Answer([(int(fd), str(text)) for fd, text in record["output"]], int(record["code"]))
+        output = [(fd, text) for fd, text in record["output"] if fd in (1, 2) and isinstance(text, str)]
+        code = record["code"]
+        if len(output) != len(record["output"]) or code not in _RECORDED_EXITS:
+            return None
+        return Answer(output, code)
     except (OSError, ValueError, KeyError, TypeError, AgentcfgError):
         return None
 

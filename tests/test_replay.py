@@ -157,7 +157,16 @@ def test_the_record_holds_no_key_and_is_private(home: Home) -> None:
 def test_a_damaged_or_foreign_record_is_a_full_run(home: Home) -> None:
     again = settled(home, *SWITCH)
     [record] = records(home)
-    for damaged in ("", "{", "[]", json.dumps({"version": 99}), record.read_text().replace('"code": 0', '"code": "x"')):
+    text = record.read_text()
+    for damaged in (
+        "",
+        "{",
+        "[]",
+        json.dumps({"version": 99}),
+        text.replace('"code": 0', '"code": "x"'),
+        text.replace('"code": 0', '"code": 70'),
+        text.replace('"output": [[1,', '"output": [[7,'),
+    ):
         record.write_text(damaged)
         assert not answers_again(home, *SWITCH)
         assert home.run(*SWITCH).stdout == again.stdout
