@@ -56,17 +56,27 @@ def _parse_error(fmt: str, exc: EditError, path: str) -> AgentcfgError:
     return ParseError(f"does not parse as {fmt.upper()}: {exc.message}", path=path, line=exc.line, col=exc.col)
 
 
+@functools.lru_cache(maxsize=6)
+def _loads(fmt: str, body: str) -> Any:
+    """Parse each text once: a switch reads one file's text in edit.apply (before and after the edit), in
+    the agent's `edits` and in its `read` (header_notes, before and after). Keyed by the text itself: a
+    text seen again, the same object or an equal one, is not parsed again. What it returns is shared by
+    every caller: read it, never change it. A text that does not parse raises each time (nothing kept)."""
+    return editor(fmt).loads(body)
+
+
 def get(fmt: str, text: str, keypath: KeyPath, *, path: str = "") -> Any:
     try:
-        return lookup(editor(fmt).loads(_split(text)[1]), keypath)
+        return lookup(_loads(fmt, _split(text)[1]), keypath)
     except EditError as exc:
         raise _parse_error(fmt, exc, path) from None
 
 
 def load(fmt: str, text: str, *, path: str = "") -> Any:
-    """Parse only (for reading what an agent points at)."""
+    """Parse only (for reading what an agent points at). Shared with every reader of the same text: never
+    change what it returns."""
     try:
-        return editor(fmt).loads(_split(text)[1])
+        return _loads(fmt, _split(text)[1])
     except EditError as exc:
         raise _parse_error(fmt, exc, path) from None
 
@@ -76,16 +86,10 @@ def raw(fmt: str, text: str, keypath: KeyPath, *, path: str = "") -> str | None:
     `Verbatim` assignment; None when it is absent or has no text of its own (a table of headers)."""
     body = _split(text)[1]
     try:
-        _check(fmt, body)
+        _loads(fmt, body)  # refuses a text that does not parse (a rollback asks for each owned key: parsed once)
         return editor(fmt).raw(body, tuple(keypath))
     except EditError as exc:
         raise _parse_error(fmt, exc, path) from None
-
-
-@functools.lru_cache(maxsize=4)
-def _check(fmt: str, body: str) -> None:
-    """Parse once per text (a rollback asks raw() for each owned key of the same file)."""
-    editor(fmt).loads(body)
 
 
 def lookup(data: Any, keypath: KeyPath) -> Any:
@@ -122,12 +126,12 @@ def apply(fmt: str, text: str, assignments: list[Assignment], *, path: str = "")
     module = editor(fmt)
     try:
         # parsing first also refuses to touch a file that does not parse, even if no key changes
-        current = module.loads(body) if body.strip() else {}
+        current = _loads(fmt, body) if body.strip() else {}
         todo = [(k, v) for k, v in assignments if not _holds(current, k, v)]
         if not todo:
             return text
         new = module.apply(body, todo, newline)
-        done = module.loads(new)
+        done = _loads(fmt, new)
     except EditError as exc:
         raise _parse_error(fmt, exc, path) from None
     wrong = [".".join(k) for k, v in assignments if not _holds(done, k, v)]

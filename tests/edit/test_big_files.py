@@ -1,5 +1,5 @@
 """Big files: an edit reads the whole file a fixed number of times, not once per key set (the issue: a
-55 MB opencode.json took almost 5 minutes to switch). Counted, not timed: benchmarks/big_file.py times it."""
+55 MB opencode.json took almost 5 minutes to switch). Counted, not timed: benchmarks/scaling.py times it."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from agentcfg.agents.base import AgentFile, KeySource
 from agentcfg.profiles import Profile
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-import big_file
+import scaling as big_file
 
 PROFILE = Profile(name="local", base_url="http://127.0.0.1:8000/v1", model="qwen3", context_window=32768)
 
