@@ -6,7 +6,9 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from agentcfg import edit
+import pytest
+
+from agentcfg import edit, switchplan
 from agentcfg.agents import codex, opencode
 from agentcfg.agents.base import AgentFile, KeySource
 from agentcfg.profiles import Profile
@@ -61,3 +63,26 @@ def test_a_toml_edit_reads_the_whole_file_a_fixed_number_of_times_however_many_k
     edit.apply("toml", text, assignments)
     # before and after by the TOML reader, one scan by agentcfg's splicer (tomlkit took over 10 readings' time)
     assert len(readings) == 2 and len(scans) == 1, (readings, scans)
+
+
+def _readings(monkeypatch, fmt: str, big: int) -> list[int]:
+    """Whole-file readings by a format's parser: tomli for TOML, the JSONC reader for JSON."""
+    module = edit.editor(fmt)
+    return _count(monkeypatch, module.tomllib if fmt == "toml" else module, "loads", big)
+
+
+@pytest.mark.parametrize(
+    ("agent", "fmt", "build"),
+    [(codex, "toml", big_file.codex_toml), (opencode, "json", big_file.opencode_json)],
+    ids=["codex", "opencode"],
+)
+def test_a_switch_plan_reads_a_big_file_once_before_and_once_after_the_edit(monkeypatch, agent, fmt, build):
+    """The issue: edit.apply, the agent's edits (legacy notes) and header_notes' two readings each parsed the
+    same 5 MB text again, ten tomli readings in all; a text is now parsed once, whoever asks."""
+    edit._loads.cache_clear()
+    (file,) = agent.files({"HOME": "/nonexistent/home/u"})
+    text = build(600_000)
+    readings = _readings(monkeypatch, fmt, 500_000)
+    plan = switchplan.plan(PROFILE, [switchplan.AgentReading(agent, {file: text})], KeySource(), {"HOME": "/h"})
+    assert [c.action for c in plan.changes] == ["modify"]
+    assert len(readings) == 2, readings  # the text before, the text after
