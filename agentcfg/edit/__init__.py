@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+from collections.abc import Collection
 from types import ModuleType
 from typing import Any
 
@@ -65,6 +66,32 @@ def _loads(fmt: str, body: str) -> Any:
     return editor(fmt).loads(body)
 
 
+# text -> (the top-level keys built, what was read): of a big file only those keys are built (toml.loads_keeping)
+_SOME: dict[tuple[str, str], tuple[frozenset[str], Any]] = {}
+
+
+def _kept(fmt: str, body: str) -> frozenset[str]:
+    known = _SOME.get((fmt, body))
+    return known[0] if known else frozenset()
+
+
+def _load_some(fmt: str, body: str, keep: frozenset[str]) -> Any:
+    """What `body` holds under the top-level keys `keep` (and maybe more), checked to parse as a whole as
+    strictly as a full reading. Read once for all the keys any reader of that text asked for."""
+    module = editor(fmt)
+    if not hasattr(module, "loads_keeping"):
+        return _loads(fmt, body)
+    known = _SOME.get((fmt, body))
+    if known is not None and keep <= known[0]:
+        return known[1]
+    keep |= _kept(fmt, body)
+    data = module.loads_keeping(body, keep)
+    _SOME[(fmt, body)] = (keep, data)
+    while len(_SOME) > 4:
+        del _SOME[next(iter(_SOME))]
+    return data
+
+
 def get(fmt: str, text: str, keypath: KeyPath, *, path: str = "") -> Any:
     try:
         return lookup(_loads(fmt, _split(text)[1]), keypath)
@@ -72,11 +99,13 @@ def get(fmt: str, text: str, keypath: KeyPath, *, path: str = "") -> Any:
         raise _parse_error(fmt, exc, path) from None
 
 
-def load(fmt: str, text: str, *, path: str = "") -> Any:
+def load(fmt: str, text: str, *, path: str = "", keep: Collection[str] | None = None) -> Any:
     """Parse only (for reading what an agent points at). Shared with every reader of the same text: never
-    change what it returns."""
+    change what it returns. `keep`: the top-level keys the caller reads; of a big file only those (and maybe
+    others) are built, the rest only checked."""
     try:
-        return _loads(fmt, _split(text)[1])
+        body = _split(text)[1]
+        return _loads(fmt, body) if keep is None else _load_some(fmt, body, frozenset(keep))
     except EditError as exc:
         raise _parse_error(fmt, exc, path) from None
 
@@ -126,12 +155,13 @@ def apply(fmt: str, text: str, assignments: list[Assignment], *, path: str = "")
     module = editor(fmt)
     try:
         # parsing first also refuses to touch a file that does not parse, even if no key changes
-        current = _loads(fmt, body) if body.strip() else {}
+        roots = frozenset(k[0] for k, _ in assignments)
+        current = _load_some(fmt, body, roots) if body.strip() else {}
         todo = [(k, v) for k, v in assignments if not _holds(current, k, v)]
         if not todo:
             return text
         new = module.apply(body, todo, newline)
-        done = _loads(fmt, new)
+        done = _load_some(fmt, new, roots | _kept(fmt, body))  # the agent's readers will ask for the same keys
     except EditError as exc:
         raise _parse_error(fmt, exc, path) from None
     wrong = [".".join(k) for k, v in assignments if not _holds(done, k, v)]

@@ -58,17 +58,18 @@ def test_a_toml_edit_reads_the_whole_file_a_fixed_number_of_times_however_many_k
     text = big_file.codex_toml(1_000_000)
     assignments = _assignments(codex, "toml")
     assert len(assignments) > 5
-    readings = _count(monkeypatch, toml.tomllib, "loads", 500_000)
+    readings = _count(monkeypatch, toml.tomllib, "loads", 0)
     scans = _count(monkeypatch, toml, "Layout", 500_000)
     edit.apply("toml", text, assignments)
-    # before and after by the TOML reader, one scan by agentcfg's splicer (tomlkit took over 10 readings' time)
-    assert len(readings) == 2 and len(scans) == 1, (readings, scans)
+    # before and after by the TOML reader (whole, or in parts: tomlparts), one scan by agentcfg's splicer
+    # (tomlkit took over 10 readings' time)
+    assert sum(readings) < 2.1 * len(text) and len(scans) == 1, (readings, scans)
 
 
-def _readings(monkeypatch, fmt: str, big: int) -> list[int]:
-    """Whole-file readings by a format's parser: tomli for TOML, the JSONC reader for JSON."""
+def _readings(monkeypatch, fmt: str) -> list[int]:
+    """The texts read by a format's parser: tomli for TOML (a big file in parts), the JSONC reader for JSON."""
     module = edit.editor(fmt)
-    return _count(monkeypatch, module.tomllib if fmt == "toml" else module, "loads", big)
+    return _count(monkeypatch, module.tomllib if fmt == "toml" else module, "loads", 10_000)
 
 
 @pytest.mark.parametrize(
@@ -80,9 +81,10 @@ def test_a_switch_plan_reads_a_big_file_once_before_and_once_after_the_edit(monk
     """The issue: edit.apply, the agent's edits (legacy notes) and header_notes' two readings each parsed the
     same 5 MB text again, ten tomli readings in all; a text is now parsed once, whoever asks."""
     edit._loads.cache_clear()
+    edit._SOME.clear()
     (file,) = agent.files({"HOME": "/nonexistent/home/u"})
     text = build(600_000)
-    readings = _readings(monkeypatch, fmt, 500_000)
+    readings = _readings(monkeypatch, fmt)
     plan = switchplan.plan(PROFILE, [switchplan.AgentReading(agent, {file: text})], KeySource(), {"HOME": "/h"})
     assert [c.action for c in plan.changes] == ["modify"]
-    assert len(readings) == 2, readings  # the text before, the text after
+    assert sum(readings) < 2.1 * len(text), readings  # the text before, the text after (each whole or in parts)
