@@ -9,7 +9,6 @@ checked after the fact.
 
 from __future__ import annotations
 
-import functools
 import importlib
 from collections.abc import Collection
 from types import ModuleType
@@ -57,44 +56,67 @@ def _parse_error(fmt: str, exc: EditError, path: str) -> AgentcfgError:
     return ParseError(f"does not parse as {fmt.upper()}: {exc.message}", path=path, line=exc.line, col=exc.col)
 
 
-@functools.lru_cache(maxsize=6)
+# Each text parsed once: a switch reads one file's text in edit.apply (before and after the edit), in the
+# agent's `edits`, `foreign_format` and `read` (header_notes, before and after). Keyed by the text itself (the
+# same object or an equal one): (the top-level keys built, None for all; what was read; characters it was
+# built from). What it returns is shared by every caller: read it, never change it. A text that does not parse
+# raises each time (nothing kept). What is kept is bounded: entries go, oldest first, once what they were
+# built from passes half the text being read (one big opencode.json's providers at a time, not two).
+_MEMO: dict[tuple[str, str], tuple[frozenset[str] | None, Any, int]] = {}
+_ENTRIES = 8
+
+
+def forget() -> None:
+    """Let go of every text read (a switch's plan is made: the parsed files are not needed any more)."""
+    _MEMO.clear()
+
+
+def _make_room(key: tuple[str, str]) -> None:
+    """Before reading key's text: drop what an earlier reading of it built, then the oldest entries while what
+    they hold is more than half this text (or a megabyte)."""
+    _MEMO.pop(key, None)
+    budget = max(len(key[1]) // 2, 1_000_000)
+    while _MEMO and (len(_MEMO) >= _ENTRIES or sum(built for _, _, built in _MEMO.values()) > budget):
+        del _MEMO[next(iter(_MEMO))]
+
+
 def _loads(fmt: str, body: str) -> Any:
-    """Parse each text once: a switch reads one file's text in edit.apply (before and after the edit), in
-    the agent's `edits` and in its `read` (header_notes, before and after). Keyed by the text itself: a
-    text seen again, the same object or an equal one, is not parsed again. What it returns is shared by
-    every caller: read it, never change it. A text that does not parse raises each time (nothing kept)."""
-    return editor(fmt).loads(body)
-
-
-# text -> (the top-level keys built, what was read): of a big file only those keys are built (toml.loads_keeping)
-_SOME: dict[tuple[str, str], tuple[frozenset[str], Any]] = {}
+    """The whole of `body` parsed."""
+    known = _MEMO.get((fmt, body))
+    if known is not None and known[0] is None:
+        return known[1]
+    _make_room((fmt, body))
+    data = editor(fmt).loads(body)
+    _MEMO[(fmt, body)] = (None, data, len(body))
+    return data
 
 
 def _kept(fmt: str, body: str) -> frozenset[str]:
-    known = _SOME.get((fmt, body))
-    return known[0] if known else frozenset()
+    known = _MEMO.get((fmt, body))
+    return (known[0] or frozenset()) if known else frozenset()
 
 
 def _load_some(fmt: str, body: str, keep: frozenset[str]) -> Any:
     """What `body` holds under the top-level keys `keep` (and maybe more), checked to parse as a whole as
-    strictly as a full reading. Read once for all the keys any reader of that text asked for."""
+    strictly as a full reading; of a big file only those keys are built (toml.loads_keeping). Read once for
+    all the keys any reader of that text asked for."""
     module = editor(fmt)
     if not hasattr(module, "loads_keeping"):
         return _loads(fmt, body)
-    known = _SOME.get((fmt, body))
-    if known is not None and keep <= known[0]:
+    known = _MEMO.get((fmt, body))
+    if known is not None and (known[0] is None or keep <= known[0]):
         return known[1]
     keep |= _kept(fmt, body)
-    data = module.loads_keeping(body, keep)
-    _SOME[(fmt, body)] = (keep, data)
-    while len(_SOME) > 4:
-        del _SOME[next(iter(_SOME))]
+    _make_room((fmt, body))
+    data, built = module.loads_keeping(body, keep)
+    _MEMO[(fmt, body)] = (keep, data, built)
     return data
 
 
 def get(fmt: str, text: str, keypath: KeyPath, *, path: str = "") -> Any:
     try:
-        return lookup(_loads(fmt, _split(text)[1]), keypath)
+        body = _split(text)[1]
+        return lookup(_load_some(fmt, body, frozenset(keypath[:1])) if keypath else _loads(fmt, body), keypath)
     except EditError as exc:
         raise _parse_error(fmt, exc, path) from None
 
@@ -158,6 +180,7 @@ def apply(fmt: str, text: str, assignments: list[Assignment], *, path: str = "")
         roots = frozenset(k[0] for k, _ in assignments)
         current = _load_some(fmt, body, roots) if body.strip() else {}
         todo = [(k, v) for k, v in assignments if not _holds(current, k, v)]
+        del current  # not held while the text after is read
         if not todo:
             return text
         new = module.apply(body, todo, newline)

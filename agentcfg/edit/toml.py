@@ -45,9 +45,9 @@ def loads(text: str) -> dict[str, Any]:
         raise EditError(message) from None
 
 
-def loads_keeping(text: str, keep: frozenset[str]) -> dict[str, Any]:
+def loads_keeping(text: str, keep: frozenset[str]) -> tuple[dict[str, Any], int]:
     """loads(text), exactly as strict, but of a big text only the top-level statements' keys and those in
-    `keep` are built (agentcfg.edit.tomlparts): a fraction of the memory."""
+    `keep` are built (agentcfg.edit.tomlparts): a fraction of the memory. With the number of characters read into it."""
     from agentcfg.edit import tomlparts  # lazy: only a big file needs it
 
     return tomlparts.read(text, keep, loads)

@@ -52,19 +52,20 @@ def _headers(text: str) -> Iterator[tuple[int, list[str], bool]]:
         yield m.start(), _keys(header.group(2)), header.group(1) == "[["
 
 
-def read(text: str, keep: frozenset[str], loads: Callable[[str], dict[str, Any]]) -> dict[str, Any]:
+def read(text: str, keep: frozenset[str], loads: Callable[[str], dict[str, Any]]) -> tuple[dict[str, Any], int]:
     """The top-level statements' keys and the keys in `keep` of `text`, as `loads` (tomli) reads them, after
-    checking the whole text is one tomli accepts. Raises what `loads` raises on the whole text when it is not
-    (or, in the rare layouts that cannot be read in parts, returns all of it)."""
+    checking the whole text is one tomli accepts, and how many characters of it that was built from. Raises
+    what `loads` raises on the whole text when it is not (or, in the rare layouts that cannot be read in
+    parts, returns all of it)."""
     if len(text) < SMALL:
-        return loads(text)
+        return loads(text), len(text)
     try:
         return _read(text, keep, loads)
     except Whole:
-        return loads(text)
+        return loads(text), len(text)
 
 
-def _read(text: str, keep: frozenset[str], loads: Callable[[str], dict[str, Any]]) -> dict[str, Any]:
+def _read(text: str, keep: frozenset[str], loads: Callable[[str], dict[str, Any]]) -> tuple[dict[str, Any], int]:
     starts = array("q")
     short = set()  # `[a]`, `[[a]]`: every table under `a` is one unit
     for start, keys, _ in _headers(text):
@@ -107,8 +108,9 @@ def _read(text: str, keep: frozenset[str], loads: Callable[[str], dict[str, Any]
         size += len(piece)
         last = unit
     _check(batch, loads)
+    kept_text = "".join(mine)
     try:
-        return loads("".join(mine))
+        return loads(kept_text), len(kept_text)
     except Exception:
         raise Whole from None
 
