@@ -73,7 +73,8 @@ def forget() -> None:
 
 def _make_room(key: tuple[str, str]) -> None:
     """Before reading key's text: drop what an earlier reading of it built, then the oldest entries while what
-    they hold is more than half this text (or a megabyte)."""
+    they hold is more than half this text (or a megabyte). A .env counts for nothing: read whole, it is read
+    slowly, and small in practice."""
     _MEMO.pop(key, None)
     budget = max(len(key[1]) // 2, 1_000_000)
     while _MEMO and (len(_MEMO) >= _ENTRIES or sum(built for _, _, built in _MEMO.values()) > budget):
@@ -86,8 +87,9 @@ def _loads(fmt: str, body: str) -> Any:
     if known is not None and known[0] is None:
         return known[1]
     _make_room((fmt, body))
-    data = editor(fmt).loads(body)
-    _MEMO[(fmt, body)] = (None, data, len(body))
+    module = editor(fmt)
+    data = module.loads(body)
+    _MEMO[(fmt, body)] = (None, data, len(body) if hasattr(module, "loads_keeping") else 0)
     return data
 
 
