@@ -189,9 +189,21 @@ def switch_twice(case: str, megabytes: float) -> dict:
         size = seed(home, case, megabytes)
         environ = environment(home)
         argv = ["switch", "local", "--agent", CASES[case][0]]
+        files = sorted(p for p in home.rglob("*") if p.is_file() and "agentcfg" not in str(p.relative_to(home)))
+        seeded = [p.read_bytes() for p in files]
         first, peak = run(argv, environ)
+        switched = [p.read_bytes() for p in files]
         again, _ = run(argv, environ)
-        return {"case": case, "bytes": size, "first_s": first, "again_s": again, "rss": peak}
+        unchanged = [p.read_bytes() for p in files] == switched
+        return {
+            "case": case,
+            "bytes": size,
+            "first_s": first,
+            "again_s": again,
+            "rss": peak,
+            "first_changed": switched != seeded,  # the big file got the owned keys
+            "again_unchanged": unchanged,  # the second switch changed 0 bytes
+        }
 
 
 def profile(case: str, megabytes: float) -> None:

@@ -21,9 +21,9 @@ Why the verdict is tomli's:
 
 from __future__ import annotations
 
+import functools
 import re
-from array import array
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 _PART = r"""(?:[A-Za-z0-9_-]+|"[^"\\\n]*"|'[^'\n]*')"""
@@ -31,6 +31,8 @@ _PART = r"""(?:[A-Za-z0-9_-]+|"[^"\\\n]*"|'[^'\n]*')"""
 _CANDIDATE = re.compile(r"^[ \t]*\[", re.M)
 _HEADER = re.compile(rf"[ \t]*(\[\[?)[ \t]*({_PART}(?:[ \t]*\.[ \t]*{_PART})*)[ \t]*\]")
 _KEY = re.compile(r"""([A-Za-z0-9_-]+)|"([^"\\\n]*)"|'([^'\n]*)'""")
+_ESCAPE = re.compile(r"^[ \t]*\[[^\n]*\\", re.M)  # a line starting with `[` that has a backslash
+_SHORT = re.compile(rf"^[ \t]*\[\[?[ \t]*({_PART})[ \t]*\]", re.M)  # `[a]`, `[[a]]`
 BATCH = 256_000  # characters read by tomli at a time (its peak is about 15 times that)
 SMALL = 512_000  # below this, tomli reads the whole text: parts would gain little
 
@@ -43,13 +45,19 @@ def _keys(header: str) -> list[str]:
     return [a or b or c for a, b, c in _KEY.findall(header)]
 
 
-def _headers(text: str) -> Iterator[tuple[int, list[str], bool]]:
-    """(line start, keys, whether `[[...]]`) of each line that starts with `[`."""
-    for m in _CANDIDATE.finditer(text):
-        header = _HEADER.match(text, m.start())
-        if header is None:
-            raise Whole  # an escape in a key, or not a header at all: tomli decides
-        yield m.start(), _keys(header.group(2)), header.group(1) == "[["
+@functools.lru_cache(maxsize=8)
+def _kept_headers(kept: frozenset[str]) -> re.Pattern[str]:
+    """The header lines of tables under the kept keys, however the first key is written."""
+    forms = []
+    for key in sorted(kept):
+        if re.fullmatch(r"[A-Za-z0-9_-]+", key):
+            forms.append(re.escape(key) + r"(?![A-Za-z0-9_-])")
+        if not re.search(r'["\\\x00-\x1f\x7f]', key):
+            forms.append(re.escape(f'"{key}"'))
+        if not re.search(r"['\n]", key):
+            forms.append(re.escape(f"'{key}'"))
+    alternatives = "|".join(forms) or "(?!)"
+    return re.compile(rf"^[ \t]*\[\[?[ \t]*(?:{alternatives})[ \t]*[.\]]", re.M)
 
 
 def read(text: str, keep: frozenset[str], loads: Callable[[str], dict[str, Any]]) -> tuple[dict[str, Any], int]:
@@ -66,58 +74,100 @@ def read(text: str, keep: frozenset[str], loads: Callable[[str], dict[str, Any]]
 
 
 def _read(text: str, keep: frozenset[str], loads: Callable[[str], dict[str, Any]]) -> tuple[dict[str, Any], int]:
-    starts = array("q")
-    short = set()  # `[a]`, `[[a]]`: every table under `a` is one unit
-    for start, keys, _ in _headers(text):
-        starts.append(start)
-        if len(keys) == 1:
-            short.add(keys[0])
-    if not starts:
-        raise Whole
-    top_end = starts[0]
-    try:
-        top = loads(text[:top_end])
-    except Exception:
-        raise Whole from None
-    kept = keep | top.keys()
-
-    mine: list[str] = [text[:top_end]]  # the top level and the tables of the kept keys: read together
+    first = _CANDIDATE.search(text)
+    if first is None or _ESCAPE.search(text):
+        raise Whole  # no table at all, or a key with an escape: the regexes below would not see it
+    top = _parse(text[: first.start()], loads)
+    kept = keep | frozenset(top)
+    short = {_keys(key)[0] for key in _SHORT.findall(text)}  # `[a]`, `[[a]]`: every table under `a` is one unit
+    mine = [text[: first.start()]]  # the top level and the tables of the kept keys: read together
+    spans: list[tuple[int, int]] = []  # the rest, in order, between the kept tables
+    pos = first.start()
+    for m in _kept_headers(kept).finditer(text, pos):
+        end = _next(text, m.end())
+        mine.append(_line(text[m.start() : end]))
+        spans.append((pos, m.start()))
+        pos = end
+    spans.append((pos, len(text)))
+    seen = _Seen(short, kept)
     batch: list[str] = []
     size = 0
-    done: set[int] = set()  # hashes of the units read in earlier batches (a collision only costs time)
-    current: set[int] = set()
-    last: tuple[str, ...] = ()
-    for index, (start, keys, _) in enumerate(_headers(text)):
-        end = starts[index + 1] if index + 1 < len(starts) else len(text)
-        piece = text[start:end]
-        if not piece.endswith("\n"):
-            piece += "\n"
-        if keys[0] in kept:
-            mine.append(piece)
-            continue
-        unit = (keys[0],) if keys[0] in short else (keys[0], keys[1])
-        if size >= BATCH and unit != last:  # a unit whose parts are next to each other is not split
-            _check(batch, loads)
-            done |= current
-            batch, size, current = [], 0, set()
-        key = hash(unit)
-        if key in done:
-            raise Whole  # a unit in two batches: its conflicts would go unseen
-        current.add(key)
-        batch.append(piece)
-        size += len(piece)
-        last = unit
-    _check(batch, loads)
+    for start, end in spans:
+        while start < end:
+            cut = _cut(text, start + BATCH - size, end, short)
+            batch.append(_line(text[start:cut]))
+            size += cut - start
+            start = cut
+            if size >= BATCH:
+                seen.check(_parse("".join(batch), loads))
+                batch, size = [], 0
+    if batch:
+        seen.check(_parse("".join(batch), loads))
     kept_text = "".join(mine)
+    return _parse(kept_text, loads), len(kept_text)
+
+
+def _parse(text: str, loads: Callable[[str], dict[str, Any]]) -> dict[str, Any]:
     try:
-        return loads(kept_text), len(kept_text)
+        return loads(text)
     except Exception:
         raise Whole from None
 
 
-def _check(batch: list[str], loads: Callable[[str], dict[str, Any]]) -> None:
-    if batch:
-        try:
-            loads("".join(batch))
-        except Exception:
-            raise Whole from None
+def _line(piece: str) -> str:
+    return piece if not piece or piece.endswith("\n") else piece + "\n"
+
+
+def _next(text: str, pos: int) -> int:
+    """The start of the next line that starts with `[` after `pos`'s line, or the end."""
+    m = _CANDIDATE.search(text, pos)
+    return m.start() if m else len(text)
+
+
+def _unit(text: str, pos: int, short: set[str]) -> tuple[str, ...] | None:
+    header = _HEADER.match(text, pos)
+    if header is None:
+        return None
+    keys = _keys(header.group(2))
+    return (keys[0],) if keys[0] in short or len(keys) == 1 else (keys[0], keys[1])
+
+
+def _cut(text: str, at: int, end: int, short: set[str]) -> int:
+    """Where a batch ends: the first line starting with `[` from `at` (but not inside a run of tables of one
+    unit when it can be seen), else `end`."""
+    if at >= end:
+        return end
+    cut = _next(text, at)
+    for _ in range(1000):  # a long run of one unit (`[[a]]` after `[[a]]`) is cut anyway, then read whole
+        if cut >= end:
+            return end
+        before = text.rfind("\n[", max(at - 4096, 0), cut - 1)
+        this, last = _unit(text, cut, short), _unit(text, before + 1, short) if before >= 0 else None
+        if this is None or this != last:
+            return cut
+        cut = _next(text, cut + 1)
+    return min(cut, end)
+
+
+class _Seen:
+    """The units read in earlier batches: one in two batches (its conflicts unseen) sends the text to tomli."""
+
+    def __init__(self, short: set[str], kept: frozenset[str]) -> None:
+        self.short, self.kept = short, kept
+        self.whole: set[str] = set()  # first keys read as one unit
+        self.pairs: dict[str, set[int]] = {}  # first key -> hashes of the second keys (a collision costs time)
+
+    def check(self, data: dict[str, Any]) -> None:
+        for first, value in data.items():
+            if first in self.kept or first in self.whole:
+                raise Whole
+            if first in self.short or not isinstance(value, dict):
+                if first in self.pairs:
+                    raise Whole
+                self.whole.add(first)
+                continue
+            seen = self.pairs.setdefault(first, set())
+            new = {hash(second) for second in value}
+            if not seen.isdisjoint(new):
+                raise Whole
+            seen |= new
