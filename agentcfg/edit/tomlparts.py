@@ -22,8 +22,9 @@ Why the verdict is tomli's:
 from __future__ import annotations
 
 import functools
+import hashlib
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 _PART = r"""(?:[A-Za-z0-9_-]+|"[^"\\\n]*"|'[^'\n]*')"""
@@ -31,8 +32,10 @@ _PART = r"""(?:[A-Za-z0-9_-]+|"[^"\\\n]*"|'[^'\n]*')"""
 _CANDIDATE = re.compile(r"^[ \t]*\[", re.M)
 _HEADER = re.compile(rf"[ \t]*(\[\[?)[ \t]*({_PART}(?:[ \t]*\.[ \t]*{_PART})*)[ \t]*\]")
 _KEY = re.compile(r"""([A-Za-z0-9_-]+)|"([^"\\\n]*)"|'([^'\n]*)'""")
-_ESCAPE = re.compile(r"^[ \t]*\[[^\n]*\\", re.M)  # a line starting with `[` that has a backslash
-_SHORT = re.compile(rf"^[ \t]*\[\[?[ \t]*({_PART})[ \t]*\]", re.M)  # `[a]`, `[[a]]`
+# Whole-text scans start with the newline before a line (the regex engine then looks only at newlines);
+# the first line is matched on its own (_lines).
+_ESCAPE = r"[ \t]*\[[^\n]*\\"  # a line starting with `[` that has a backslash
+_SHORT = rf"[ \t]*\[\[?[ \t]*({_PART})[ \t]*\]"  # `[a]`, `[[a]]`
 BATCH = 256_000  # characters read by tomli at a time (its peak is about 15 times that)
 SMALL = 512_000  # below this, tomli reads the whole text: parts would gain little
 
@@ -46,7 +49,7 @@ def _keys(header: str) -> list[str]:
 
 
 @functools.lru_cache(maxsize=8)
-def _kept_headers(kept: frozenset[str]) -> re.Pattern[str]:
+def _kept_headers(kept: frozenset[str]) -> str:
     """The header lines of tables under the kept keys, however the first key is written."""
     forms = []
     for key in sorted(kept):
@@ -57,7 +60,7 @@ def _kept_headers(kept: frozenset[str]) -> re.Pattern[str]:
         if not re.search(r"['\n]", key):
             forms.append(re.escape(f"'{key}'"))
     alternatives = "|".join(forms) or "(?!)"
-    return re.compile(rf"^[ \t]*\[\[?[ \t]*(?:{alternatives})[ \t]*[.\]]", re.M)
+    return rf"[ \t]*\[\[?[ \t]*(?:{alternatives})[ \t]*[.\]]"
 
 
 def read(text: str, keep: frozenset[str], loads: Callable[[str], dict[str, Any]]) -> tuple[dict[str, Any], int]:
@@ -75,18 +78,19 @@ def read(text: str, keep: frozenset[str], loads: Callable[[str], dict[str, Any]]
 
 def _read(text: str, keep: frozenset[str], loads: Callable[[str], dict[str, Any]]) -> tuple[dict[str, Any], int]:
     first = _CANDIDATE.search(text)
-    if first is None or _ESCAPE.search(text):
+    if first is None or ("\\" in text and next(_lines(_ESCAPE, text), None)):
         raise Whole  # no table at all, or a key with an escape: the regexes below would not see it
     top = _parse(text[: first.start()], loads)
     kept = keep | frozenset(top)
-    short = {_keys(key)[0] for key in _SHORT.findall(text)}  # `[a]`, `[[a]]`: every table under `a` is one unit
+    short = {_keys(m.group(1))[0] for m in _lines(_SHORT, text)}  # `[a]`, `[[a]]`: every table under `a` is one unit
     mine = [text[: first.start()]]  # the top level and the tables of the kept keys: read together
     spans: list[tuple[int, int]] = []  # the rest, in order, between the kept tables
     pos = first.start()
-    for m in _kept_headers(kept).finditer(text, pos):
+    for m in _lines(_kept_headers(kept), text):
+        start = m.start() + (text[m.start()] == "\n")
         end = _next(text, m.end())
-        mine.append(_line(text[m.start() : end]))
-        spans.append((pos, m.start()))
+        mine.append(_line(text[start:end]))
+        spans.append((pos, start))
         pos = end
     spans.append((pos, len(text)))
     seen = _Seen(short, kept)
@@ -99,12 +103,25 @@ def _read(text: str, keep: frozenset[str], loads: Callable[[str], dict[str, Any]
             size += cut - start
             start = cut
             if size >= BATCH:
-                seen.check(_parse("".join(batch), loads))
+                seen.check(_units("".join(batch), loads))
                 batch, size = [], 0
     if batch:
-        seen.check(_parse("".join(batch), loads))
+        seen.check(_units("".join(batch), loads))
     kept_text = "".join(mine)
     return _parse(kept_text, loads), len(kept_text)
+
+
+@functools.lru_cache(maxsize=16)
+def _compiled(pattern: str) -> tuple[re.Pattern[str], re.Pattern[str]]:
+    return re.compile(pattern), re.compile("\n" + pattern)
+
+
+def _lines(pattern: str, text: str) -> Iterator[re.Match[str]]:
+    """The lines that start with `pattern`, in order: the first one, then each after a newline."""
+    first, rest = _compiled(pattern)
+    if m := first.match(text):
+        yield m
+    yield from rest.finditer(text)
 
 
 def _parse(text: str, loads: Callable[[str], dict[str, Any]]) -> dict[str, Any]:
@@ -149,6 +166,31 @@ def _cut(text: str, at: int, end: int, short: set[str]) -> int:
     return min(cut, end)
 
 
+# A batch's units: first key -> the hashes of its second keys (None: not a table, an array of tables)
+Units = dict[str, "frozenset[int] | None"]
+# Batches tomli accepted, by digest: the text after an edit is mostly the text before, cut the same way
+# (agentcfg's edits are in the kept tables), so its check reads only what changed.
+_ACCEPTED: dict[bytes, Units] = {}
+_REMEMBERED = 1024  # batches (some 256 MB of text)
+
+
+def _units(batch: str, loads: Callable[[str], dict[str, Any]]) -> Units:
+    digest = hashlib.blake2b(batch.encode("utf-8", "surrogatepass"), digest_size=20).digest()
+    known = _ACCEPTED.get(digest)
+    if known is not None:
+        return known
+    data = _parse(batch, loads)
+    units: Units = {
+        first: frozenset(hash(second) for second in value) if isinstance(value, dict) else None
+        for first, value in data.items()
+    }
+    del data
+    if len(_ACCEPTED) >= _REMEMBERED:
+        del _ACCEPTED[next(iter(_ACCEPTED))]
+    _ACCEPTED[digest] = units
+    return units
+
+
 class _Seen:
     """The units read in earlier batches: one in two batches (its conflicts unseen) sends the text to tomli."""
 
@@ -157,17 +199,16 @@ class _Seen:
         self.whole: set[str] = set()  # first keys read as one unit
         self.pairs: dict[str, set[int]] = {}  # first key -> hashes of the second keys (a collision costs time)
 
-    def check(self, data: dict[str, Any]) -> None:
-        for first, value in data.items():
+    def check(self, units: Units) -> None:
+        for first, seconds in units.items():
             if first in self.kept or first in self.whole:
                 raise Whole
-            if first in self.short or not isinstance(value, dict):
+            if first in self.short or seconds is None:
                 if first in self.pairs:
                     raise Whole
                 self.whole.add(first)
                 continue
             seen = self.pairs.setdefault(first, set())
-            new = {hash(second) for second in value}
-            if not seen.isdisjoint(new):
+            if not seen.isdisjoint(seconds):
                 raise Whole
-            seen |= new
+            seen |= seconds
