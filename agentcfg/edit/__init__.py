@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import importlib
+import sys
 from collections.abc import Collection, Iterator
 from types import ModuleType
 from typing import Any
@@ -85,6 +86,9 @@ def _no_cycle_collector() -> Iterator[None]:
 def forget() -> None:
     """Let go of every text read (a switch's plan is made: the parsed files are not needed any more)."""
     _MEMO.clear()
+    for name in FORMATS.values():
+        if (module := sys.modules.get(name)) is not None and hasattr(module, "forget"):
+            module.forget()
 
 
 def _make_room(key: tuple[str, str]) -> None:
@@ -203,7 +207,8 @@ def apply(fmt: str, text: str, assignments: list[Assignment], *, path: str = "")
         del current  # not held while the text after is read
         if not todo:
             return text
-        new = module.apply(body, todo, newline)
+        with _no_cycle_collector():  # the JSON editor decodes the values it skips
+            new = module.apply(body, todo, newline)
         done = _load_some(fmt, new, roots | _kept(fmt, body))  # the agent's readers will ask for the same keys
     except EditError as exc:
         raise _parse_error(fmt, exc, path) from None

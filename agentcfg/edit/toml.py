@@ -15,6 +15,7 @@ import functools
 import itertools
 import math
 import re
+import sys
 from dataclasses import dataclass, field
 from typing import Any, Literal, overload
 
@@ -51,6 +52,12 @@ def loads_keeping(text: str, keep: frozenset[str]) -> tuple[dict[str, Any], int]
     from agentcfg.edit import tomlparts  # lazy: only a big file needs it
 
     return tomlparts.read(text, keep, loads)
+
+
+def forget() -> None:
+    """Let go of what big files' readings remember (agentcfg.edit.forget)."""
+    if (parts := sys.modules.get("agentcfg.edit.tomlparts")) is not None:
+        parts._ACCEPTED.clear()
 
 
 # --- scanning --------------------------------------------------------------------------------------
