@@ -21,6 +21,7 @@ Cases:
     qwen-env    ~/.qwen/.env: many KEY=value lines
 
     python benchmarks/scaling.py [--sizes 1,5,10,20,40] [--cases codex,opencode,...] [--json|--markdown]
+    python benchmarks/scaling.py --sizes 10,40 --cases codex --runs 7   # medians and p25–p75 of 7 runs
     python benchmarks/scaling.py --profile codex:5     # one first switch in-process under cProfile
 """
 
@@ -32,6 +33,7 @@ import cProfile
 import json
 import os
 import pstats
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -221,6 +223,27 @@ def profile(case: str, megabytes: float) -> None:
         pstats.Stats(profiler, stream=sys.stderr).sort_stats("cumulative").print_stats(30)
 
 
+def repeated(case: str, megabytes: float, runs: int) -> dict:
+    """`runs` first and no-change switches: the medians, with p25 and p75 when there are several."""
+    each = [switch_twice(case, megabytes) for _ in range(runs)]
+    row = dict(each[0])
+    for key in ("first_s", "again_s", "rss"):
+        values = [r[key] for r in each]
+        row[key] = statistics.median(values)
+        if runs > 1:
+            row[key.replace("_s", "") + "_p25"], _, row[key.replace("_s", "") + "_p75"] = statistics.quantiles(
+                values, n=4
+            )
+    row["first_changed"] = all(r["first_changed"] for r in each)
+    row["again_unchanged"] = all(r["again_unchanged"] for r in each)
+    return row
+
+
+def _seconds(row: dict, key: str) -> str:
+    spread = f" ({row[key + '_p25']:.2f}–{row[key + '_p75']:.2f})" if key + "_p25" in row else ""
+    return f"{row[key + '_s']:.2f}{spread}"
+
+
 def markdown(rows: list[dict]) -> str:
     lines = [
         "| file | MB | first switch s | s/MB | no-change s | peak memory MB | × file |",
@@ -229,7 +252,7 @@ def markdown(rows: list[dict]) -> str:
     for r in rows:
         mb = r["bytes"] / MB
         lines.append(
-            f"| {r['case']} | {mb:.1f} | {r['first_s']:.2f} | {r['first_s'] / mb:.2f} | {r['again_s']:.2f} "
+            f"| {r['case']} | {mb:.1f} | {_seconds(r, 'first')} | {r['first_s'] / mb:.2f} | {_seconds(r, 'again')} "
             f"| {r['peak'] / MB:.0f} | {r['peak'] / r['bytes']:.1f} |"
         )
     return "\n".join(lines)
@@ -239,6 +262,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="1,5,10,20,40", help="file sizes in MB, comma-separated")
     parser.add_argument("--cases", default=",".join(CASES), help=f"of {', '.join(CASES)}")
+    parser.add_argument("--runs", type=int, default=1, help="switches per case and size: medians (p25–p75)")
     parser.add_argument("--profile", metavar="CASE:MB", help="profile one first switch in-process instead")
     output = parser.add_mutually_exclusive_group()
     output.add_argument("--json", action="store_true", help="the rows as JSON")
@@ -256,14 +280,19 @@ def main() -> None:
     for case in args.cases.split(","):
         floor = min(switch_twice(case, 0.001)["rss"] for _ in range(3))  # the same switch on a tiny file
         for megabytes in (float(s) for s in args.sizes.split(",")):
-            row = switch_twice(case, megabytes)
+            row = repeated(case, megabytes, args.runs)
             row["peak"] = max(0, row["rss"] - floor)
             rows.append(row)
             if plain:
                 mb = row["bytes"] / MB
                 print(
                     f"{case:9} {mb:5.1f} {row['first_s']:8.2f} {row['first_s'] / mb:6.2f} {row['again_s']:8.2f} "
-                    f"{row['peak'] / MB:8.0f} {row['peak'] / row['bytes']:6.1f}",
+                    f"{row['peak'] / MB:8.0f} {row['peak'] / row['bytes']:6.1f}"
+                    + (
+                        f"   first {_seconds(row, 'first')}, no-change {_seconds(row, 'again')}"
+                        if args.runs > 1
+                        else ""
+                    ),
                     flush=True,
                 )
     if args.json:
