@@ -133,7 +133,8 @@ def _load_some(fmt: str, body: str, keep: frozenset[str]) -> Any:
     _make_room((fmt, body))
     with _no_cycle_collector():
         data, built = module.loads_keeping(body, keep)
-    _MEMO[(fmt, body)] = (keep, data, built)
+    # built from all of it (a small text is read whole): every key is there, for any later reader
+    _MEMO[(fmt, body)] = (None if built >= len(body) else keep, data, built)
     return data
 
 

@@ -89,3 +89,19 @@ def test_a_switch_plan_reads_a_big_file_once_before_and_once_after_the_edit(monk
     plan = switchplan.plan(PROFILE, [switchplan.AgentReading(agent, {file: text})], KeySource(), {"HOME": "/h"})
     assert [c.action for c in plan.changes] == ["modify"]
     assert sum(readings) < 2.1 * len(text), readings  # the text before, the text after (each whole or in parts)
+
+
+def test_a_small_file_is_parsed_once_before_and_once_after_whatever_keys_its_readers_ask_for(monkeypatch):
+    """A small text is read whole: a reader asking for other keys (claude's edits ask for `apiKeyHelper`, then
+    `env`, apply for its roots, read for more) finds them all in the first reading (it was parsed 7 times)."""
+    from agentcfg.agents import claude
+    from agentcfg.edit import jsonc
+
+    edit.forget()
+    (file,) = claude.files({"HOME": "/nonexistent/home/u"})
+    text = '{\n  "model": "sonnet",\n  "env": {"A": "1"}\n}\n'
+    readings = _count(monkeypatch, jsonc, "loads", 0)
+    profile = Profile(name="local", base_url="http://127.0.0.1:8000/v1", model="m", anthropic_base_url="http://h:1")
+    plan = switchplan.plan(profile, [switchplan.AgentReading(claude, {file: text})], KeySource(), {"HOME": "/h"})
+    assert [c.action for c in plan.changes] == ["modify"]
+    assert len(readings) == 2, readings
