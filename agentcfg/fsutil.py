@@ -16,7 +16,7 @@ from agentcfg.errors import AgentcfgError
 TMP_SUFFIX = ".agentcfg-tmp"
 
 
-# The largest files agentcfg reads. An agent file (10 MB read in ~2-5 s: benchmarks/big_file.py) or a
+# The largest files agentcfg reads. An agent file (10 MB read in ~2-5 s: benchmarks/scaling.py) or a
 # profile beyond these is refused, so that a symlink to /dev/zero or a huge file cannot exhaust memory.
 AGENT_FILE_LIMIT = 64 << 20
 PROFILE_LIMIT = 1 << 20

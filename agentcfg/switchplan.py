@@ -55,6 +55,7 @@ def plan(profile: Profile, readings: list[AgentReading], keys: KeySource, enviro
             compacts_every_turn=agent.TRAITS.compacts_every_turn,
         ):
             result.notes.append(warning)
+    edit.forget()  # the files' parsed data: the commit needs only their texts
     bounded = {r.agent.TRAITS.name for r in readings if r.agent.TRAITS.bounds_output}
     if profile.context_window is None and any(c.agent in bounded for c in result.changes):
         result.notes.append(window_note(profile))

@@ -9,8 +9,11 @@ checked after the fact.
 
 from __future__ import annotations
 
-import functools
+import contextlib
+import gc
 import importlib
+import sys
+from collections.abc import Collection, Iterator
 from types import ModuleType
 from typing import Any
 
@@ -56,17 +59,100 @@ def _parse_error(fmt: str, exc: EditError, path: str) -> AgentcfgError:
     return ParseError(f"does not parse as {fmt.upper()}: {exc.message}", path=path, line=exc.line, col=exc.col)
 
 
+# Each text parsed once: a switch reads one file's text in edit.apply (before and after the edit), in the
+# agent's `edits`, `foreign_format` and `read` (header_notes, before and after). Keyed by the text itself (the
+# same object or an equal one): (the top-level keys built, None for all; what was read; characters it was
+# built from). What it returns is shared by every caller: read it, never change it. A text that does not parse
+# raises each time (nothing kept). What is kept is bounded: entries go, oldest first, once what they were
+# built from passes half the text being read (one big opencode.json's providers at a time, not two).
+_MEMO: dict[tuple[str, str], tuple[frozenset[str] | None, Any, int]] = {}
+_ENTRIES = 8
+
+
+@contextlib.contextmanager
+def _no_cycle_collector() -> Iterator[None]:
+    """While a big file is parsed: its tens of thousands of dicts set off the cycle collector again and again,
+    each pass over everything the process holds (a 40 MB file's reading took a third longer, the more the
+    bigger). A parse makes trees, never cycles: reference counting frees all of it."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def forget() -> None:
+    """Let go of every text read (a switch's plan is made: the parsed files are not needed any more)."""
+    _MEMO.clear()
+    for name in FORMATS.values():
+        if (module := sys.modules.get(name)) is not None and hasattr(module, "forget"):
+            module.forget()
+
+
+def _make_room(key: tuple[str, str]) -> None:
+    """Before reading key's text: drop what an earlier reading of it built, then the oldest entries while what
+    they hold is more than half this text (or a megabyte). A .env counts for nothing: read whole, it is read
+    slowly, and small in practice."""
+    _MEMO.pop(key, None)
+    budget = max(len(key[1]) // 2, 1_000_000)
+    while _MEMO and (len(_MEMO) >= _ENTRIES or sum(built for _, _, built in _MEMO.values()) > budget):
+        del _MEMO[next(iter(_MEMO))]
+
+
+def _loads(fmt: str, body: str) -> Any:
+    """The whole of `body` parsed."""
+    known = _MEMO.get((fmt, body))
+    if known is not None and known[0] is None:
+        return known[1]
+    _make_room((fmt, body))
+    module = editor(fmt)
+    with _no_cycle_collector():
+        data = module.loads(body)
+    _MEMO[(fmt, body)] = (None, data, len(body) if hasattr(module, "loads_keeping") else 0)
+    return data
+
+
+def _kept(fmt: str, body: str) -> frozenset[str]:
+    known = _MEMO.get((fmt, body))
+    return (known[0] or frozenset()) if known else frozenset()
+
+
+def _load_some(fmt: str, body: str, keep: frozenset[str]) -> Any:
+    """What `body` holds under the top-level keys `keep` (and maybe more), checked to parse as a whole as
+    strictly as a full reading; of a big file only those keys are built (toml.loads_keeping). Read once for
+    all the keys any reader of that text asked for."""
+    module = editor(fmt)
+    if not hasattr(module, "loads_keeping"):
+        return _loads(fmt, body)
+    known = _MEMO.get((fmt, body))
+    if known is not None and (known[0] is None or keep <= known[0]):
+        return known[1]
+    keep |= _kept(fmt, body)
+    _make_room((fmt, body))
+    with _no_cycle_collector():
+        data, built = module.loads_keeping(body, keep)
+    # built from all of it (a small text is read whole): every key is there, for any later reader
+    _MEMO[(fmt, body)] = (None if built >= len(body) else keep, data, built)
+    return data
+
+
 def get(fmt: str, text: str, keypath: KeyPath, *, path: str = "") -> Any:
     try:
-        return lookup(editor(fmt).loads(_split(text)[1]), keypath)
+        body = _split(text)[1]
+        return lookup(_load_some(fmt, body, frozenset(keypath[:1])) if keypath else _loads(fmt, body), keypath)
     except EditError as exc:
         raise _parse_error(fmt, exc, path) from None
 
 
-def load(fmt: str, text: str, *, path: str = "") -> Any:
-    """Parse only (for reading what an agent points at)."""
+def load(fmt: str, text: str, *, path: str = "", keep: Collection[str] | None = None) -> Any:
+    """Parse only (for reading what an agent points at). Shared with every reader of the same text: never
+    change what it returns. `keep`: the top-level keys the caller reads; of a big file only those (and maybe
+    others) are built, the rest only checked."""
     try:
-        return editor(fmt).loads(_split(text)[1])
+        body = _split(text)[1]
+        return _loads(fmt, body) if keep is None else _load_some(fmt, body, frozenset(keep))
     except EditError as exc:
         raise _parse_error(fmt, exc, path) from None
 
@@ -76,16 +162,10 @@ def raw(fmt: str, text: str, keypath: KeyPath, *, path: str = "") -> str | None:
     `Verbatim` assignment; None when it is absent or has no text of its own (a table of headers)."""
     body = _split(text)[1]
     try:
-        _check(fmt, body)
+        _loads(fmt, body)  # refuses a text that does not parse (a rollback asks for each owned key: parsed once)
         return editor(fmt).raw(body, tuple(keypath))
     except EditError as exc:
         raise _parse_error(fmt, exc, path) from None
-
-
-@functools.lru_cache(maxsize=4)
-def _check(fmt: str, body: str) -> None:
-    """Parse once per text (a rollback asks raw() for each owned key of the same file)."""
-    editor(fmt).loads(body)
 
 
 def lookup(data: Any, keypath: KeyPath) -> Any:
@@ -122,12 +202,15 @@ def apply(fmt: str, text: str, assignments: list[Assignment], *, path: str = "")
     module = editor(fmt)
     try:
         # parsing first also refuses to touch a file that does not parse, even if no key changes
-        current = module.loads(body) if body.strip() else {}
+        roots = frozenset(k[0] for k, _ in assignments)
+        current = _load_some(fmt, body, roots) if body.strip() else {}
         todo = [(k, v) for k, v in assignments if not _holds(current, k, v)]
+        del current  # not held while the text after is read
         if not todo:
             return text
-        new = module.apply(body, todo, newline)
-        done = module.loads(new)
+        with _no_cycle_collector():  # the JSON editor decodes the values it skips
+            new = module.apply(body, todo, newline)
+        done = _load_some(fmt, new, roots | _kept(fmt, body))  # the agent's readers will ask for the same keys
     except EditError as exc:
         raise _parse_error(fmt, exc, path) from None
     wrong = [".".join(k) for k, v in assignments if not _holds(done, k, v)]

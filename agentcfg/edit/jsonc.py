@@ -210,6 +210,14 @@ def loads(text: str) -> dict[str, Any]:
     return data
 
 
+def loads_keeping(text: str, keep: frozenset[str]) -> tuple[dict[str, Any], int]:
+    """loads(text), exactly as strict, but of a big text only the top-level members under `keep` are built
+    (agentcfg.edit.jsonparts): a fraction of the memory. With the number of characters read into it."""
+    from agentcfg.edit import jsonparts  # lazy: only a big file needs it
+
+    return jsonparts.read(text, keep, loads)
+
+
 # --- reading lazily, for edits ----------------------------------------------------------------------
 
 _DECODER = json.JSONDecoder()

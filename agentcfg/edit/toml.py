@@ -15,6 +15,7 @@ import functools
 import itertools
 import math
 import re
+import sys
 from dataclasses import dataclass, field
 from typing import Any, Literal, overload
 
@@ -45,6 +46,20 @@ def loads(text: str) -> dict[str, Any]:
         raise EditError(message) from None
 
 
+def loads_keeping(text: str, keep: frozenset[str]) -> tuple[dict[str, Any], int]:
+    """loads(text), exactly as strict, but of a big text only the top-level statements' keys and those in
+    `keep` are built (agentcfg.edit.tomlparts): a fraction of the memory. With the number of characters read into it."""
+    from agentcfg.edit import tomlparts  # lazy: only a big file needs it
+
+    return tomlparts.read(text, keep, loads)
+
+
+def forget() -> None:
+    """Let go of what big files' readings remember (agentcfg.edit.forget)."""
+    if (parts := sys.modules.get("agentcfg.edit.tomlparts")) is not None:
+        parts._ACCEPTED.clear()
+
+
 # --- scanning --------------------------------------------------------------------------------------
 
 _WS = re.compile(r"[ \t]*")
@@ -68,6 +83,21 @@ _FAST_ENTRY = re.compile(
     rf"""[ \t]*({_KEYS})[ \t]*=[ \t]*("[^"\\\n]*"|'[^'\n]*'|[A-Za-z0-9_+\-.:]+)[ \t]*(?:#[^\n]*)?(?:\r?\n|\Z)"""
 )
 _PARTS = re.compile(r"""([A-Za-z0-9_-]+)|"([^"\\\n]*)"|'([^'\n]*)'""")
+_LINE_END = r"[ \t]*(?:#[^\n]*)?(?:\r?\n|\Z)"
+_SKIP_LINE = (
+    rf"""[ \t]*(?:#[^\n]*)?\r?\n|[ \t]*{_KEYS}[ \t]*=[ \t]*(?:"[^"\\\n]*"|'[^'\n]*'|[A-Za-z0-9_+\-.:]+){_LINE_END}"""
+)
+
+
+@functools.lru_cache(maxsize=16)
+def _skipper(roots: frozenset[str]) -> re.Pattern[str]:
+    """Up to 1,000 lines of someone else's tables in one match: blank and comment lines, `key = scalar`
+    lines and `[header]` lines whose first key is bare and not one of `roots` (a big file is mostly these:
+    thousands of `[projects."..."]` tables). Bounded, so that the regex engine keeps few states."""
+    bare = "|".join(re.escape(r) for r in sorted(roots) if _BARE.fullmatch(r))
+    others = rf"(?!(?:{bare})(?![A-Za-z0-9_-]))" if bare else ""
+    header = rf"[ \t]*\[[ \t]*{others}[A-Za-z0-9_-]+(?:[ \t]*\.[ \t]*{_PART})*[ \t]*\]{_LINE_END}"
+    return re.compile(rf"(?:{_SKIP_LINE}|{header}){{0,1000}}")
 
 
 def _parts(keys: str) -> KeyPath:
@@ -190,7 +220,13 @@ class _Scanner:
         found = [current]
         pos = 0
         ours = True  # the top level's statements are kept (any of them may be one asked about)
+        skip = _skipper(frozenset(self.roots))
         while pos < n:
+            if not ours:  # past the lines and headers that are not ours, a thousand at a time
+                while (end := matched(skip, text, pos).end()) > pos:
+                    pos = end
+                if pos >= n:
+                    break
             m = _EMPTY_LINE.match(text, pos)
             if m:
                 pos = m.end()

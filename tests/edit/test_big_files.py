@@ -1,18 +1,20 @@
 """Big files: an edit reads the whole file a fixed number of times, not once per key set (the issue: a
-55 MB opencode.json took almost 5 minutes to switch). Counted, not timed: benchmarks/big_file.py times it."""
+55 MB opencode.json took almost 5 minutes to switch). Counted, not timed: benchmarks/scaling.py times it."""
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
 
-from agentcfg import edit
+import pytest
+
+from agentcfg import edit, switchplan
 from agentcfg.agents import codex, opencode
 from agentcfg.agents.base import AgentFile, KeySource
 from agentcfg.profiles import Profile
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-import big_file
+import scaling as big_file
 
 PROFILE = Profile(name="local", base_url="http://127.0.0.1:8000/v1", model="qwen3", context_window=32768)
 
@@ -37,17 +39,19 @@ def _count(monkeypatch, module, name: str, big: int) -> list[int]:
 
 
 def test_a_json_edit_reads_the_whole_file_a_fixed_number_of_times_however_many_keys(monkeypatch):
-    from agentcfg.edit import jsonc
+    from agentcfg.edit import jsonc, jsonparts
 
+    edit.forget()
     text = big_file.opencode_json(2_000_000)
     assignments = _assignments(opencode, "json")
     assert len(assignments) > 5
-    loads = _count(monkeypatch, jsonc, "loads", 1_000_000)
+    whole = _count(monkeypatch, jsonc, "loads", 1_000_000)  # read whole,
+    walked = _count(monkeypatch, jsonparts, "_read", 1_000_000)  # or member by member
     scans = _count(monkeypatch, jsonc, "_Lazy", 1_000_000)
     edit.apply("json", text, assignments)
     removals = sum(v is edit.REMOVE for _, v in assignments)
     # the old editor parsed the whole text once per key: 73 s for this file
-    assert len(loads) == 2 and len(scans) <= 1 + removals, (loads, scans)
+    assert len(whole) + len(walked) == 2 and len(scans) <= 1 + removals, (whole, walked, scans)
 
 
 def test_a_toml_edit_reads_the_whole_file_a_fixed_number_of_times_however_many_keys(monkeypatch):
@@ -56,8 +60,48 @@ def test_a_toml_edit_reads_the_whole_file_a_fixed_number_of_times_however_many_k
     text = big_file.codex_toml(1_000_000)
     assignments = _assignments(codex, "toml")
     assert len(assignments) > 5
-    readings = _count(monkeypatch, toml.tomllib, "loads", 500_000)
+    readings = _count(monkeypatch, toml.tomllib, "loads", 0)
     scans = _count(monkeypatch, toml, "Layout", 500_000)
     edit.apply("toml", text, assignments)
-    # before and after by the TOML reader, one scan by agentcfg's splicer (tomlkit took over 10 readings' time)
-    assert len(readings) == 2 and len(scans) == 1, (readings, scans)
+    # before and after by the TOML reader (whole, or in parts: tomlparts), one scan by agentcfg's splicer
+    # (tomlkit took over 10 readings' time)
+    assert sum(readings) < 2.1 * len(text) and len(scans) == 1, (readings, scans)
+
+
+def _readings(monkeypatch, fmt: str) -> list[int]:
+    """The texts read by a format's parser: tomli for TOML (a big file in parts), the JSONC reader for JSON."""
+    module = edit.editor(fmt)
+    return _count(monkeypatch, module.tomllib if fmt == "toml" else module, "loads", 10_000)
+
+
+@pytest.mark.parametrize(
+    ("agent", "fmt", "build"),
+    [(codex, "toml", big_file.codex_toml), (opencode, "json", big_file.opencode_json)],
+    ids=["codex", "opencode"],
+)
+def test_a_switch_plan_reads_a_big_file_once_before_and_once_after_the_edit(monkeypatch, agent, fmt, build):
+    """The issue: edit.apply, the agent's edits (legacy notes) and header_notes' two readings each parsed the
+    same 5 MB text again, ten tomli readings in all; a text is now parsed once, whoever asks."""
+    edit.forget()
+    (file,) = agent.files({"HOME": "/nonexistent/home/u"})
+    text = build(600_000)
+    readings = _readings(monkeypatch, fmt)
+    plan = switchplan.plan(PROFILE, [switchplan.AgentReading(agent, {file: text})], KeySource(), {"HOME": "/h"})
+    assert [c.action for c in plan.changes] == ["modify"]
+    assert sum(readings) < 2.1 * len(text), readings  # the text before, the text after (each whole or in parts)
+
+
+def test_a_small_file_is_parsed_once_before_and_once_after_whatever_keys_its_readers_ask_for(monkeypatch):
+    """A small text is read whole: a reader asking for other keys (claude's edits ask for `apiKeyHelper`, then
+    `env`, apply for its roots, read for more) finds them all in the first reading (it was parsed 7 times)."""
+    from agentcfg.agents import claude
+    from agentcfg.edit import jsonc
+
+    edit.forget()
+    (file,) = claude.files({"HOME": "/nonexistent/home/u"})
+    text = '{\n  "model": "sonnet",\n  "env": {"A": "1"}\n}\n'
+    readings = _count(monkeypatch, jsonc, "loads", 0)
+    profile = Profile(name="local", base_url="http://127.0.0.1:8000/v1", model="m", anthropic_base_url="http://h:1")
+    plan = switchplan.plan(profile, [switchplan.AgentReading(claude, {file: text})], KeySource(), {"HOME": "/h"})
+    assert [c.action for c in plan.changes] == ["modify"]
+    assert len(readings) == 2, readings

@@ -3,6 +3,7 @@ put back verbatim. Each of the issue's reports is reproduced here first (see tes
 
 from __future__ import annotations
 
+import copy
 import json
 import sys
 
@@ -319,7 +320,8 @@ JSON_LAYOUTS = {
 @pytest.mark.parametrize("text", list(JSON_LAYOUTS.values()), ids=list(JSON_LAYOUTS))
 def test_json_every_layout_takes_the_owned_keys(text):
     out = edit.apply("json", text, OPENCODE)
-    data, before = edit.load("json", out), edit.load("json", text)
+    # what load() returns is shared by every reader of that text (parsed once): copied to be changed here
+    data, before = copy.deepcopy(edit.load("json", out)), copy.deepcopy(edit.load("json", text))
     assert data["model"] == "agentcfg-local/qwen3"
     assert data["provider"]["agentcfg-local"] == {
         "npm": "@ai-sdk/openai-compatible",

@@ -137,7 +137,8 @@ def edits(profile: Profile, current: Texts, keys: KeySource) -> list[FileEdit]:
 
 def read(current: Texts) -> Binding:
     ((settings_file, text),) = current.items()
-    settings = base.table(edit.load("json", text or "", path=str(settings_file.path)))
+    # of a big file only the keys read here are built
+    settings = base.table(edit.load("json", text or "", path=str(settings_file.path), keep=("env", "apiKeyHelper")))
     variables = base.table(settings.get("env"))
     token = base.text(variables.get(TOKEN)) or base.text(variables.get(API_KEY))
     helper = base.text(settings.get("apiKeyHelper"))

@@ -170,10 +170,15 @@ def profile_edits(profile: Profile, file: AgentFile, keys: KeySource) -> FileEdi
     return FileEdit(file, [*assignments, (earlier, REMOVE)])
 
 
+# The top-level keys of config.toml that a switch reads (edits, read, key_references): of a big file only these
+# are built (thousands of `[projects."..."]` tables are checked, not kept).
+READS = frozenset({"model", "model_provider", "model_providers", "model_context_window", "profile", "profiles"})
+
+
 def legacy_profile_notes(current: Texts) -> tuple[str, ...]:
     """What a switch tells of Codex's legacy profiles in config.toml (Codex >= 0.134 refuses them)."""
     ((config_file, text),) = current.items()
-    data = edit.load("toml", text or "", path=str(config_file.path))
+    data = edit.load("toml", text or "", path=str(config_file.path), keep=READS)
     shown, moved = str(config_file.path), config_file.path.parent
     notes = []
     if isinstance(legacy := data.get("profile"), str):
@@ -236,7 +241,7 @@ def read(current: Texts) -> Binding:
     ((config_file, text),) = current.items()
     if text is None:
         return Binding()
-    config = edit.load("toml", text, path=str(config_file.path))
+    config = edit.load("toml", text, path=str(config_file.path), keep=READS)
     provider = config.get("model_provider", "openai")
     provider = provider if isinstance(provider, str) else ""  # a number or table names no provider
     table = base.table(base.table(config.get("model_providers")).get(provider))
@@ -273,7 +278,7 @@ def read(current: Texts) -> Binding:
 def key_references(current: Texts, key: str, key_env: str) -> list[FileEdit]:
     """Every provider table of the user's own with `key` as its bearer token: read from key_env instead."""
     ((config_file, text),) = current.items()
-    config = edit.load("toml", text or "", path=str(config_file.path))
+    config = edit.load("toml", text or "", path=str(config_file.path), keep=READS)
     tables = config.get("model_providers") if isinstance(config.get("model_providers"), dict) else {}
     assignments: list[Assignment] = []
     for name, table in tables.items():

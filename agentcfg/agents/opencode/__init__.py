@@ -112,10 +112,14 @@ V2_KEYS = ("providers", "permissions", "plugins", "websearch", "warming")
 V2_SCHEMA = "https://opencode.ai/config.v2.json"
 
 
+# The top-level keys that foreign_format, read and key_references look at: of a big file only these are built.
+READS = frozenset({*V2_KEYS, "$schema", "mcp", "provider", "model"})
+
+
 def foreign_format(current: Texts) -> tuple[AgentFile, str] | None:
     """The file in a format agentcfg does not write (opencode's V2 config), and what gives it away."""
     for config, text in current.items():
-        data = base.table(edit.load("json", text or "", path=str(config.path)))
+        data = base.table(edit.load("json", text or "", path=str(config.path), keep=READS))
         found = [f"top-level `{key}`" for key in V2_KEYS if key in data]
         servers = base.table(data.get("mcp")).get("servers")
         if isinstance(servers, dict) and "type" not in servers:  # V1: an MCP server named "servers" has a type
@@ -186,7 +190,7 @@ export const AgentcfgKeyOut = async () => ({
 
 def read(current: Texts) -> Binding:
     ((config_file, text),) = current.items()
-    config = base.table(edit.load("json", text or "", path=str(config_file.path)))
+    config = base.table(edit.load("json", text or "", path=str(config_file.path), keep=READS))
     model = config.get("model")
     if not isinstance(model, str) or "/" not in model:
         return Binding(model=model if isinstance(model, str) else None)
@@ -231,7 +235,7 @@ profile_file_edit = base.no_profile_file_edit
 def key_references(current: Texts, key: str, key_env: str) -> list[FileEdit]:
     """Every provider of the user's own that holds `key` in plaintext, pointed at `{env:key_env}` instead."""
     ((config_file, text),) = current.items()
-    config = edit.load("json", text or "", path=str(config_file.path))
+    config = edit.load("json", text or "", path=str(config_file.path), keep=READS)
     providers = config.get("provider") if isinstance(config.get("provider"), dict) else {}
     assignments: list[Assignment] = [
         (("provider", name, "options", "apiKey"), f"{{env:{key_env}}}")

@@ -166,10 +166,14 @@ def edits(profile: Profile, current: Texts, keys: KeySource) -> list[FileEdit]:
     ]
 
 
+# The top-level keys of settings.json that read and foreign_format look at: of a big file only these are built.
+READS = frozenset({"model", "modelProviders", "$version"})
+
+
 def read(current: Texts) -> Binding:
     dotenv_file, settings_file = current
     values = edit.load("dotenv", current[dotenv_file] or "", path=str(dotenv_file.path))
-    settings = base.table(edit.load("json", current[settings_file] or "", path=str(settings_file.path)))
+    settings = base.table(edit.load("json", current[settings_file] or "", path=str(settings_file.path), keep=READS))
     chosen = base.table(settings.get("model"))
     model = base.text(chosen.get("name")) or values.get("OPENAI_MODEL")
     entries = base.table(settings.get("modelProviders")).get("openai")
@@ -204,7 +208,7 @@ def foreign_format(current: Texts) -> tuple[AgentFile, str] | None:
     by builds between QwenLM/qwen-code#5089 and its revert #5745: qwen 0.15 cannot read it, 0.24 turns it
     back into v4 itself on its next start; agentcfg writes v4 only."""
     _, settings_file = current
-    data = base.table(edit.load("json", current[settings_file] or "", path=str(settings_file.path)))
+    data = base.table(edit.load("json", current[settings_file] or "", path=str(settings_file.path), keep=READS))
     signs = []
     if (version := base.number(data.get("$version"))) is not None and version > SETTINGS_VERSION:
         signs.append(f"`$version` {version}")

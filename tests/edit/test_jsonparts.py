@@ -1,0 +1,71 @@
+"""A big JSON file read member by member (agentcfg.edit.jsonparts) gets json.loads' verdict on every text:
+what the walk accepts, json.loads accepts with the same values under the kept keys; anything else is read
+whole, so JSONC, the errors and their lines are as before."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from agentcfg.edit import EditError, jsonc, jsonparts
+
+SETTINGS = settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+_KEYS = st.sampled_from(["provider", "mcp", "model", "env", "a\\u0062", "x"])
+_SCALARS = st.sampled_from(["1", "-0.5e3", '"s"', '"\\u00e9"', "true", "null", "NaN", "01", '"a\nb"', "tru", "1."])
+_JSON = st.recursive(
+    _SCALARS,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4).map(lambda items: "[" + ", ".join(items) + "]"),
+        st.lists(st.tuples(_KEYS, inner), max_size=4).map(
+            lambda members: "{" + ",\n ".join(f'"{k}": {v}' for k, v in members) + "}"
+        ),
+    ),
+    max_leaves=12,
+)
+_NOISE = st.sampled_from(["", " ", "\n", ",", "// c\n", "/* c */", "}", "]", "\ufeff", "\t"])
+
+
+@st.composite
+def _text(draw) -> str:
+    members = draw(st.lists(st.tuples(_KEYS, _JSON), max_size=6))
+    body = "{" + ",\n  ".join(f'"{k}": {v}' for k, v in members) + "}"
+    if draw(st.booleans()):  # a few bytes changed anywhere: a comment, a trailing comma, junk
+        at = draw(st.integers(0, len(body)))
+        body = body[:at] + draw(_NOISE) + body[at:]
+    return draw(_NOISE.filter(lambda n: n.isspace() or n in ("", "\ufeff"))) + body + draw(st.sampled_from(["", "\n"]))
+
+
+def _verdict(read, text):
+    try:
+        return read(text)
+    except EditError as exc:
+        return ("refused", exc.message, exc.line, exc.col)
+
+
+@SETTINGS
+@given(_text(), st.frozensets(_KEYS.map(lambda k: json.loads(f'"{k}"'))))
+def test_read_member_by_member_is_exactly_json_loads(text, keep):
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(jsonparts, "SMALL", 0)
+        parts = _verdict(lambda t: jsonc.loads_keeping(t, keep)[0], text)
+    whole = _verdict(jsonc.loads, text)
+    if isinstance(whole, tuple):
+        assert parts == whole
+        return
+    assert isinstance(parts, dict)
+    assert parts.keys() <= whole.keys()
+    assert all(k in parts for k in keep if k in whole)
+    assert json.dumps(parts, sort_keys=True) == json.dumps({k: whole[k] for k in parts}, sort_keys=True)
+
+
+def test_the_walk_itself_accepts_only_what_json_loads_accepts():
+    """The walk, not its fallback: each text it accepts, json.loads accepts."""
+    for text in ['{"a": 1}', '{"a": [1, {"b": 2}], "c": {"d": [3]}}', ' {"p": {"x": {"y": 1}}} \n', "{}"]:
+        assert jsonparts._read(text, frozenset({"a"}))[0] == {k: v for k, v in json.loads(text).items() if k == "a"}
+    for text in ['{"a": 1,}', '{"a": 1} x', '{"a": [1,]}', '{"a": {"b": 1,}}', "[1]", '{"a" 1}', '{"a": 1 // c\n}']:
+        with pytest.raises((jsonparts.Whole, ValueError)):
+            jsonparts._read(text, frozenset({"a"}))
