@@ -53,6 +53,7 @@ from agentcfg.journal import (
     rmtree,
     sha256_of,
     target_of,
+    utf8_size,
 )
 from agentcfg.plan import FileChange, owned_to_json
 
@@ -99,6 +100,7 @@ class Journal(JournalReader):
                 "that names this file, or leave that agent out with --agent.",
             )
         entry = self._begin(record, copies)
+        del copies  # written: the entry's copies are read back from its directory when needed
         attempted, doing = 0, entry.directory / MANIFEST
         try:
             for change, item, fingerprint in zip(changes, entry.files, seen, strict=True):
@@ -127,12 +129,12 @@ class Journal(JournalReader):
         just before the rename."""
         target = target_of(change.path)
         try:
-            data, seen = fsutil.read_with_fingerprint(target)
+            now, seen = fsutil.digest_with_fingerprint(target)
         except IsADirectoryError:
-            data, seen = b"", None
+            now, seen = "", None
         except OSError as exc:
             raise AgentcfgError(f"cannot read it: {exc.strerror}", where=shown, hint="Check its permissions.") from None
-        if data != encode(change.before) or (data is None) != (seen is None):
+        if now != sha256_of(change.before) or (now is None) != (seen is None):
             raise AgentcfgError(
                 "changed while agentcfg was planning its edit; nothing was written",
                 where=shown,
@@ -140,12 +142,13 @@ class Journal(JournalReader):
             )
         return seen
 
-    def _record(self, changes: list[FileChange], meta: dict[str, Any]) -> tuple[dict[str, Any], dict[str, bytes]]:
-        """The entry's manifest (pending) and the copies to keep beside it (`N.bak`, `N.after`), by name."""
+    def _record(self, changes: list[FileChange], meta: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
+        """The entry's manifest (pending) and the copies to keep beside it (`N.bak`, `N.after`), by name: the texts
+        themselves, encoded as they are written."""
         files, copies = [], {}
         for index, change in enumerate(changes):
             target = target_of(change.path)
-            before, after = encode(change.before), encode(change.after)
+            before, after = change.before, change.after
             item: dict[str, Any] = {
                 "agent": change.agent,
                 "path": str(change.path),
@@ -157,8 +160,8 @@ class Journal(JournalReader):
                 "owner": None,
                 "sha_before": sha256_of(before),
                 "sha_after": sha256_of(after),
-                "size_before": None if before is None else len(before),
-                "size_after": None if after is None else len(after),
+                "size_before": utf8_size(before),
+                "size_after": utf8_size(after),
                 "created_dirs": [str(d) for d in missing_dirs(target.parent)],
                 "owned": owned_to_json(change.owned),
             }
@@ -183,7 +186,7 @@ class Journal(JournalReader):
         record = {"version": manifest.VERSION, "status": "pending", "time": time.time(), "files": files}
         return {**record, "locations": locations, **meta}, copies
 
-    def _begin(self, record: dict[str, Any], copies: dict[str, bytes]) -> Entry:
+    def _begin(self, record: dict[str, Any], copies: dict[str, str]) -> Entry:
         """Write the entry (staged, fsynced, renamed into place): its copies, the pending manifest, and the
         committed one ready to rename over it."""
         existing = [int(p.name) for p in self.root.iterdir() if p.name.isdigit()]
@@ -223,7 +226,7 @@ class Journal(JournalReader):
             other program writing it. Returns the check right after it: a write into the old file (in place)
             meanwhile is put back."""
             watch = fsutil.Watch(target)
-            if watch.fingerprint != seen or sha256_of(watch.data) != item["sha_before"] or not watch.quiet():
+            if watch.fingerprint != seen or watch.digest != item["sha_before"] or not watch.quiet():
                 watch.close()
                 raise fsutil.ChangedMeanwhile(target)
 
@@ -254,7 +257,7 @@ class Journal(JournalReader):
         mode = item["mode"] or NEW_FILE_MODE
         if change.private:
             mode &= ~0o077
-        fsutil.atomic_write(target, change.after.encode("utf-8"), mode, owner_of(item), check=unchanged)
+        fsutil.atomic_write(target, change.after, mode, owner_of(item), check=unchanged)
 
     def _mark_committed(self, entry: Entry) -> None:
         os.replace(entry.directory / COMMITTED, entry.directory / MANIFEST)

@@ -114,11 +114,22 @@ def fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
-def _write_all(fd: int, data: bytes) -> None:
-    """os.write until every byte is out (a short write is not an error; ENOSPC is)."""
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]
+CHUNK = 1 << 18  # what a big file is read, hashed, encoded and written by: no second whole copy of it
+
+
+def text_chunks(text: str) -> Iterator[bytes]:
+    """`text` as UTF-8, a chunk at a time (a slice of a str never splits a character)."""
+    for start in range(0, len(text), CHUNK):
+        yield text[start : start + CHUNK].encode("utf-8")
+
+
+def _write_all(fd: int, data: bytes | str) -> None:
+    """os.write until every byte is out (a short write is not an error; ENOSPC is); text as UTF-8, a chunk at a
+    time."""
+    for chunk in text_chunks(data) if isinstance(data, str) else (data,):
+        view = memoryview(chunk)
+        while view:
+            view = view[os.write(fd, view) :]
 
 
 class ChangedMeanwhile(Exception):
@@ -155,12 +166,12 @@ def read_with_fingerprint(path: Path) -> tuple[bytes | None, Fingerprint | None]
 
 def atomic_write(
     target: Path,
-    data: bytes,
+    data: bytes | str,
     mode: int,
     owner: tuple[int, int] | None = None,
     check: Callable[[], Callable[[], None] | None] | None = None,
 ) -> None:
-    """Write `data` to a temp file beside `target`, fsync, rename over it: readers see old or new.
+    """Write `data` (text: as UTF-8) to a temp file beside `target`, fsync, rename over it: readers see old or new.
 
     `check` runs after the new bytes are durable, immediately before the rename: the last moment
     to refuse (raise) because someone else changed the target. What it returns, if anything, runs
@@ -206,7 +217,7 @@ class Watch:
 
     def __init__(self, path: Path, wait: float = 0.1) -> None:
         self.fd: int | None = None
-        self.data: bytes | None = None
+        self.digest: str | None = None  # sha256 of what it held when read (not the bytes: a file can be big)
         self.fingerprint: Fingerprint | None = None
         self.leased = False
         self.busy = False  # another program had it open for writing for all of `wait`
@@ -217,7 +228,7 @@ class Watch:
         try:
             leased = _lease(fd, wait)
             self.busy, self.leased = leased is False, leased is True
-            self.data, self.fingerprint = _read_fd(fd)
+            self.digest, self.fingerprint = _digest_fd(fd)
         except BaseException:
             os.close(fd)
             raise
@@ -252,9 +263,9 @@ class Watch:
         if _lease(self.fd, limit):  # nobody has it open for writing, nor can open it by name: final
             _unlease(self.fd)
             settle = 0.0
-        data, seen = _read_fd(self.fd)
-        if data == self.data and seen == self.fingerprint:
+        if _digest_fd(self.fd) == (self.digest, self.fingerprint):
             return None
+        data, seen = _read_fd(self.fd)
         deadline = quiet = time.monotonic()
         deadline += limit
         while time.monotonic() < deadline and time.monotonic() - quiet < settle:
@@ -299,6 +310,30 @@ def _unlease(fd: int) -> None:
         fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_UNLCK)
 
 
+def digest_with_fingerprint(path: Path) -> tuple[str | None, Fingerprint | None]:
+    """The sha256 of a file's bytes and the fingerprint of the very file they were read from (one open), read a
+    chunk at a time; (None, None) when it does not exist."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except FileNotFoundError:
+        return None, None
+    try:
+        return _digest_fd(fd)
+    finally:
+        os.close(fd)
+
+
+def _digest_fd(fd: int) -> tuple[str, Fingerprint]:
+    import hashlib  # only where a file is written: `key get` imports this module and never loads OpenSSL
+
+    os.lseek(fd, 0, os.SEEK_SET)
+    st = os.fstat(fd)
+    digest = hashlib.sha256()
+    while chunk := os.read(fd, CHUNK):
+        digest.update(chunk)
+    return digest.hexdigest(), (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
 def _read_fd(fd: int) -> tuple[bytes, Fingerprint]:
     os.lseek(fd, 0, os.SEEK_SET)
     st = os.fstat(fd)
@@ -308,8 +343,8 @@ def _read_fd(fd: int) -> tuple[bytes, Fingerprint]:
     return b"".join(chunks), (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
 
 
-def write_new(path: Path, data: bytes) -> None:
-    """Create `path` (0600, must not exist) with `data`, fsynced. For files in a staging directory,
+def write_new(path: Path, data: bytes | str) -> None:
+    """Create `path` (0600, must not exist) with `data` (text: as UTF-8), fsynced. For files in a staging directory,
     which becomes visible only by a rename once all of it is written: no temp file needed."""
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:

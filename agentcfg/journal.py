@@ -29,8 +29,20 @@ def encode(text: str | None) -> bytes | None:
     return None if text is None else text.encode("utf-8")
 
 
-def sha256_of(data: bytes | None) -> str | None:
-    return None if data is None else hashlib.sha256(data).hexdigest()
+def sha256_of(data: bytes | str | None) -> str | None:
+    """The sha256 of bytes, or of text as UTF-8 (encoded a chunk at a time: no second copy of a big file)."""
+    if data is None:
+        return None
+    if isinstance(data, bytes):
+        return hashlib.sha256(data).hexdigest()
+    digest = hashlib.sha256()
+    for chunk in fsutil.text_chunks(data):
+        digest.update(chunk)
+    return digest.hexdigest()
+
+
+def utf8_size(text: str | None) -> int | None:
+    return None if text is None else sum(len(chunk) for chunk in fsutil.text_chunks(text))
 
 
 @dataclass

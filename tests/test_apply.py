@@ -785,3 +785,30 @@ def test_read_text(tmp_path):
         fsutil.read_text(bad, "~/bad")
     with pytest.raises(AgentcfgError, match="is a directory"):
         fsutil.read_text(tmp_path, "~/dir")
+
+
+def test_a_commit_holds_no_whole_copy_of_a_big_file_beside_the_plans_texts(home, environ):
+    """The plan holds the file's text before and after; the commit itself (check, backup, written copy, write,
+    check after) streams them: its own peak stays a fraction of the file's size (a 40 MB config.toml once cost
+    four more copies of itself here)."""
+    import tracemalloc
+
+    from agentcfg.agents.base import AgentFile
+    from agentcfg.plan import FileChange
+
+    target = home / ".codex" / "config.toml"
+    target.parent.mkdir(parents=True)
+    before = "".join(f'[projects."/src/p{i:07d}"]\ntrust_level = "trusted"\n' for i in range(120_000))
+    target.write_text(before)
+    after = 'model = "local"\n' + before
+    change = FileChange("codex", AgentFile(target, "toml"), before, after)
+    journal = Journal(environ)
+    tracemalloc.start()
+    try:
+        with journal.locked():
+            journal.commit([change], {"kind": "switch", "profile": "local", "label": "big"})
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert target.read_text() == after
+    assert peak < 0.5 * len(before), f"the commit peaked at {peak / len(before):.1f}x the file"

@@ -106,13 +106,18 @@ def hit(what):
     return what == kind and counts[what] == n
 
 
+def half(data):  # what a writer killed half way left (text is written as UTF-8)
+    data = data.encode("utf-8") if isinstance(data, str) else data
+    return data[: len(data) // 2]
+
+
 def patched(target, data, mode, owner=None, check=None):
     now = hit(classify(target))
     if now and when == "before":
         die()
     if now and when == "tmp":  # the temp file is half written, the rename never happens
         tmp = Path(target).with_name(f".{Path(target).name}.{os.getpid()}{fsutil.TMP_SUFFIX}")
-        tmp.write_bytes(data[: len(data) // 2])
+        tmp.write_bytes(half(data))
         die()
     real(target, data, mode, owner, check)
     if now and when == "after":
@@ -124,7 +129,7 @@ def patched_new(path, data):  # the journal's staged files: backups, copies, man
     if now and when == "before":
         die()
     if now and when == "tmp":  # half written: the staging directory is never renamed into place
-        Path(path).write_bytes(data[: len(data) // 2])
+        Path(path).write_bytes(half(data))
         die()
     real_new(path, data)
     if now and when == "after":
