@@ -299,8 +299,21 @@ def _default_devices(server: list[str]) -> frozenset[str] | None:
     return None if _unresolved(server) and not given else frozenset(str(i) for i in range(size))
 
 
+# What parse_unit reads a server's words from can only spell "vllm" or "agentcfg" where the text has it, once
+# quotes and backslashes (which shlex removes) are left out, or through a $ variable: a unit with neither runs
+# no server, and is left unparsed (doctor reads every unit of the machine: most of them are not vLLM's).
+_QUOTING = str.maketrans("", "", "\"'\\")
+
+
+def _may_run_a_server(unit_text: str) -> bool:
+    bare = unit_text.translate(_QUOTING)
+    return "$" in unit_text or "vllm" in bare or "agentcfg" in bare
+
+
 def parse_unit(path: Path, unit_text: str) -> UnitInfo | None:
     """What a unit file says about the vLLM server it runs; None when it runs none."""
+    if not _may_run_a_server(unit_text):
+        return None
     service = _sections(unit_text).get("Service", [])
     variables = _environment([v for k, v in service if k == "Environment"])
     own_port = next((v for k, v in reversed(service) if k == "X-Agentcfg-Port"), None)

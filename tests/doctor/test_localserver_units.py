@@ -69,3 +69,40 @@ def test_doctor_reads_the_users_unit_directory(tmp_path: Path) -> None:
     assert [(f.status, f.fix) for f in found] == [(FAIL, "systemctl --user disable --now vllm.service")]
     elsewhere = Target("codex", "openai", "http://127.0.0.1:8001/v1", "m")
     assert [f for f in _local_findings([elsewhere], {"HOME": str(tmp_path)}) if f.id == "vllm-duplicate-units"] == []
+
+
+# -- the units doctor reads: a unit that cannot name a server is skipped unparsed, never one that can ----------------
+
+SPELLINGS = [
+    "ExecStart=/opt/venv/bin/vllm serve m --port 8011",
+    'ExecStart=/opt/venv/bin/v"ll"m serve m --port 8011',
+    "ExecStart=/opt/venv/bin/v'l'lm serve m --port 8011",
+    "ExecStart=/opt/venv/bin/v\\llm serve m --port 8011",
+    "Environment=A=vl B=lm\nExecStart=/opt/venv/bin/${A}${B} serve m --port 8011",
+    "Environment=BIN=/opt/venv/bin/vllm\nExecStart=$BIN serve m --port 8011",
+    "ExecStart=/usr/bin/python3 -m vllm.entrypoints.openai.api_server --port 8011",
+    "ExecStart=/bin/sh -c '. /opt/venv/bin/activate && exec vllm serve m --port 8011'",
+    "ExecStart=/home/u/.local/bin/agentcfg serve start local",
+]
+
+
+def test_every_spelling_of_a_server_is_still_parsed(tmp_path: Path) -> None:
+    from agentcfg.serve.unit import parse_unit
+
+    for spelling in SPELLINGS:
+        text = f"[Unit]\nDescription=x\n\n[Service]\n{spelling}\n"
+        info = parse_unit(tmp_path / "x.service", text)
+        assert info is not None, spelling
+
+
+def test_skipping_a_unit_unparsed_never_changes_what_is_found() -> None:
+    """On every unit file of this machine: the same answer as parsing it (the skip is only a shortcut)."""
+    from agentcfg.serve import unit
+
+    paths = [p for _, d in unit.default_dirs({"HOME": "/nonexistent"}) for p in unit._listing(d, "*.service")]
+    texts = [(path, path.read_text(errors="replace")) for path in paths if path.is_file()]
+    for path, text in texts + [(Path("/x/y.service"), f"[Service]\n{s}\n") for s in SPELLINGS]:
+        if not unit._may_run_a_server(text):
+            service = unit._sections(text).get("Service", [])
+            words = [unit._split(v) for k, v in service if k == "ExecStart" and v]
+            assert not any(w and unit._kind(unit._unwrapped(unit._command(w))) for w in words), path
