@@ -297,7 +297,9 @@ def _send(
     """The probes' results (and those of the requests `follow` chained to them), and whether each proxy's port
     is open (checked in threads, while the probes run). Nothing to send, nothing imported: the network stack
     and the thread pool only when they are used."""
-    from agentcfg.doctor import probes  # lazy: called with requests to send, or a proxy to check
+    if not plan and not proxy_hosts:
+        return [], {}
+    from agentcfg.doctor import probes  # lazy: only with requests to send, or a proxy to check
 
     if not proxy_hosts:
         return (probes.run(plan, deadline, progress, follow) if plan else []), {}

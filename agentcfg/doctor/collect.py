@@ -103,6 +103,11 @@ def _attribute(
     )
 
 
+def _tied(target: Target, profiles: dict[str, Profile]) -> bool:
+    """Several profiles have this endpoint and model: only then can the last switch decide (attribution.py)."""
+    return sum(attribution.matches(p, target.base_url, target.model) for p in profiles.values()) > 1
+
+
 def targets_from_files(
     agents: list[Agent],
     environ: env.Environ,
@@ -163,7 +168,7 @@ def targets_from_files(
         if not agent.locate(target, binding, doctor):
             continue
         found = _attribute(target, binding, profiles, None if switched is None else switched.get(name))
-        if found.by == "url+model" and switched is None:  # a tie the journal's last switch may settle
+        if found.by == "url+model" and switched is None and _tied(target, profiles):  # the journal may settle it
             switched = _journal_switches(environ)
             found = _attribute(target, binding, profiles, switched.get(name))
         target.profile = found.profile

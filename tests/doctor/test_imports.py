@@ -44,6 +44,23 @@ NETWORK = (
     "urllib.request",
 )
 
+# What only a run that sends requests, resolves a stored key, checks a route or breaks a tie needs: `doctor --offline`
+# of agents switched to one keyless profile imports none of it (start-up is most of its time: issue 31).
+OFFLINE_NEVER = (
+    *NETWORK,
+    "keyring",
+    "jsonschema",
+    "agentcfg.doctor.send",
+    "agentcfg.doctor.probes",
+    "agentcfg.doctor.thinking",
+    "agentcfg.doctor.route",
+    "agentcfg.apply",  # the journal: read only when two profiles tie for an agent's files
+    "agentcfg.journal",
+)
+# A healthy run against a keyless local server: the network stack, but no keyring and no schema validator.
+ONLINE_NEVER = ("keyring", "jsonschema")
+
+
 # Runs the CLI as the console script does, then writes what it loaded to the file named in argv[1].
 WRAPPER = """
 import json, sys
@@ -101,8 +118,8 @@ def run_recorded(home: Home, tmp_path: Path, *args: str, check: int = 0, **extra
     return record
 
 
-def network_modules(modules: list[str]) -> list[str]:
-    return [m for m in modules if any(m == name or m.startswith(name + ".") for name in NETWORK)]
+def network_modules(modules: list[str], names: tuple[str, ...] = NETWORK) -> list[str]:
+    return [m for m in modules if any(m == name or m.startswith(name + ".") for name in names)]
 
 
 @pytest.fixture(scope="module")
@@ -121,6 +138,22 @@ def test_offline_imports_nothing_of_the_network_stack(healthy, tmp_path):
     assert json.loads(record["stdout"])["offline"] is True
     assert server.requests == []
     assert network_modules(record["modules"]) == []
+
+
+def test_offline_imports_only_what_its_checks_need(healthy, tmp_path):
+    home, _ = healthy
+    record = run_recorded(home, tmp_path, "doctor", "--offline")
+    assert "0 failed" in record["stdout"]
+    assert network_modules(record["modules"], OFFLINE_NEVER) == []
+    assert "agentcfg.doctor.rules" in record["modules"]  # what it does need is there: the check did run
+
+
+def test_a_healthy_keyless_run_loads_no_keyring_and_no_schema_validator(healthy, tmp_path):
+    home, _ = healthy
+    record = run_recorded(home, tmp_path, "doctor", "--json")
+    assert json.loads(record["stdout"])["ok"] is True
+    assert "httpx" in record["modules"]
+    assert network_modules(record["modules"], ONLINE_NEVER) == []
 
 
 def test_offline_of_a_remote_https_profile_imports_nothing_of_the_network_stack(tmp_path):
