@@ -258,3 +258,29 @@ def test_dead_port_is_still_refused_without_a_ca_context(monkeypatch):
     monkeypatch.setattr(ssl, "create_default_context", lambda *a, **k: pytest.fail("CA bundle loaded"))
     (result,) = probes.run([probes.models(f"http://127.0.0.1:{dead_port()}/v1", {})], 5.0)
     assert result.error == "refused", result
+
+
+def test_probes_search_sys_path_for_no_module_at_each_request():
+    """httpcore imports sniffio at every request; where it is not installed, each of those imports searched
+    sys.path again (a stat per entry). Only a module's first import may search."""
+    from agentcfg.doctor import send  # noqa: F401  (imported first: what importing it searches is not counted)
+
+    searched: list[str] = []
+
+    class Record:
+        @staticmethod
+        def find_spec(name: str, path: Any = None, target: Any = None) -> None:
+            searched.append(name)
+            return None
+
+    sys.meta_path.insert(0, Record)  # type: ignore[arg-type]
+    try:
+        with serve(FaultServer()) as server:
+            plan = [probes.models(server.base_url, {}), probes.chat(server.base_url, MODEL, {}, stream=True)]
+            probes.run(plan, 5.0)  # the first run may import what httpx and httpcore load lazily
+            searched.clear()
+            results = probes.run(plan * 3, 5.0)
+    finally:
+        sys.meta_path.remove(Record)  # type: ignore[arg-type]
+    assert [r.status for r in results] == [200, 200] * 3, results
+    assert searched == []
