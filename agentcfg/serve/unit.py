@@ -389,11 +389,34 @@ def default_dirs(environ: env.Environ) -> list[tuple[str, Path]]:
     return [(USER, d) for d in user] + [(SYSTEM, d) for d in system]
 
 
-def _listing(directory: Path, pattern: str) -> list[Path]:
+def _entries(directory: str | Path) -> list[os.DirEntry[str]]:
     try:
-        return sorted(directory.glob(pattern))
+        with os.scandir(directory) as found:
+            return list(found)
     except OSError:
         return []
+
+
+def _listing(directory: Path, suffix: str) -> list[Path]:
+    """`directory.glob("*" + suffix)`, sorted (one directory: by name). Without pathlib's glob, which made this
+    most of `find_units` (doctor reads every unit directory at each run)."""
+    return [directory / name for name in sorted(e.name for e in _entries(directory) if e.name.endswith(suffix))]
+
+
+def _linked(directory: Path) -> set[str]:
+    """The names in its *.wants/ and *.requires/ directories (what `glob("*.wants/*")` and `*.requires/*` list)."""
+    names: set[str] = set()
+    for entry in _entries(directory):
+        if entry.name.endswith((".wants", ".requires")) and _is_dir(entry):
+            names.update(e.name for e in _entries(entry.path))
+    return names
+
+
+def _is_dir(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_dir()
+    except OSError:
+        return False
 
 
 def find_units(dirs: Sequence[tuple[str, Path]] | None = None, environ: env.Environ | None = None) -> list[UnitInfo]:
@@ -403,12 +426,11 @@ def find_units(dirs: Sequence[tuple[str, Path]] | None = None, environ: env.Envi
     dirs = default_dirs(os.environ if environ is None else environ) if dirs is None else dirs
     enabled: dict[str, set[str]] = {}
     for scope, directory in dirs:
-        for link in _listing(directory, "*.wants/*") + _listing(directory, "*.requires/*"):
-            enabled.setdefault(scope, set()).add(link.name)
+        enabled.setdefault(scope, set()).update(_linked(directory))
     found: list[UnitInfo] = []
     seen: set[tuple[str, str]] = set()
     for scope, directory in dirs:
-        for path in _listing(directory, "*.service"):
+        for path in _listing(directory, ".service"):
             if (scope, path.name) in seen or path.name.endswith("@.service"):
                 continue
             seen.add((scope, path.name))
