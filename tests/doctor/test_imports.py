@@ -54,6 +54,7 @@ OFFLINE_NEVER = (
     "agentcfg.doctor.probes",
     "agentcfg.doctor.thinking",
     "agentcfg.doctor.route",
+    "agentcfg.trust",  # the approval command: for a project profile's key variable only
     "agentcfg.apply",  # the journal: read only when two profiles tie for an agent's files
     "agentcfg.journal",
 )
