@@ -20,7 +20,7 @@ from agentcfg.agents import AGENTS
 from agentcfg.doctor import localserver, proxies
 from agentcfg.doctor.collect import targets_from_files, targets_from_profile
 from agentcfg.doctor.model import BLOCKING, FAIL, PASS, SKIP, WARN, Finding, Target
-from agentcfg.doctor.rules import diagnose
+from agentcfg.doctor.rules import classify, diagnose
 from agentcfg.profiles import is_loopback
 from agentcfg.serve import unit
 
@@ -256,7 +256,6 @@ def _conclude(
 ) -> None:
     """The route's verdict from what the router's and the legs' probes got (doctor/route.py decides)."""
     from agentcfg.doctor import route as route_check  # lazy: `doctor ROUTE` only
-    from agentcfg.doctor.rules import classify  # lazy: as route_check (rules is loaded already)
 
     def requests(leg: str | None) -> list[tuple[probes.Result, bool]]:
         return [
