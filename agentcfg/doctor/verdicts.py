@@ -6,12 +6,14 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentcfg.doctor import catalogue
 from agentcfg.doctor.replies import error_message, is_event_stream, looks_html, parse_json, sse_events
-from agentcfg.doctor.wire import Result
 from agentcfg.patterns import lazy  # compiled when first used: --offline judges no answer
+
+if TYPE_CHECKING:
+    from agentcfg.doctor.wire import Result
 
 
 @dataclass(frozen=True)

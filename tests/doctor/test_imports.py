@@ -54,6 +54,8 @@ OFFLINE_NEVER = (
     "agentcfg.doctor.probes",
     "agentcfg.doctor.thinking",
     "agentcfg.doctor.route",
+    "agentcfg.doctor.wire",  # what a probe and its Result are: the rules name the type only
+    "agentcfg.serve.families",  # a model family: for the two-turn probe, or a vLLM process found serving
     "agentcfg.trust",  # the approval command: for a project profile's key variable only
     "agentcfg.apply",  # the journal: read only when two profiles tie for an agent's files
     "agentcfg.journal",
