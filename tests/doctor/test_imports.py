@@ -60,8 +60,16 @@ OFFLINE_NEVER = (
     "agentcfg.apply",  # the journal: read only when two profiles tie for an agent's files
     "agentcfg.journal",
 )
-# A healthy run against a keyless local server: the network stack, but no keyring and no schema validator.
-ONLINE_NEVER = ("keyring", "jsonschema")
+# A healthy run against a keyless local server: the network stack, but no keyring, no schema validator, and of
+# agentcfg's own only what --offline loads and the sender's.
+ONLINE_NEVER = (
+    "keyring",
+    "jsonschema",
+    "agentcfg.doctor.route",
+    "agentcfg.trust",
+    "agentcfg.apply",
+    "agentcfg.journal",
+)
 
 
 # Runs the CLI as the console script does, then writes what it loaded to the file named in argv[1].
