@@ -23,7 +23,14 @@ import pytest
 
 from agentcfg.doctor import probes
 from tests.conftest import Home, make_home
-from tests.doctor.test_doctor import AbsoluteFormHandler, TLSFaultServer, self_signed_certificate, serve, switch_to
+from tests.doctor.test_doctor import (
+    AbsoluteFormHandler,
+    TLSFaultServer,
+    add_profile,
+    self_signed_certificate,
+    serve,
+    switch_to,
+)
 from tests.fault_server import MODEL, FaultServer, dead_port
 
 # The network stack: none of it may be imported by a run that sends nothing.
@@ -157,6 +164,18 @@ def test_offline_imports_only_what_its_checks_need(healthy, tmp_path):
     assert "0 failed" in record["stdout"]
     assert network_modules(record["modules"], OFFLINE_NEVER) == []
     assert "agentcfg.doctor.rules" in record["modules"]  # what it does need is there: the check did run
+
+
+def test_offline_loads_the_checks_of_the_configured_agents_only(tmp_path):
+    """An agent without its files gets `not-configured` from the registry's data: its doctor-only modules
+    (checks.py, Claude Code's doctor.py) are not imported."""
+    home = make_home(tmp_path)
+    add_profile(home, "http://127.0.0.1:9/v1", "http://127.0.0.1:9")
+    home.run("switch", "t", "--agent", "codex")
+    record = run_recorded(home, tmp_path, "doctor", "--offline", "--json")
+    assert {f["agent"] for f in json.loads(record["stdout"])["findings"] if f["id"] == "not-configured"} >= {"qwen"}
+    doctor_only = sorted(m for m in record["modules"] if m.endswith((".checks", ".doctor")) and ".agents." in m)
+    assert doctor_only == ["agentcfg.agents.codex.checks"]
 
 
 def test_a_healthy_keyless_run_loads_no_keyring_and_no_schema_validator(healthy, tmp_path):
