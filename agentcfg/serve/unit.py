@@ -407,16 +407,9 @@ def _linked(directory: Path) -> set[str]:
     """The names in its *.wants/ and *.requires/ directories (what `glob("*.wants/*")` and `*.requires/*` list)."""
     names: set[str] = set()
     for entry in _entries(directory):
-        if entry.name.endswith((".wants", ".requires")) and _is_dir(entry):
+        if entry.name.endswith((".wants", ".requires")):  # one that is no directory lists nothing
             names.update(e.name for e in _entries(entry.path))
     return names
-
-
-def _is_dir(entry: os.DirEntry[str]) -> bool:
-    try:
-        return entry.is_dir()
-    except OSError:
-        return False
 
 
 def find_units(dirs: Sequence[tuple[str, Path]] | None = None, environ: env.Environ | None = None) -> list[UnitInfo]:
