@@ -113,6 +113,7 @@ except SystemExit as exit:
     status = exit.code
 finally:
     record["modules"] = sorted(sys.modules)
+    record["frozen"] = __import__("gc").get_freeze_count()
     with open(out, "w") as handle:
         json.dump(record, handle)
 sys.exit(status)
@@ -164,6 +165,7 @@ def test_offline_imports_only_what_its_checks_need(healthy, tmp_path):
     assert "0 failed" in record["stdout"]
     assert network_modules(record["modules"], OFFLINE_NEVER) == []
     assert "agentcfg.doctor.rules" in record["modules"]  # what it does need is there: the check did run
+    assert record["frozen"] > 0  # the report out, its objects frozen: interpreter shutdown does not scan them
 
 
 def test_offline_loads_the_checks_of_the_configured_agents_only(tmp_path):
