@@ -12,19 +12,21 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from agentcfg import env, profiles, redact
 from agentcfg.agents import AGENTS
-from agentcfg.doctor import localserver, probes, proxies, thinking
-from agentcfg.doctor import route as route_check
+from agentcfg.doctor import localserver, proxies
 from agentcfg.doctor.collect import targets_from_files, targets_from_profile
 from agentcfg.doctor.model import BLOCKING, FAIL, PASS, SKIP, WARN, Finding, Target
-from agentcfg.doctor.replies import alternative_base
 from agentcfg.doctor.rules import classify, diagnose
 from agentcfg.profiles import is_loopback
-from agentcfg.serve import families, unit
+from agentcfg.serve import unit
+
+if TYPE_CHECKING:
+    from agentcfg.doctor import probes
+    from agentcfg.doctor import route as route_check
 
 __all__ = ["Finding", "Report", "Target", "check_now", "run", "summary", "targets_from_files", "targets_from_profile"]
 
@@ -71,6 +73,9 @@ def _headers(target: Target) -> dict[str, str]:
 
 def probe_plan(target: Target) -> dict[str, probes.Probe]:
     """The requests this agent really makes (plus /models, and the base URL with /v1 added or removed)."""
+    from agentcfg.doctor import probes  # lazy: the request shapes, for a run that sends them (not --offline)
+    from agentcfg.doctor.replies import alternative_base  # lazy: as probes, only when requests are planned
+
     if not target.base_url or any(f.status == FAIL and f.id in BLOCKING for f in target.static):
         return {}
     headers, base, model, via = _headers(target), target.base_url.rstrip("/"), target.model or "", target.proxy
@@ -98,6 +103,9 @@ def probe_plan(target: Target) -> dict[str, probes.Probe]:
 
 def _thinking_probe(target: Target) -> probes.Probe | None:
     """Turn 1 of the two-turn tool probe (doctor/thinking.py), for an agent whose model thinks."""
+    from agentcfg.doctor import thinking  # lazy: the two-turn probe, for a run that sends requests
+    from agentcfg.serve import families  # lazy: as thinking
+
     family = families.detect(target.model)
     if family is None or not family.thinking or target.agent not in AGENTS or not target.base_url:
         return None
@@ -122,6 +130,8 @@ class Chains:
 
     def follow(self, result: probes.Result) -> list[probes.Probe]:
         """The requests this answer calls for next, each sent once."""
+        from agentcfg.doctor import thinking  # lazy: called only with an answer, after the requests were sent
+
         following = []
         for key in self._waiting.pop(_signature(result.probe), []):
             after = thinking.follow(self._targets[key].agent, result)
@@ -141,6 +151,9 @@ class Chains:
         chain = [results[s] for p in self._chains.get(id(target), []) if (s := _signature(p)) in results]
         if not chain:
             return []
+        from agentcfg.doctor import thinking  # lazy: only with a chain's answers (never --offline)
+        from agentcfg.serve import families  # lazy: as thinking
+
         family = families.detect(target.model)
         parsers = (family.tool_parser, family.reasoning_parser) if family else (None, None)
         finding = thinking.judge(target, chain, parsers)
@@ -188,6 +201,8 @@ def run(
     targets are the router's (leg None) and each leg's (Target.leg), and the router's liveness is asked too,
     all under the same deadline; the route's verdict follows the findings."""
     started = time.monotonic()
+    if route is not None or any(t.leg for t in targets):
+        from agentcfg.doctor import route as route_check  # lazy: `doctor ROUTE` only
     for target in targets:
         redact.register(target.key)  # keys read from agent files, too: never in any output
         if target.base_url:
@@ -240,6 +255,7 @@ def _conclude(
     report: Report, check: route_check.Check, seen_by: dict[int, dict[str, probes.Result]], alive: probes.Result | None
 ) -> None:
     """The route's verdict from what the router's and the legs' probes got (doctor/route.py decides)."""
+    from agentcfg.doctor import route as route_check  # lazy: `doctor ROUTE` only
 
     def requests(leg: str | None) -> list[tuple[probes.Result, bool]]:
         return [
@@ -280,6 +296,10 @@ def _send(
     """The probes' results (and those of the requests `follow` chained to them), and whether each proxy's port
     is open (checked in threads, while the probes run). Nothing to send, nothing imported: the network stack
     and the thread pool only when they are used."""
+    if not plan and not proxy_hosts:
+        return [], {}
+    from agentcfg.doctor import probes  # lazy: only with requests to send, or a proxy to check
+
     if not proxy_hosts:
         return (probes.run(plan, deadline, progress, follow) if plan else []), {}
     from concurrent.futures import ThreadPoolExecutor
@@ -291,6 +311,8 @@ def _send(
 
 
 def _proxy_open(proxy: str, timeout: float) -> bool | None:
+    from agentcfg.doctor import probes  # lazy: a proxy's port is checked only with requests to send
+
     address = _proxy_address(proxy)
     return None if address is None else probes.tcp_open(address[0], address[1], timeout)
 

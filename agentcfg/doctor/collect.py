@@ -12,7 +12,6 @@ from agentcfg import attribution, budget, env, fixes
 from agentcfg.agents import AGENTS
 from agentcfg.agents.base import Agent, Binding
 from agentcfg.agents.keyhelper import helper_profile_name, is_helper
-from agentcfg.apply import Journal
 from agentcfg.current import read_current
 from agentcfg.doctor import agentfiles, keyhelpers, keys
 from agentcfg.doctor.guard import guard, unusable_endpoint
@@ -88,10 +87,25 @@ def _removed(target: Target, name: str, binding: Binding, shown: str) -> Finding
 def _journal_switches(environ: env.Environ) -> dict[str, str]:
     """agent -> the profile of its last switch in the journal; {} when the journal cannot be read
     (it only settles a tie between profiles: doctor goes on without it)."""
+    from agentcfg.apply import Journal  # lazy: read only for a tie, which most runs never have
+
     try:
         return attribution.last_switches(Journal(environ).entries())
     except (AgentcfgError, OSError):
         return {}
+
+
+def _attribute(
+    target: Target, binding: Binding, profiles: dict[str, Profile], last_switch: str | None
+) -> attribution.Attribution:
+    return attribution.attribute(
+        target.base_url, target.model, profiles, own=binding.profile, label=binding.label, last_switch=last_switch
+    )
+
+
+def _tied(target: Target, profiles: dict[str, Profile]) -> bool:
+    """Several profiles have this endpoint and model: only then can the last switch decide (attribution.py)."""
+    return sum(attribution.matches(p, target.base_url, target.model) for p in profiles.values()) > 1
 
 
 def targets_from_files(
@@ -105,7 +119,7 @@ def targets_from_files(
 
     `last_switch`: agent -> the profile of its last switch (default: read from agentcfg's journal).
     """
-    switched = _journal_switches(environ) if last_switch is None else last_switch
+    switched = last_switch  # None: read from the journal when a tie first needs it
     doctor = KeyRules(environ, profiles, cwd)
     result = []
     for agent in agents:
@@ -153,14 +167,10 @@ def targets_from_files(
         target.endpoint_from = shown
         if not agent.locate(target, binding, doctor):
             continue
-        found = attribution.attribute(
-            target.base_url,
-            target.model,
-            profiles,
-            own=binding.profile,
-            label=binding.label,
-            last_switch=switched.get(name),
-        )
+        found = _attribute(target, binding, profiles, None if switched is None else switched.get(name))
+        if found.by == "url+model" and switched is None and _tied(target, profiles):  # the journal may settle it
+            switched = _journal_switches(environ)
+            found = _attribute(target, binding, profiles, switched.get(name))
         target.profile = found.profile
         target.profile_project = bool(found.profile) and profiles[str(found.profile)].source.startswith(PROJECT)
         if found.removed:

@@ -4,7 +4,7 @@ split, dropped before any guard splits it."""
 
 from __future__ import annotations
 
-from agentcfg import env, fields, fixes, redact, trust
+from agentcfg import env, fields, fixes, redact
 from agentcfg.agents import shapes
 from agentcfg.agents.base import Header, is_credential
 from agentcfg.doctor.model import FAIL, WARN, Finding, Target
@@ -97,6 +97,8 @@ def _unapproved_variable(target: Target, profiles: dict[str, Profile]) -> Findin
         return None
     variable, project = str(target.key_variable), hosts[0]
     own = project.key_env == variable  # the profile's own variable: approving it is the fix
+    from agentcfg import trust  # lazy: the approval command, for a project profile's host only
+
     return Finding(
         "key-wrong-host",
         FAIL,

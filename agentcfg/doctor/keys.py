@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from agentcfg import env, fixes, keystore, trust
+from agentcfg import env, fixes, keystore
 from agentcfg.agents import AGENTS, shapes
 from agentcfg.agents.base import Binding, Header
 from agentcfg.agents.keyhelper import helper_profile_name, is_helper
@@ -57,6 +57,8 @@ def no_profile_key(agent: str, profile: Profile, environ: env.Environ) -> Findin
             f"no key stored for {profile.name}, and {profile.key_env} is not read for it: the project chose that "
             "variable, and you have not approved it"
         )
+        from agentcfg import trust  # lazy: the approval command, for a project's own key variable only
+
         hint = f"if {profile.key_env} holds {profile.name}'s key, approve it: {trust.approve_command(profile)}"
     return Finding("key-missing", FAIL, agent, message, "", fixes.key_set(profile.name), hint)
 

@@ -18,7 +18,6 @@ from pathlib import Path
 
 from agentcfg import fixes
 from agentcfg.doctor.model import FAIL, WARN, Finding
-from agentcfg.serve import families
 from agentcfg.serve.procs import real_uid, stat_fields
 from agentcfg.serve.unit import UnitInfo, disable_command
 
@@ -275,6 +274,8 @@ def _against_profile(server: Process, evidence: str, window: int | None, profile
 def _against_family(server: Process, evidence: str) -> list[Finding]:
     """The server's parsers against its model family's (families.py), the family read from the weights it serves (a
     served name is only a label)."""
+    from agentcfg.serve import families  # lazy: only for a vLLM process found serving the agents' port
+
     family = families.detect(weights(server.args))
     parser = flag(server.args, "--tool-call-parser")
     if family is None or not parser:

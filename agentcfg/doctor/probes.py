@@ -3,9 +3,10 @@
 A probe never follows the environment's proxy settings by itself: doctor decides, per probe, whether
 it goes direct or through a named proxy, so "direct works, through the proxy it fails" can be shown.
 
-This module is plain data and small functions: the rules and `doctor --offline` import it, so it imports
-nothing of the network stack. What a Probe and a Result are is in wire.py (re-exported here); sending is in
-send.py (httpx, asyncio), imported by run() when there is something to send.
+This module is plain data and small functions, imported when doctor plans requests (`doctor --offline`
+plans none, and imports neither it nor wire.py), and it imports nothing of the network stack: other tools
+(serve, bench) use its helpers. What a Probe and a Result are is in wire.py (re-exported here); sending is
+in send.py (httpx, asyncio), imported by run() when there is something to send.
 """
 
 from __future__ import annotations

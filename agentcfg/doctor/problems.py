@@ -6,16 +6,19 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from agentcfg import fixes
 from agentcfg.doctor.advice import host, key_advice, profile_fix, traits
 from agentcfg.doctor.model import FAIL, WARN, Finding, Target
 from agentcfg.doctor.replies import max_model_len, model_ids
 from agentcfg.doctor.verdicts import Verdict, classify, upstream_model
-from agentcfg.doctor.wire import Result
 from agentcfg.profiles import is_loopback
 
-Seen = dict[str, Result]
+if TYPE_CHECKING:
+    from agentcfg.doctor.wire import Result
+
+Seen = dict[str, "Result"]
 Rule = Callable[[Target, Verdict, Seen], Finding]
 
 

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from agentcfg.doctor.wire import Result
+if TYPE_CHECKING:
+    from agentcfg.doctor.wire import Result
 
 
 def parse_json(text: str) -> Any:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from agentcfg import fixes
 from agentcfg.doctor import catalogue
@@ -19,12 +20,14 @@ from agentcfg.doctor.model import BLOCKING, EXPLAINS, FAIL, PASS, REFUSALS, WARN
 from agentcfg.doctor.problems import not_answering, problem, redirect, unreachable
 from agentcfg.doctor.replies import max_model_len, model_ids
 from agentcfg.doctor.verdicts import Verdict, classify, upstream_model
-from agentcfg.doctor.wire import Result
 from agentcfg.profiles import is_loopback
+
+if TYPE_CHECKING:
+    from agentcfg.doctor.wire import Result
 
 __all__ = ["Verdict", "classify", "diagnose", "upstream_model"]
 
-Seen = dict[str, Result]
+Seen = dict[str, "Result"]
 
 
 def diagnose(target: Target, seen: Seen, proxy_open: bool | None = None) -> list[Finding]:

@@ -8,7 +8,9 @@ one, and building the default TLS context is a noticeable part of a healthy doct
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import ssl
+import sys
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -20,6 +22,12 @@ if TYPE_CHECKING:
     import httpx
 else:
     httpx = import_httpx()
+
+# httpcore asks sniffio which event loop runs at every request, and takes asyncio when sniffio is not installed
+# (anyio 4 no longer needs it): then each of those imports searched all of sys.path again. None in sys.modules
+# makes it fail at once, with the same answer; an installed sniffio is left alone (it is no dependency of ours).
+if "sniffio" not in sys.modules and importlib.util.find_spec("sniffio") is None:
+    sys.modules["sniffio"] = None  # type: ignore[assignment]
 
 
 class TLSOnDemand(httpx.AsyncBaseTransport):

@@ -30,6 +30,7 @@ from agentcfg.agents import AGENTS
 from agentcfg.doctor.model import FAIL, PASS, SKIP, Finding, Target
 from agentcfg.doctor.probes import TOOL, Probe, Result
 from agentcfg.doctor.replies import error_message, is_event_stream, parse_json, sse_events
+from agentcfg.patterns import lazy  # compiled when a turn is first judged, not when doctor is imported
 
 # Kinds: thinking-<protocol>-1 (the forced first turn), -1a (the first turn again with automatic tool choice,
 # after a server refused the forced one), -2 (the turn after the tool's result).
@@ -42,13 +43,13 @@ MAX_OUTPUT = 512  # room to think before the call; a stream still coming at the 
 
 # "must be passed back" (DeepSeek's chat API), "Missing reasoning_content field in the assistant message at
 # message index N" (its older wording), "`reasoning_text` ... must be passed back" (its Responses API).
-REASONING_REQUIRED = re.compile(
+REASONING_REQUIRED = lazy(
     r"must be passed back|missing\s+`?reasoning_content|reasoning_text`?.{0,80}passed back", re.IGNORECASE | re.DOTALL
 )
 # A tool call written as text: DeepSeek V3.2/V4 DSML, DeepSeek V3/V3.1/R1 special tokens, Hermes/Qwen
 # `<tool_call>{"name": ...`, Claude-style `<function_calls><invoke`. Each pattern needs the call's structure,
 # not one token, so the gibberish of a tiny random model does not match by chance.
-MARKUP = re.compile(
+MARKUP = lazy(
     r"<｜DSML｜\s*(?:function_calls|invoke)"
     r"|<｜tool▁calls▁begin｜>\s*<｜tool▁call▁begin｜>"
     r"|<tool_call>\s*\{\s*\"name\""

@@ -6,11 +6,14 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentcfg.doctor import catalogue
 from agentcfg.doctor.replies import error_message, is_event_stream, looks_html, parse_json, sse_events
-from agentcfg.doctor.wire import Result
+from agentcfg.patterns import lazy  # compiled when first used: --offline judges no answer
+
+if TYPE_CHECKING:
+    from agentcfg.doctor.wire import Result
 
 
 @dataclass(frozen=True)
@@ -65,9 +68,9 @@ def classify(result: Result) -> Verdict:
 # LiteLLM names the exception its upstream raised: `litellm.NotFoundError: NotFoundError: OpenAIException -
 # The model `gpt-retired` does not exist` (litellm/litellm_core_utils/exception_mapping_utils.py maps an
 # upstream 404 to NotFoundError), then "LiteLLM: model group 'NAME' failed with the error above".
-_UPSTREAM_NOT_FOUND = re.compile(r"litellm\.notfounderror|\bmodel_not_found\b|not_found_error", re.IGNORECASE)
-_GONE_MODEL = re.compile(r"[Tt]he model [`'\"]([^`'\"]+)[`'\"] does not exist")
-_OUTPUT_OVER_WINDOW = re.compile(r"max_(completion_)?tokens=\d+ cannot be greater than max_model_len")
+_UPSTREAM_NOT_FOUND = lazy(r"litellm\.notfounderror|\bmodel_not_found\b|not_found_error", re.IGNORECASE)
+_GONE_MODEL = lazy(r"[Tt]he model [`'\"]([^`'\"]+)[`'\"] does not exist")
+_OUTPUT_OVER_WINDOW = lazy(r"max_(completion_)?tokens=\d+ cannot be greater than max_model_len")
 
 
 def upstream_model(message: str) -> str | None:

@@ -299,8 +299,21 @@ def _default_devices(server: list[str]) -> frozenset[str] | None:
     return None if _unresolved(server) and not given else frozenset(str(i) for i in range(size))
 
 
+# What parse_unit reads a server's words from can only spell "vllm" or "agentcfg" where the text has it, once
+# quotes and backslashes (which shlex removes) are left out, or through a $ variable: a unit with neither runs
+# no server, and is left unparsed (doctor reads every unit of the machine: most of them are not vLLM's).
+_QUOTING = str.maketrans("", "", "\"'\\")
+
+
+def _may_run_a_server(unit_text: str) -> bool:
+    bare = unit_text.translate(_QUOTING)
+    return "$" in unit_text or "vllm" in bare or "agentcfg" in bare
+
+
 def parse_unit(path: Path, unit_text: str) -> UnitInfo | None:
     """What a unit file says about the vLLM server it runs; None when it runs none."""
+    if not _may_run_a_server(unit_text):
+        return None
     service = _sections(unit_text).get("Service", [])
     variables = _environment([v for k, v in service if k == "Environment"])
     own_port = next((v for k, v in reversed(service) if k == "X-Agentcfg-Port"), None)
@@ -376,11 +389,27 @@ def default_dirs(environ: env.Environ) -> list[tuple[str, Path]]:
     return [(USER, d) for d in user] + [(SYSTEM, d) for d in system]
 
 
-def _listing(directory: Path, pattern: str) -> list[Path]:
+def _entries(directory: str | Path) -> list[os.DirEntry[str]]:
     try:
-        return sorted(directory.glob(pattern))
+        with os.scandir(directory) as found:
+            return list(found)
     except OSError:
         return []
+
+
+def _listing(directory: Path, suffix: str) -> list[Path]:
+    """`directory.glob("*" + suffix)`, sorted (one directory: by name). Without pathlib's glob, which made this
+    most of `find_units` (doctor reads every unit directory at each run)."""
+    return [directory / name for name in sorted(e.name for e in _entries(directory) if e.name.endswith(suffix))]
+
+
+def _linked(directory: Path) -> set[str]:
+    """The names in its *.wants/ and *.requires/ directories (what `glob("*.wants/*")` and `*.requires/*` list)."""
+    names: set[str] = set()
+    for entry in _entries(directory):
+        if entry.name.endswith((".wants", ".requires")):  # one that is no directory lists nothing
+            names.update(e.name for e in _entries(entry.path))
+    return names
 
 
 def find_units(dirs: Sequence[tuple[str, Path]] | None = None, environ: env.Environ | None = None) -> list[UnitInfo]:
@@ -390,12 +419,11 @@ def find_units(dirs: Sequence[tuple[str, Path]] | None = None, environ: env.Envi
     dirs = default_dirs(os.environ if environ is None else environ) if dirs is None else dirs
     enabled: dict[str, set[str]] = {}
     for scope, directory in dirs:
-        for link in _listing(directory, "*.wants/*") + _listing(directory, "*.requires/*"):
-            enabled.setdefault(scope, set()).add(link.name)
+        enabled.setdefault(scope, set()).update(_linked(directory))
     found: list[UnitInfo] = []
     seen: set[tuple[str, str]] = set()
     for scope, directory in dirs:
-        for path in _listing(directory, "*.service"):
+        for path in _listing(directory, ".service"):
             if (scope, path.name) in seen or path.name.endswith("@.service"):
                 continue
             seen.add((scope, path.name))

@@ -23,7 +23,14 @@ import pytest
 
 from agentcfg.doctor import probes
 from tests.conftest import Home, make_home
-from tests.doctor.test_doctor import AbsoluteFormHandler, TLSFaultServer, self_signed_certificate, serve, switch_to
+from tests.doctor.test_doctor import (
+    AbsoluteFormHandler,
+    TLSFaultServer,
+    add_profile,
+    self_signed_certificate,
+    serve,
+    switch_to,
+)
 from tests.fault_server import MODEL, FaultServer, dead_port
 
 # The network stack: none of it may be imported by a run that sends nothing.
@@ -43,6 +50,34 @@ NETWORK = (
     "http.client",
     "urllib.request",
 )
+
+# What only a run that sends requests, resolves a stored key, checks a route or breaks a tie needs: `doctor --offline`
+# of agents switched to one keyless profile imports none of it (start-up is most of its time: issue 31).
+OFFLINE_NEVER = (
+    *NETWORK,
+    "keyring",
+    "jsonschema",
+    "agentcfg.doctor.send",
+    "agentcfg.doctor.probes",
+    "agentcfg.doctor.thinking",
+    "agentcfg.doctor.route",
+    "agentcfg.doctor.wire",  # what a probe and its Result are: the rules name the type only
+    "agentcfg.serve.families",  # a model family: for the two-turn probe, or a vLLM process found serving
+    "agentcfg.trust",  # the approval command: for a project profile's key variable only
+    "agentcfg.apply",  # the journal: read only when two profiles tie for an agent's files
+    "agentcfg.journal",
+)
+# A healthy run against a keyless local server: the network stack, but no keyring, no schema validator, and of
+# agentcfg's own only what --offline loads and the sender's.
+ONLINE_NEVER = (
+    "keyring",
+    "jsonschema",
+    "agentcfg.doctor.route",
+    "agentcfg.trust",
+    "agentcfg.apply",
+    "agentcfg.journal",
+)
+
 
 # Runs the CLI as the console script does, then writes what it loaded to the file named in argv[1].
 WRAPPER = """
@@ -78,6 +113,7 @@ except SystemExit as exit:
     status = exit.code
 finally:
     record["modules"] = sorted(sys.modules)
+    record["frozen"] = __import__("gc").get_freeze_count()
     with open(out, "w") as handle:
         json.dump(record, handle)
 sys.exit(status)
@@ -101,8 +137,8 @@ def run_recorded(home: Home, tmp_path: Path, *args: str, check: int = 0, **extra
     return record
 
 
-def network_modules(modules: list[str]) -> list[str]:
-    return [m for m in modules if any(m == name or m.startswith(name + ".") for name in NETWORK)]
+def network_modules(modules: list[str], names: tuple[str, ...] = NETWORK) -> list[str]:
+    return [m for m in modules if any(m == name or m.startswith(name + ".") for name in names)]
 
 
 @pytest.fixture(scope="module")
@@ -121,6 +157,35 @@ def test_offline_imports_nothing_of_the_network_stack(healthy, tmp_path):
     assert json.loads(record["stdout"])["offline"] is True
     assert server.requests == []
     assert network_modules(record["modules"]) == []
+
+
+def test_offline_imports_only_what_its_checks_need(healthy, tmp_path):
+    home, _ = healthy
+    record = run_recorded(home, tmp_path, "doctor", "--offline")
+    assert "0 failed" in record["stdout"]
+    assert network_modules(record["modules"], OFFLINE_NEVER) == []
+    assert "agentcfg.doctor.rules" in record["modules"]  # what it does need is there: the check did run
+    assert record["frozen"] > 0  # the report out, its objects frozen: interpreter shutdown does not scan them
+
+
+def test_offline_loads_the_checks_of_the_configured_agents_only(tmp_path):
+    """An agent without its files gets `not-configured` from the registry's data: its doctor-only modules
+    (checks.py, Claude Code's doctor.py) are not imported."""
+    home = make_home(tmp_path)
+    add_profile(home, "http://127.0.0.1:9/v1", "http://127.0.0.1:9")
+    home.run("switch", "t", "--agent", "codex")
+    record = run_recorded(home, tmp_path, "doctor", "--offline", "--json")
+    assert {f["agent"] for f in json.loads(record["stdout"])["findings"] if f["id"] == "not-configured"} >= {"qwen"}
+    doctor_only = sorted(m for m in record["modules"] if m.endswith((".checks", ".doctor")) and ".agents." in m)
+    assert doctor_only == ["agentcfg.agents.codex.checks"]
+
+
+def test_a_healthy_keyless_run_loads_no_keyring_and_no_schema_validator(healthy, tmp_path):
+    home, _ = healthy
+    record = run_recorded(home, tmp_path, "doctor", "--json")
+    assert json.loads(record["stdout"])["ok"] is True
+    assert "httpx" in record["modules"]
+    assert network_modules(record["modules"], ONLINE_NEVER) == []
 
 
 def test_offline_of_a_remote_https_profile_imports_nothing_of_the_network_stack(tmp_path):
@@ -225,3 +290,29 @@ def test_dead_port_is_still_refused_without_a_ca_context(monkeypatch):
     monkeypatch.setattr(ssl, "create_default_context", lambda *a, **k: pytest.fail("CA bundle loaded"))
     (result,) = probes.run([probes.models(f"http://127.0.0.1:{dead_port()}/v1", {})], 5.0)
     assert result.error == "refused", result
+
+
+def test_probes_search_sys_path_for_no_module_at_each_request():
+    """httpcore imports sniffio at every request; where it is not installed, each of those imports searched
+    sys.path again (a stat per entry). Only a module's first import may search."""
+    from agentcfg.doctor import send  # noqa: F401  (imported first: what importing it searches is not counted)
+
+    searched: list[str] = []
+
+    class Record:
+        @staticmethod
+        def find_spec(name: str, path: Any = None, target: Any = None) -> None:
+            searched.append(name)
+            return None
+
+    sys.meta_path.insert(0, Record)  # type: ignore[arg-type]
+    try:
+        with serve(FaultServer()) as server:
+            plan = [probes.models(server.base_url, {}), probes.chat(server.base_url, MODEL, {}, stream=True)]
+            probes.run(plan, 5.0)  # the first run may import what httpx and httpcore load lazily
+            searched.clear()
+            results = probes.run(plan * 3, 5.0)
+    finally:
+        sys.meta_path.remove(Record)  # type: ignore[arg-type]
+    assert [r.status for r in results] == [200, 200] * 3, results
+    assert searched == []

@@ -69,3 +69,64 @@ def test_doctor_reads_the_users_unit_directory(tmp_path: Path) -> None:
     assert [(f.status, f.fix) for f in found] == [(FAIL, "systemctl --user disable --now vllm.service")]
     elsewhere = Target("codex", "openai", "http://127.0.0.1:8001/v1", "m")
     assert [f for f in _local_findings([elsewhere], {"HOME": str(tmp_path)}) if f.id == "vllm-duplicate-units"] == []
+
+
+# -- the units doctor reads: a unit that cannot name a server is skipped unparsed, never one that can ----------------
+
+SPELLINGS = [
+    "ExecStart=/opt/venv/bin/vllm serve m --port 8011",
+    'ExecStart=/opt/venv/bin/v"ll"m serve m --port 8011',
+    "ExecStart=/opt/venv/bin/v'l'lm serve m --port 8011",
+    "ExecStart=/opt/venv/bin/v\\llm serve m --port 8011",
+    "Environment=A=vl B=lm\nExecStart=/opt/venv/bin/${A}${B} serve m --port 8011",
+    "Environment=BIN=/opt/venv/bin/vllm\nExecStart=$BIN serve m --port 8011",
+    "ExecStart=/usr/bin/python3 -m vllm.entrypoints.openai.api_server --port 8011",
+    "ExecStart=/bin/sh -c '. /opt/venv/bin/activate && exec vllm serve m --port 8011'",
+    "ExecStart=/home/u/.local/bin/agentcfg serve start local",
+]
+
+
+def test_every_spelling_of_a_server_is_still_parsed(tmp_path: Path) -> None:
+    from agentcfg.serve.unit import parse_unit
+
+    for spelling in SPELLINGS:
+        text = f"[Unit]\nDescription=x\n\n[Service]\n{spelling}\n"
+        info = parse_unit(tmp_path / "x.service", text)
+        assert info is not None, spelling
+
+
+def test_skipping_a_unit_unparsed_never_changes_what_is_found() -> None:
+    """On every unit file of this machine: the same answer as parsing it (the skip is only a shortcut)."""
+    from agentcfg.serve import unit
+
+    paths = [p for _, d in unit.default_dirs({"HOME": "/nonexistent"}) for p in unit._listing(d, ".service")]
+    texts = [(path, path.read_text(errors="replace")) for path in paths if path.is_file()]
+    for path, text in texts + [(Path("/x/y.service"), f"[Service]\n{s}\n") for s in SPELLINGS]:
+        if not unit._may_run_a_server(text):
+            service = unit._sections(text).get("Service", [])
+            words = [unit._split(v) for k, v in service if k == "ExecStart" and v]
+            assert not any(w and unit._kind(unit._unwrapped(unit._command(w))) for w in words), path
+
+
+def test_the_unit_directories_are_listed_as_glob_lists_them(tmp_path: Path) -> None:
+    """find_units lists with os.scandir: the same units, in the same order, and the same enabled links as
+    pathlib's glob (on this machine's unit directories, and on one with what a glob might treat apart)."""
+    from agentcfg.serve import unit
+
+    odd = tmp_path / "system"
+    (odd / "multi-user.target.wants").mkdir(parents=True)
+    (odd / "default.target.requires").mkdir()
+    (odd / "real.wants").mkdir()
+    (odd / "linked.wants").symlink_to(odd / "real.wants")
+    (odd / "file.wants").write_text("")
+    for name in ("b.service", "a.service", ".hidden.service", "A.service", "x.service.bak", "t@.service"):
+        (odd / name).write_text("[Service]\n")
+    (odd / "dir.service").mkdir()
+    (odd / "multi-user.target.wants" / "b.service").symlink_to(odd / "b.service")
+    (odd / "default.target.requires" / "gone.service").symlink_to(odd / "nowhere.service")
+    (odd / "real.wants" / ".h.service").write_text("")
+    dirs = [d for _, d in unit.default_dirs({"HOME": "/nonexistent"})] + [odd, tmp_path / "missing"]
+    for directory in dirs:
+        assert unit._listing(directory, ".service") == sorted(directory.glob("*.service")), directory
+        globbed = {p.name for pattern in ("*.wants/*", "*.requires/*") for p in directory.glob(pattern)}
+        assert unit._linked(directory) == globbed, directory
