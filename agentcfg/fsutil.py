@@ -314,7 +314,7 @@ def digest_with_fingerprint(path: Path) -> tuple[str | None, Fingerprint | None]
     """The sha256 of a file's bytes and the fingerprint of the very file they were read from (one open), read a
     chunk at a time; (None, None) when it does not exist."""
     try:
-        fd = os.open(path, os.O_RDONLY)
+        fd = os.open(path, os.O_RDONLY | _NONBLOCK)  # a FIFO put there meanwhile: no wait for a writer
     except FileNotFoundError:
         return None, None
     try:

@@ -13,6 +13,7 @@ from agentcfg.apply import Journal
 from agentcfg.current import read_current, runs_helper
 from agentcfg.errors import AgentcfgError, Exit
 from agentcfg.invocation import self_command
+from agentcfg.journal import sha256_of
 from agentcfg.plan import FileChange, Plan
 from agentcfg.profiles import Profile, is_placeholder
 from agentcfg.switchplan import AgentReading
@@ -344,14 +345,16 @@ def run(
 
 
 def _unchanged(readings: list[AgentReading], environ: env.Environ) -> bool:
-    """Every file the readings hold still has the text they hold (read again: cheap beside the parse)."""
-    for reading in readings:
-        if reading.skipped is None and read_current(reading.agent, environ) != reading.current:
-            return False
-        for file_edit, before in reading.extra:
-            if fsutil.read_text(file_edit.file.path, env.display(file_edit.file.path, environ)) != before:
-                return False
-    return True
+    """Every file the readings hold still has the text they hold (its digest, read a chunk at a time: cheap beside
+    the parse, and no second copy of a big file)."""
+    texts = [(file.path, text) for r in readings if r.skipped is None for file, text in r.current.items()]
+    texts += [(file_edit.file.path, text) for r in readings for file_edit, text in r.extra]
+    if any(set(r.agent.files(environ)) != set(r.current) for r in readings if r.skipped is None):
+        return False
+    try:
+        return all(fsutil.digest_with_fingerprint(path)[0] == sha256_of(text) for path, text in texts)
+    except OSError:
+        return False
 
 
 RouteCheck = Callable[[Profile, env.Environ], list[str]]

@@ -203,7 +203,7 @@ def apply(fmt: str, text: str, assignments: list[Assignment], *, path: str = "")
     try:
         # parsing first also refuses to touch a file that does not parse, even if no key changes
         roots = frozenset(k[0] for k, _ in assignments)
-        current = _load_some(fmt, body, roots) if body.strip() else {}
+        current = _load_some(fmt, body, roots) if body and not body.isspace() else {}  # not .strip(): a copy
         todo = [(k, v) for k, v in assignments if not _holds(current, k, v)]
         del current  # not held while the text after is read
         if not todo:

@@ -187,10 +187,15 @@ class _Parser:
                 raise self.fail("expected ',' or ']'")
 
 
+def _blank(text: str) -> bool:
+    """Nothing but whitespace (what `not text.strip()` says, without a copy of a big file)."""
+    return not text or text.isspace()
+
+
 def parse(text: str) -> Node:
     """Parse JSON/JSONC; an empty text is an empty object (a file about to be created)."""
     try:
-        root = _Parser(text).document() if text.strip() else Node("object", 0, 0)
+        root = _Parser(text).document() if not _blank(text) else Node("object", 0, 0)
     except RecursionError:
         raise EditError("nested too deeply to read (more than a few hundred levels)") from None
     if root.kind != "object":
@@ -199,7 +204,7 @@ def parse(text: str) -> Node:
 
 
 def loads(text: str) -> dict[str, Any]:
-    if not text.strip():
+    if _blank(text):
         return {}
     try:  # plain JSON, the common case, at the speed of the C decoder
         data = json.loads(text.lstrip("\ufeff"))
@@ -220,7 +225,9 @@ def loads_keeping(text: str, keep: frozenset[str]) -> tuple[dict[str, Any], int]
 
 # --- reading lazily, for edits ----------------------------------------------------------------------
 
-_DECODER = json.JSONDecoder()
+# Finds where a value ends as json.loads reads it, in C, keeping nothing: every object it reads is dropped as soon
+# as it is read (a skipped `mcpServers` of 10 MB was built whole before, four times the text).
+_SKIPPER = json.JSONDecoder(object_pairs_hook=lambda pairs: None)
 _STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"')
 _SCALAR = re.compile(r"[A-Za-z0-9+\-.]+")
 _GAP = re.compile(r"(?:[ \t\r\n\ufeff]+|//[^\n]*|/\*.*?\*/)*", re.S)
@@ -244,7 +251,7 @@ class _Lazy:
         ch = text[pos]
         if ch in "{[":
             try:
-                return _DECODER.raw_decode(text, pos)[1]
+                return _SKIPPER.raw_decode(text, pos)[1]
             except (ValueError, RecursionError):  # comments or trailing commas inside: count brackets
                 depth = 0
                 for token in _TOKENS.finditer(text, pos):
@@ -331,7 +338,7 @@ def _lazy(text: str) -> _Lazy:
 
 
 def raw(text: str, keypath: KeyPath) -> str | None:
-    if not text.strip() or not keypath:
+    if _blank(text) or not keypath:
         return None
     lazy = _lazy(text)
     node = lazy.root()
@@ -387,7 +394,7 @@ def _merge(into: dict[str, Any], keys: KeyPath, value: Any) -> None:
 
 
 def _set(text: str, assignments: list[Assignment], newline: str) -> str:
-    if not text.strip():
+    if _blank(text):
         text = "{}" + newline
     lazy = _Lazy(text)
     root = lazy.root()
@@ -429,7 +436,7 @@ def _set(text: str, assignments: list[Assignment], newline: str) -> str:
 
 
 def _remove(text: str, keypath: KeyPath) -> str:
-    if not text.strip():
+    if _blank(text):
         return text
     lazy = _Lazy(text)
     node = lazy.root()
