@@ -24,10 +24,11 @@ from agentcfg.profile_model import PROJECT as PROJECT
 from agentcfg.profile_model import Profile as Profile
 from agentcfg.profile_model import is_loopback as is_loopback
 from agentcfg.profile_model import is_placeholder as is_placeholder
+from agentcfg.profile_parse import _ParsedCache
 from agentcfg.profile_parse import _ValidatedCache as _ValidatedCache
 from agentcfg.profile_parse import parse as parse
 from agentcfg.profile_parse import schema_text as schema_text
-from agentcfg.profile_parse import tomllib as tomllib
+from agentcfg.profile_parse import toml_reader as toml_reader
 from agentcfg.profile_parse import validate as validate
 from agentcfg.resources import data_dir
 
@@ -283,9 +284,11 @@ def find(name: str, environ: env.Environ) -> Profile:
             if text is None:
                 continue
             cache = None if source == BUILT_IN else _ValidatedCache(environ)
-            found = parse(name, text, source or str(path), cache)
+            parsed = _ParsedCache(environ)
+            found = parse(name, text, source or str(path), cache, parsed)
             if cache is not None:
                 cache.save()
+            parsed.save()
             if found.key_env:
                 redact.register(environ.get(found.key_env))
             return found

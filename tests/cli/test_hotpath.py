@@ -121,6 +121,18 @@ def test_key_get_imports_only_what_the_answer_needs(keyed: Home) -> None:
     assert json.loads(done.stderr.splitlines()[-1]) == {"loaded": [], "real": []}
 
 
+def test_a_profile_read_before_is_answered_without_the_toml_reader(keyed: Home) -> None:
+    """tomli (and the datetime it imports) only for a profile text not parsed before (profile_parse._ParsedCache)."""
+    probe = _PROBE.replace('"hashlib")', '"hashlib", "tomli", "tomllib", "datetime")')
+    runs = [
+        subprocess.run([sys.executable, "-c", probe], env={**keyed.env, "PYTHONPATH": str(REPO)}, capture_output=True,
+                       text=True)
+        for _ in range(2)
+    ]  # fmt: skip
+    assert [done.stdout for done in runs] == [KEY + "\n"] * 2
+    assert json.loads(runs[1].stderr.splitlines()[-1]) == {"loaded": [], "real": []}
+
+
 @pytest.mark.parametrize("json_flag", [[], ["--json"]])
 def test_ctrl_c_is_shown_as_click_shows_it(keyed: Home, json_flag: list[str]) -> None:
     interrupted = {"PYTHON_KEYRING_BACKEND": "tests.fake_keyring.InterruptedKeyring"}
