@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from agentcfg import env, fields, fsutil, redact
 from agentcfg.errors import AgentcfgError
@@ -111,10 +110,9 @@ def _yours(profiles_dir: Path) -> bool:
         return False
 
 
-@dataclass
-class ProjectSet:
+class ProjectSet(NamedTuple):
     """What a project contributes: the profiles used, the lines to print, and the names left out with why
-    (for the unknown-profile error)."""
+    (for the unknown-profile error). Not a dataclass: `key get` loads this module and reads no project."""
 
     profiles: dict[str, Profile]
     notices: list[str]

@@ -133,6 +133,31 @@ def test_a_profile_read_before_is_answered_without_the_toml_reader(keyed: Home) 
     assert json.loads(runs[1].stderr.splitlines()[-1]) == {"loaded": [], "real": []}
 
 
+# Each dataclass costs `key get` half a millisecond to create (dataclasses compiles its methods on every start):
+# the small records on the path are NamedTuples; Profile is a dataclass (dataclasses.replace is used on it).
+_DATACLASSES = r"""
+import dataclasses, json, sys
+from agentcfg import cli
+try:
+    cli.main(["key", "get", "taotoken"])
+except SystemExit as exc:
+    assert not exc.code, exc.code
+made = sorted(f"{name}.{key}" for name, module in list(sys.modules.items()) if name.startswith("agentcfg")
+              for key, value in vars(module).items() if isinstance(value, type) and dataclasses.is_dataclass(value)
+              and value.__module__ == name)
+print(json.dumps(made), file=sys.stderr)
+"""
+
+
+def test_key_get_creates_one_dataclass(keyed: Home) -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", _DATACLASSES], env={**keyed.env, "PYTHONPATH": str(REPO)}, capture_output=True,
+        text=True,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stderr.splitlines()[-1]) == ["agentcfg.profile_model.Profile"]
+
+
 @pytest.mark.parametrize("json_flag", [[], ["--json"]])
 def test_ctrl_c_is_shown_as_click_shows_it(keyed: Home, json_flag: list[str]) -> None:
     interrupted = {"PYTHON_KEYRING_BACKEND": "tests.fake_keyring.InterruptedKeyring"}
