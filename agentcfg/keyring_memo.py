@@ -28,11 +28,12 @@ def backend_name(backend: Any) -> str:
 # What keyring's modules import but agentcfg's calls never use (agentcfg.deferred): jaraco.context's
 # download helpers (urllib.request brings http.client, email and ssl; its tarfile it uses at import),
 # jaraco.functools' more_itertools, the entry-point scan's metadata (loaded when a backend is chosen), the
-# keyringrc.cfg parser (loaded when there is one), logging's traceback (only to print a logging error), shutil's
-# bz2 and lzma (only imported to learn whether they exist). tests/cli/test_hotpath.py checks `key get` loads none.
+# keyringrc.cfg parser (loaded when there is one), logging's traceback (only to print a logging error), and
+# shutil's zlib, bz2 and lzma (imported only to learn that they exist). tests/cli/test_hotpath.py checks `key get`
+# loads none.
 _UNUSED_BY_KEYRING = (
     "urllib.request", "subprocess", "tempfile", "more_itertools", "importlib_metadata", "importlib.metadata",
-    "configparser", "traceback", "bz2", "lzma",
+    "configparser", "traceback", "bz2", "lzma", "zlib",
 )  # fmt: skip
 
 
