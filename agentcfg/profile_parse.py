@@ -14,11 +14,6 @@ from agentcfg.fsutil import read_limited, write_private
 from agentcfg.profile_model import BUILT_IN, PROJECT, Profile, Route
 from agentcfg.resources import data_dir
 
-try:  # hashlib would load OpenSSL first (agentcfg.fingerprint does the same)
-    from _blake2 import blake2b
-except ImportError:  # pragma: no cover
-    from hashlib import blake2b
-
 
 def toml_reader() -> Any:
     """tomli, or the stdlib's tomllib: imported when a text is parsed, not when a parsed one is remembered
@@ -97,6 +92,10 @@ class _ParsedCache:
 
     @staticmethod
     def digest(text: str) -> str:
+        try:  # not hashlib, which loads OpenSSL first (agentcfg.fingerprint, which `key get` loads, does the same)
+            from _blake2 import blake2b
+        except ImportError:  # pragma: no cover
+            from hashlib import blake2b
         return blake2b(text.encode("utf-8", "surrogatepass"), digest_size=32, person=b"agentcfg-toml").hexdigest()
 
     def get(self, text: str) -> dict[str, Any] | None:
