@@ -37,6 +37,10 @@ _UNUSED_BY_KEYRING = (
 )  # fmt: skip
 
 
+# bz2 and lzma import (and shutil counts them) only where Python was built with their compiled part.
+_BUILT_WITH = {"bz2": "_bz2", "lzma": "_lzma"}
+
+
 # keyring's backends that are no keyring: none, a chain (of none, or of several), the null one.
 NOT_A_KEYRING = ("keyring.backends.fail.Keyring", "keyring.backends.chainer.ChainerBackend",
                  "keyring.backends.null.Keyring")  # fmt: skip

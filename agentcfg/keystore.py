@@ -30,6 +30,7 @@ from agentcfg.key_rules import origin as origin
 from agentcfg.key_rules import origin_text as origin_text
 from agentcfg.key_rules import template_problem as template_problem
 from agentcfg.keyring_memo import (
+    _BUILT_WITH,
     _UNUSED_BY_KEYRING,
     NOT_A_KEYRING,
     _forget_backend,
@@ -179,7 +180,7 @@ class KeyStore:
     def _open(self, *, remembered: bool = True) -> Any:
         from agentcfg import deferred  # lazy: only where the keyring is opened (`switch` imports this, never opens)
 
-        deferred.defer(*_UNUSED_BY_KEYRING)
+        deferred.defer(*_UNUSED_BY_KEYRING, needs=_BUILT_WITH)
         try:
             import keyring
 
