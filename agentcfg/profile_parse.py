@@ -32,6 +32,16 @@ def schema_text() -> str:
     return (data_dir("schemas") / "profile.schema.json").read_text(encoding="utf-8")
 
 
+def _blake2b(text: str, person: bytes) -> str:
+    """A digest of `text`, without hashlib, which loads OpenSSL first: a twentieth of `agentcfg key get` (which
+    loads _blake2 already: agentcfg.fingerprint)."""
+    try:
+        from _blake2 import blake2b
+    except ImportError:  # pragma: no cover
+        from hashlib import blake2b
+    return blake2b(text.encode("utf-8", "surrogatepass"), digest_size=32, person=person).hexdigest()
+
+
 class _ValidatedCache:
     """Digests of (schema, profile text) pairs already validated.
 
@@ -49,9 +59,7 @@ class _ValidatedCache:
         self.schema = schema_text()
 
     def digest(self, text: str) -> str:
-        import hashlib
-
-        return hashlib.sha256(f"{self.schema}\0{text}".encode()).hexdigest()
+        return _blake2b(f"{self.schema}\0{text}", b"")
 
     def save(self) -> None:
         # Only into a state dir a switch made: reading profiles (status, a refused init) creates nothing.
@@ -92,11 +100,7 @@ class _ParsedCache:
 
     @staticmethod
     def digest(text: str) -> str:
-        try:  # not hashlib, which loads OpenSSL first (agentcfg.fingerprint, which `key get` loads, does the same)
-            from _blake2 import blake2b
-        except ImportError:  # pragma: no cover
-            from hashlib import blake2b
-        return blake2b(text.encode("utf-8", "surrogatepass"), digest_size=32, person=b"agentcfg-toml").hexdigest()
+        return _blake2b(text, b"agentcfg-toml")
 
     def get(self, text: str) -> dict[str, Any] | None:
         """A fresh copy of what the reader made of `text` (the caller may change it), or None."""

@@ -135,6 +135,17 @@ def test_a_profile_read_before_is_answered_without_the_toml_reader(keyed: Home) 
     assert json.loads(runs[1].stderr.splitlines()[-1]) == {"loaded": [], "real": []}
 
 
+def test_a_users_profile_read_before_is_answered_without_hashlib_or_the_toml_reader(keyed: Home) -> None:
+    """Yours: validated once (profile_parse._ValidatedCache, whose digest is not hashlib's: OpenSSL's load was
+    a twentieth of `key get`), parsed once (_ParsedCache)."""
+    probe = _PROBE.replace('"hashlib",', '"hashlib", "tomli", "tomllib", "datetime",')
+    probe = probe.replace('"taotoken"]', '"nokey"]')
+    env = {**keyed.env, "PYTHONPATH": str(REPO), "NOKEY_API_KEY": "sk-exported-0123456789"}
+    runs = [subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True) for _ in range(2)]
+    assert [done.stdout for done in runs] == ["sk-exported-0123456789\n"] * 2
+    assert json.loads(runs[1].stderr.splitlines()[-1]) == {"loaded": [], "real": []}
+
+
 # Each dataclass costs `key get` half a millisecond to create (dataclasses compiles its methods on every start):
 # the small records on the path are NamedTuples; Profile is a dataclass (dataclasses.replace is used on it).
 _DATACLASSES = r"""
