@@ -19,6 +19,7 @@ import _thread
 import importlib
 import sys
 import types
+from collections.abc import Mapping
 from importlib.machinery import ModuleSpec, PathFinder
 from typing import Any
 
@@ -77,12 +78,15 @@ def _spec(name: str) -> ModuleSpec | None:
     return PathFinder.find_spec(name, list(locations)) if locations else None
 
 
-def defer(*names: str) -> None:
+def defer(*names: str, needs: Mapping[str, str] | None = None) -> None:
     """Stand-ins for each of `names` not imported yet that exists (one that does not is left alone, so that
-    `try: import x / except ImportError` still takes its except branch). Parents not imported get one too,
-    with the package's `__path__`, so that `from package import module` binds the module's stand-in."""
+    `try: import x / except ImportError` still takes its except branch), and whose `needs[name]` exists too (bz2
+    imports only where _bz2 was built). Parents not imported get one too, with the package's `__path__`, so
+    that `from package import module` binds the module's stand-in."""
     for name in names:
         if name in sys.modules or _spec(name) is None:
+            continue
+        if needs and name in needs and needs[name] not in sys.modules and _spec(needs[name]) is None:
             continue
         parts = name.split(".")
         for depth in range(1, len(parts) + 1):

@@ -28,11 +28,34 @@ def backend_name(backend: Any) -> str:
 # What keyring's modules import but agentcfg's calls never use (agentcfg.deferred): jaraco.context's
 # download helpers (urllib.request brings http.client, email and ssl; its tarfile it uses at import),
 # jaraco.functools' more_itertools, the entry-point scan's metadata (loaded when a backend is chosen), the
-# keyringrc.cfg parser (loaded when there is one). tests/cli/test_hotpath.py checks `key get` loads none.
+# keyringrc.cfg parser (loaded when there is one), logging's traceback (only to print a logging error), and
+# shutil's zlib, bz2 and lzma (imported only to learn that they exist). tests/cli/test_hotpath.py checks `key get`
+# loads none.
 _UNUSED_BY_KEYRING = (
     "urllib.request", "subprocess", "tempfile", "more_itertools", "importlib_metadata", "importlib.metadata",
-    "configparser",
+    "configparser", "traceback", "bz2", "lzma", "zlib",
 )  # fmt: skip
+
+
+# bz2 and lzma import (and shutil counts them) only where Python was built with their compiled part.
+_BUILT_WITH = {"bz2": "_bz2", "lzma": "_lzma"}
+
+
+# keyring's backends that are no keyring: none, a chain (of none, or of several), the null one.
+NOT_A_KEYRING = ("keyring.backends.fail.Keyring", "keyring.backends.chainer.ChainerBackend",
+                 "keyring.backends.null.Keyring")  # fmt: skip
+
+
+def loaded(*names: str) -> tuple[type, ...]:
+    """The classes named `module.Class` whose module is loaded. No object (nor subclass) of a class that was never
+    created exists, so isinstance and issubclass answer against these as against all, without importing the rest
+    (keyring.backends.chainer and null, which a named or remembered backend never loads: part of `key get`)."""
+    found = []
+    for name in names:
+        module, _, attribute = name.rpartition(".")
+        if (where := sys.modules.get(module)) is not None:
+            found.append(getattr(where, attribute))
+    return tuple(found)
 
 
 def _backend_record(environ: env.Environ) -> Any:
@@ -74,7 +97,6 @@ def _remembered_backend(environ: env.Environ) -> Any:
     import importlib
 
     from keyring.backend import KeyringBackend
-    from keyring.backends import chainer, fail, null
 
     try:
         record = json.loads(_backend_record(environ).read_text(encoding="utf-8"))
@@ -82,8 +104,11 @@ def _remembered_backend(environ: env.Environ) -> Any:
             return None
         module, _, name = record["backend"].rpartition(".")
         backend = getattr(importlib.import_module(module), name)
-        refused = (fail.Keyring, null.Keyring, chainer.ChainerBackend)
-        if not isinstance(backend, type) or not issubclass(backend, KeyringBackend) or issubclass(backend, refused):
+        if (
+            not isinstance(backend, type)
+            or not issubclass(backend, KeyringBackend)
+            or issubclass(backend, loaded(*NOT_A_KEYRING))
+        ):
             return None
         return backend()
     except Exception:  # no record, an old or broken one, a backend gone: keyring chooses
@@ -92,9 +117,8 @@ def _remembered_backend(environ: env.Environ) -> Any:
 
 def _remember_backend(environ: env.Environ, backend: Any) -> None:
     """Remember the single backend keyring chose (a chain of several is chosen again each time)."""
-    from keyring.backends import chainer
-
-    if isinstance(backend, chainer.ChainerBackend) or not backend_name(backend).startswith(REMEMBERED_MODULES):
+    chain = isinstance(backend, loaded("keyring.backends.chainer.ChainerBackend"))
+    if chain or not backend_name(backend).startswith(REMEMBERED_MODULES):
         return
     if (basis := _backend_basis()) is None:
         return

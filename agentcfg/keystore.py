@@ -15,9 +15,8 @@ import json
 import re
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from agentcfg import env, redact
 from agentcfg.errors import AgentcfgError, Exit
@@ -30,7 +29,15 @@ from agentcfg.key_rules import key_allowed as key_allowed
 from agentcfg.key_rules import origin as origin
 from agentcfg.key_rules import origin_text as origin_text
 from agentcfg.key_rules import template_problem as template_problem
-from agentcfg.keyring_memo import _UNUSED_BY_KEYRING, _forget_backend, _remember_backend, _remembered_backend
+from agentcfg.keyring_memo import (
+    _BUILT_WITH,
+    _UNUSED_BY_KEYRING,
+    NOT_A_KEYRING,
+    _forget_backend,
+    _remember_backend,
+    _remembered_backend,
+    loaded,
+)
 from agentcfg.keyring_memo import backend_name as backend_name
 from agentcfg.keyring_memo import remember as remember
 from agentcfg.keyring_memo import remembered as remembered
@@ -173,10 +180,9 @@ class KeyStore:
     def _open(self, *, remembered: bool = True) -> Any:
         from agentcfg import deferred  # lazy: only where the keyring is opened (`switch` imports this, never opens)
 
-        deferred.defer(*_UNUSED_BY_KEYRING)
+        deferred.defer(*_UNUSED_BY_KEYRING, needs=_BUILT_WITH)
         try:
             import keyring
-            from keyring.backends import chainer, fail, null
 
             # A backend chosen in this process already (keyring.set_keyring, or an earlier KeyStore) stands.
             chosen = getattr(keyring.core, "_keyring_backend", None) is not None
@@ -191,8 +197,9 @@ class KeyStore:
                 hint="Check PYTHON_KEYRING_BACKEND (or keyringrc.cfg: `python -m keyring diagnose`).\n  "
                 + ways_out(self.profile),
             ) from None
-        effective = backend.backends[0] if isinstance(backend, chainer.ChainerBackend) and backend.backends else backend
-        if isinstance(effective, (fail.Keyring, null.Keyring, chainer.ChainerBackend)):
+        chain = isinstance(backend, loaded("keyring.backends.chainer.ChainerBackend"))
+        effective = backend.backends[0] if chain and backend.backends else backend  # type: ignore[attr-defined]
+        if isinstance(effective, loaded(*NOT_A_KEYRING)):
             why = _secret_service_reason()
             found = f"keyring found {backend_label(effective)}" + (f"; Secret Service: {why}" if why else "")
             raise KeyringProblem("no-backend", f"no usable keyring: {found}", hint=ways_out(self.profile))
@@ -344,9 +351,8 @@ def not_keyed(profile: Profile) -> AgentcfgError:
 # -- a profile's key, from the keyring or the shell ----------------------------------------------------
 
 
-@dataclass(frozen=True)
-class ResolvedKey:
-    """A profile's key and where it came from."""
+class ResolvedKey(NamedTuple):
+    """A profile's key and where it came from (not a dataclass: creating one is a hundredth of `key get`)."""
 
     value: str
     source: str  # "keyring" or "environment"

@@ -8,7 +8,7 @@ trust and the keystore import it, and it imports none of them.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from agentcfg import fields
 from agentcfg.patterns import lazy
@@ -47,9 +47,9 @@ DEFAULT_TIMEOUT = 120  # s a leg may take to start answering (a GPU vLLM prefill
 WILDCARD_HOSTS = {"0.0.0.0", "::", "[::]"}  # listen everywhere: agents here still connect over loopback
 
 
-@dataclass(frozen=True)
-class Route:
-    """The legs a route's router sends requests to, first to last, and how it treats them."""
+class Route(NamedTuple):
+    """The legs a route's router sends requests to, first to last, and how it treats them. A NamedTuple, not a
+    dataclass: creating one is a hundredth of `agentcfg key get`, which loads this module for Profile."""
 
     primary: str
     fallbacks: tuple[str, ...]
@@ -93,7 +93,10 @@ class Route:
         return data
 
 
-@dataclass(frozen=True)
+# dataclasses writes __init__, __repr__, __eq__ and __hash__ by compiling their source in every process: for
+# Profile, half a millisecond of `agentcfg key get`, which Claude Code and Codex run on every start. They are
+# written out below instead, as dataclasses would write them (tests/test_profile_model.py compares the two).
+@dataclass(frozen=True, init=False, repr=False, eq=False)
 class Profile:
     """A provider: where its OpenAI (and Anthropic) endpoint is, the model, and how its key is found."""
 
@@ -107,6 +110,39 @@ class Profile:
     description: str | None = None
     route: Route | None = None  # a route's legs (agentcfg route add); None for a server's profile
     source: str = BUILT_IN
+
+    def __init__(
+        self,
+        name: str,
+        base_url: str,
+        model: str,
+        anthropic_base_url: str | None = None,
+        key_env: str | None = None,
+        context_window: int | None = None,
+        max_output_tokens: int | None = None,
+        description: str | None = None,
+        route: Route | None = None,
+        source: str = BUILT_IN,
+    ) -> None:
+        values = (name, base_url, model, anthropic_base_url, key_env, context_window, max_output_tokens, description,
+                  route, source)  # fmt: skip
+        for field, value in zip(self.__dataclass_fields__, values, strict=True):
+            object.__setattr__(self, field, value)  # frozen: as dataclasses' own __init__ sets them
+
+    def _values(self) -> tuple[Any, ...]:
+        return tuple(getattr(self, field) for field in self.__dataclass_fields__)
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{field}={getattr(self, field)!r}" for field in self.__dataclass_fields__)
+        return f"{type(self).__qualname__}({shown})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self._values() == other._values()
+
+    def __hash__(self) -> int:
+        return hash(self._values())
 
     @property
     def needs_key(self) -> bool:

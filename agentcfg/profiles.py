@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from agentcfg import env, fields, fsutil, redact
 from agentcfg.errors import AgentcfgError
@@ -24,10 +23,11 @@ from agentcfg.profile_model import PROJECT as PROJECT
 from agentcfg.profile_model import Profile as Profile
 from agentcfg.profile_model import is_loopback as is_loopback
 from agentcfg.profile_model import is_placeholder as is_placeholder
+from agentcfg.profile_parse import _ParsedCache
 from agentcfg.profile_parse import _ValidatedCache as _ValidatedCache
 from agentcfg.profile_parse import parse as parse
 from agentcfg.profile_parse import schema_text as schema_text
-from agentcfg.profile_parse import tomllib as tomllib
+from agentcfg.profile_parse import toml_reader as toml_reader
 from agentcfg.profile_parse import validate as validate
 from agentcfg.resources import data_dir
 
@@ -110,10 +110,9 @@ def _yours(profiles_dir: Path) -> bool:
         return False
 
 
-@dataclass
-class ProjectSet:
+class ProjectSet(NamedTuple):
     """What a project contributes: the profiles used, the lines to print, and the names left out with why
-    (for the unknown-profile error)."""
+    (for the unknown-profile error). Not a dataclass: `key get` loads this module and reads no project."""
 
     profiles: dict[str, Profile]
     notices: list[str]
@@ -283,9 +282,11 @@ def find(name: str, environ: env.Environ) -> Profile:
             if text is None:
                 continue
             cache = None if source == BUILT_IN else _ValidatedCache(environ)
-            found = parse(name, text, source or str(path), cache)
+            parsed = _ParsedCache(environ)
+            found = parse(name, text, source or str(path), cache, parsed)
             if cache is not None:
                 cache.save()
+            parsed.save()
             if found.key_env:
                 redact.register(environ.get(found.key_env))
             return found

@@ -87,7 +87,7 @@ _REFERENCES = ("{env:", "{file:", "$", "/", "~", "<", "…", MASK)
 
 # A name part, as in OPENAI_API_KEY or GITHUB_TOKEN (not PYTHON_KEYRING_BACKEND); not *_KEY_FILE and such.
 _SECRET_NAME = lazy(r"(?:^|_)(?:API_?KEY|KEY|TOKEN|SECRET|PASSWORD|PASSWD)(?:$|_)", re.IGNORECASE)
-_NOT_SECRET_NAME = re.compile(r"_(?:FILE|PATH|DIR|SOCK|ENV|ID|NAME)$", re.IGNORECASE)
+_NOT_SECRET_NAME = lazy(r"_(?:FILE|PATH|DIR|SOCK|ENV|ID|NAME)$", re.IGNORECASE)
 
 
 def register(value: str | None) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -87,6 +88,35 @@ def test_a_module_that_does_not_exist_is_not_deferred() -> None:
         "        print('ImportError')\n"
     )
     assert out.splitlines() == ["ImportError", "ImportError"]
+
+
+def test_a_module_whose_compiled_part_is_missing_is_not_deferred(tmp_path: Path) -> None:
+    """bz2 and lzma exist wherever Python does, but import only where _bz2 and _lzma were built: shutil's
+    `try: import bz2 / except ImportError` tells which archive formats work."""
+    (tmp_path / "wrapper_agentcfg.py").write_text("from _wrapper_agentcfg_c import *\n")
+    (tmp_path / "built_agentcfg.py").write_text("from _built_agentcfg_c import *\n")
+    (tmp_path / "_built_agentcfg_c.py").write_text("X = 1\n")
+    out = _run(
+        f"import sys\nsys.path.insert(0, {str(tmp_path)!r})\n"
+        "needs = {'wrapper_agentcfg': '_wrapper_agentcfg_c', 'built_agentcfg': '_built_agentcfg_c'}\n"
+        "deferred.defer('wrapper_agentcfg', 'built_agentcfg', needs=needs)\n"
+        "print(type(sys.modules.get('built_agentcfg')).__name__, 'wrapper_agentcfg' in sys.modules)\n"
+        "try:\n"
+        "    import wrapper_agentcfg\n"
+        "    print('imported')\n"
+        "except ImportError:\n"
+        "    print('ImportError')\n"
+        "import built_agentcfg\n"
+        "print(built_agentcfg.X)\n"
+    )
+    assert out.splitlines() == ["_Deferred False", "ImportError", "1"]
+
+
+def test_keyring_defers_bz2_and_lzma_only_with_their_compiled_part() -> None:
+    from agentcfg import keyring_memo
+
+    for name in ("bz2", "lzma"):
+        assert name in keyring_memo._UNUSED_BY_KEYRING and keyring_memo._BUILT_WITH[name] == f"_{name}"
 
 
 def test_a_module_imported_already_is_left_alone() -> None:

@@ -229,3 +229,12 @@ def test_a_planted_record_names_nothing_that_is_used(environ, monkeypatch, capsy
     assert scans == [1]
     assert "this" not in sys.modules
     assert "Beautiful is better than ugly" not in capsys.readouterr().out
+
+
+def test_loaded_names_only_the_classes_of_modules_already_imported(monkeypatch: pytest.MonkeyPatch) -> None:
+    from keyring.backends import fail, null
+
+    assert keyring_memo.loaded(*keyring_memo.NOT_A_KEYRING) == (fail.Keyring, chainer.ChainerBackend, null.Keyring)
+    monkeypatch.delitem(sys.modules, "keyring.backends.null")
+    assert keyring_memo.loaded(*keyring_memo.NOT_A_KEYRING) == (fail.Keyring, chainer.ChainerBackend)
+    assert "keyring.backends.null" not in sys.modules  # not imported by asking

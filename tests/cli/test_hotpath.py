@@ -104,7 +104,9 @@ except SystemExit as exc:
     assert not exc.code, exc.code
 from agentcfg import keystore
 from agentcfg.cli import hotpath
-loaded = [m for m in ("click", "httpx", "jsonschema", "ssl", "email", "http.client", "hashlib") if m in sys.modules]
+never = ("click", "httpx", "jsonschema", "ssl", "email", "http.client", "hashlib", "keyring.backends.chainer",
+         "keyring.backends.null")  # the last two: keystore asks isinstance only of classes loaded (keyring_memo.loaded)
+loaded = [m for m in never if m in sys.modules]
 stand_in = deferred._Deferred
 unused = (*keystore._UNUSED_BY_KEYRING, *hotpath.UNUSED)
 real = [m for m in unused if m in sys.modules and not isinstance(sys.modules[m], stand_in)]
@@ -119,6 +121,54 @@ def test_key_get_imports_only_what_the_answer_needs(keyed: Home) -> None:
     assert done.returncode == 0, done.stderr
     assert done.stdout == KEY + "\n"
     assert json.loads(done.stderr.splitlines()[-1]) == {"loaded": [], "real": []}
+
+
+def test_a_profile_read_before_is_answered_without_the_toml_reader(keyed: Home) -> None:
+    """tomli (and the datetime it imports) only for a profile text not parsed before (profile_parse._ParsedCache)."""
+    probe = _PROBE.replace('"hashlib",', '"hashlib", "tomli", "tomllib", "datetime",')
+    runs = [
+        subprocess.run([sys.executable, "-c", probe], env={**keyed.env, "PYTHONPATH": str(REPO)}, capture_output=True,
+                       text=True)
+        for _ in range(2)
+    ]  # fmt: skip
+    assert [done.stdout for done in runs] == [KEY + "\n"] * 2
+    assert json.loads(runs[1].stderr.splitlines()[-1]) == {"loaded": [], "real": []}
+
+
+def test_a_users_profile_read_before_is_answered_without_hashlib_or_the_toml_reader(keyed: Home) -> None:
+    """Yours: validated once (profile_parse._ValidatedCache, whose digest is not hashlib's: OpenSSL's load was
+    a twentieth of `key get`), parsed once (_ParsedCache)."""
+    probe = _PROBE.replace('"hashlib",', '"hashlib", "tomli", "tomllib", "datetime",')
+    probe = probe.replace('"taotoken"]', '"nokey"]')
+    env = {**keyed.env, "PYTHONPATH": str(REPO), "NOKEY_API_KEY": "sk-exported-0123456789"}
+    runs = [subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True) for _ in range(2)]
+    assert [done.stdout for done in runs] == ["sk-exported-0123456789\n"] * 2
+    assert json.loads(runs[1].stderr.splitlines()[-1]) == {"loaded": [], "real": []}
+
+
+# Each dataclass costs `key get` half a millisecond to create (dataclasses compiles its methods on every start):
+# the small records on the path are NamedTuples; Profile is a dataclass (dataclasses.replace is used on it).
+_DATACLASSES = r"""
+import dataclasses, json, sys
+from agentcfg import cli
+try:
+    cli.main(["key", "get", "taotoken"])
+except SystemExit as exc:
+    assert not exc.code, exc.code
+made = sorted(f"{name}.{key}" for name, module in list(sys.modules.items()) if name.startswith("agentcfg")
+              for key, value in vars(module).items() if isinstance(value, type) and dataclasses.is_dataclass(value)
+              and value.__module__ == name)
+print(json.dumps(made), file=sys.stderr)
+"""
+
+
+def test_key_get_creates_one_dataclass(keyed: Home) -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", _DATACLASSES], env={**keyed.env, "PYTHONPATH": str(REPO)}, capture_output=True,
+        text=True,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stderr.splitlines()[-1]) == ["agentcfg.profile_model.Profile"]
 
 
 @pytest.mark.parametrize("json_flag", [[], ["--json"]])

@@ -80,8 +80,13 @@ def hashes(root: Path) -> dict[str, str]:
 
 
 # agentcfg's own caches (never an agent's file, never a key): the installed version by program file, and the
-# names of the profiles whose key was last found in the keyring (keystore.remember).
-CACHES = {".config/agentcfg/state/versions.json", ".config/agentcfg/state/stored-keys"}
+# names of the profiles whose key was last found in the keyring (keystore.remember), and the profile texts `key get`
+# read (profile_parse._ParsedCache: what the TOML reader made of them, no key).
+CACHES = {
+    ".config/agentcfg/state/versions.json",
+    ".config/agentcfg/state/stored-keys",
+    ".config/agentcfg/state/parsed-profiles",
+}
 
 
 def changed(before: dict[str, str], after: dict[str, str]) -> set[str]:
