@@ -17,6 +17,10 @@ from agentcfg import replay
 
 
 def main(argv: list[str] | None = None) -> None:
+    if argv is None:
+        # A run of the console script imports before it answers, and those imports trigger some twenty cyclic
+        # collections (~3 ms of `key get`): none until a command runs (_main enables it for the click commands).
+        gc.disable()
     try:
         _answer(argv)
     finally:
@@ -68,4 +72,5 @@ def _main(argv: list[str] | None) -> None:
         return
     from agentcfg.cli import app
 
+    gc.enable()  # a click command may run long (serve, bench, doctor): cycles are collected again
     run(lambda: app.invoke(argv), argv, notices=not completing, other=app.failure)
