@@ -16,21 +16,24 @@ import functools
 import itertools
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from agentcfg.edit.common import REMOVE, Assignment, EditError, KeyPath, Verbatim, WrongTypeError, matched, plain
 
+_NONE: Any = ()  # what a node the full parser did not fill holds: nothing, and nothing can be appended to it
 
-@dataclass
+
+@dataclass(slots=True)
 class Node:
-    """A JSONC value and where its text is."""
+    """A JSONC value and where its text is. Slotted, and without lists of its own unless the full parser fills
+    them: the lazy reader makes one per member of a big object (a `provider` map of 30,000 entries)."""
 
     kind: str  # "object", "array", "string", "number", "literal"
     start: int
     end: int
-    members: list[Member] = field(default_factory=list)
-    items: list[Node] = field(default_factory=list)
+    members: list[Member] = _NONE  # the parser gives an object its own list
+    items: list[Node] = _NONE  # and an array
     scalar: Any = None
 
     def value(self) -> Any:
@@ -46,7 +49,7 @@ class Node:
         return found[-1] if found else None
 
 
-@dataclass
+@dataclass(slots=True)
 class Member:
     """An object's `"key": value` and where its text is."""
 
@@ -139,7 +142,7 @@ class _Parser:
             raise self.fail(f"unexpected {token[:20] or text[start]!r}", start) from None
 
     def object(self) -> Node:
-        node = Node("object", self.pos, -1)
+        node = Node("object", self.pos, -1, members=[])
         self.pos += 1
         while True:
             self.skip()
@@ -169,7 +172,7 @@ class _Parser:
                 raise self.fail("expected ',' or '}'")
 
     def array(self) -> Node:
-        node = Node("array", self.pos, -1)
+        node = Node("array", self.pos, -1, items=[])
         self.pos += 1
         while True:
             self.skip()
@@ -430,9 +433,17 @@ def _set(text: str, assignments: list[Assignment], newline: str) -> str:
     for node, members in inserts.values():
         unit = unit or _indent_unit(text)
         cuts.append(_insert(lazy, node, members, unit, newline))
-    for start, end, replacement in sorted(cuts, reverse=True):
-        text = text[:start] + replacement + text[end:]
-    return text
+    return _spliced(text, cuts)
+
+
+def _spliced(text: str, cuts: list[tuple[int, int, str]]) -> str:
+    """`text` with each (start, end) span replaced, joined once: not a copy of a big file per cut."""
+    pieces, pos = [], 0
+    for start, end, replacement in sorted(cuts):
+        pieces += [text[pos:start], replacement]
+        pos = end
+    pieces.append(text[pos:])
+    return "".join(pieces)
 
 
 def _remove(text: str, keypath: KeyPath) -> str:
@@ -458,8 +469,7 @@ def _remove(text: str, keypath: KeyPath) -> str:
         if index > 0 and (prev_comma := members[index - 1].comma) is not None:
             cuts.append((prev_comma, prev_comma + 1))
     cuts.append(_whole_line(text, target.key_start, end))
-    for start, stop in sorted(cuts, reverse=True):
-        text = text[:start] + text[stop:]
+    text = _spliced(text, [(start, stop, "") for start, stop in cuts])
     if sum(m.key == target.key for m in members) > 1:  # a JSON reader sees the earlier copy now
         return _remove(text, keypath)
     return text
