@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
 """Regenerate the figures in README.md's "Speed" section from the benchmark scripts themselves.
 
-Runs benchmarks/startup.py (with the real Secret Service rows) and benchmarks/doctor_deadline.py with
---markdown and puts each block between its markers in README.md (`<!-- startup-benchmark -->`, ...).
+Runs benchmarks/startup.py (with the real Secret Service rows), benchmarks/doctor_deadline.py and
+benchmarks/scaling.py (1 to 40 MB files) with --markdown and puts each block between its markers in README.md
+(`<!-- startup-benchmark -->`, ...).
 Run it on an idle machine: the ratios are to a `python -c pass` in the same run, but a busy machine
 still widens them.
 
-    python benchmarks/readme.py [--runs 30] [--doctor-runs 15] [--check]
+    python benchmarks/readme.py [--runs 30] [--doctor-runs 15] [--scaling-runs 3] [--check]
 """
 
 from __future__ import annotations
@@ -42,11 +43,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", default="30", help="startup.py's rounds (default 30).")
     parser.add_argument("--doctor-runs", default="15", help="doctor_deadline.py's rounds (default 15).")
+    parser.add_argument("--scaling-runs", default="3", help="scaling.py's switches per file (default 3).")
     parser.add_argument("--check", action="store_true", help="Print the blocks; leave README.md as it is.")
     args = parser.parse_args()
     blocks = [
         block("startup.py", "--runs", args.runs, "--secret-service"),
         block("doctor_deadline.py", "--runs", args.doctor_runs),
+        block("scaling.py", "--cases", "codex,opencode,qwen,claude", "--runs", args.scaling_runs),
     ]
     if args.check:
         print("\n\n".join(blocks))

@@ -35,7 +35,11 @@ def test_scaling_markdown_is_a_table():
     import scaling
 
     row = {"case": "codex", "bytes": 2_000_000, "first_s": 1.0, "again_s": 0.5, "peak": 8_000_000}
-    table = scaling.markdown([row, {**row, "first_p25": 0.9, "first_p75": 1.2, "again_p25": 0.4, "again_p75": 0.6}])
-    lines = table.splitlines()
-    assert lines[0].startswith("| file | MB |") and lines[2] == "| codex | 2.0 | 1.00 | 0.50 | 0.50 | 8 | 4.0 |"
-    assert lines[3] == "| codex | 2.0 | 1.00 (0.90–1.20) | 0.50 | 0.50 (0.40–0.60) | 8 | 4.0 |"
+    rows = [row, {**row, "first_p25": 0.9, "first_p75": 1.2, "again_p25": 0.4, "again_p75": 0.6}]
+    lines = scaling.markdown(rows, 3).splitlines()
+    # a README block (benchmarks/readme.py puts it between its markers): the markers, what was measured, the table
+    assert lines[0] == "<!-- scaling-benchmark -->" and lines[-1] == "<!-- /scaling-benchmark -->"
+    assert "benchmarks/scaling.py" in lines[1] and "of 3 runs each" in lines[1]
+    table = lines[lines.index("") + 1 : -1]
+    assert table[0].startswith("| file | MB |") and table[2] == "| codex | 2.0 | 1.00 | 0.50 | 0.50 | 8 | 4.0 |"
+    assert table[3] == "| codex | 2.0 | 1.00 (0.90–1.20) | 0.50 | 0.50 (0.40–0.60) | 8 | 4.0 |"
