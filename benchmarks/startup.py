@@ -40,7 +40,7 @@ from _timing import Row
 # imports (found with `python -X importtime`: the modules whose importer is an agentcfg module; those that
 # platformdirs pulls in are its own cost, not the floor's). `floor_drift` checks this list on every run.
 # agentcfg reads TOML with tomli (a dependency: compiled, faster) where it is installed, else with tomllib.
-FLOOR = ("_blake2", "dataclasses", "fcntl", "hashlib", "json", "locale", "pathlib", "shlex")
+FLOOR = ("_blake2", "array", "dataclasses", "fcntl", "gc", "hashlib", "heapq", "json", "locale", "pathlib", "shlex")
 TOML = "tomli" if importlib.util.find_spec("tomli") else "tomllib"
 FLOOR_CODE = "import " + ", ".join(("click", *FLOOR, TOML))
 
