@@ -8,6 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agentcfg.edit import EditError, toml, tomlparts
+from tests.edit.test_jsonparts import _verdict
 
 SETTINGS = settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -41,13 +42,6 @@ def _statement(draw) -> str:
 
 _DOCUMENT = st.lists(_statement(), max_size=25).map(lambda lines: "\n".join(lines) + "\n")
 _KEEP = st.frozensets(st.sampled_from(["projects", "model_providers", "a", "tui", "model", "x"]))
-
-
-def _verdict(read, text):
-    try:
-        return read(text)
-    except EditError as exc:
-        return ("refused", exc.message, exc.line, exc.col)
 
 
 @SETTINGS
