@@ -242,12 +242,8 @@ class Recorder:
         """The code that gave the answer (every module loaded: an upgrade or an edit of agentcfg or a dependency
         changes it) and the local time zone (status shows times), by identity."""
         files = {getattr(module, "__file__", None) for module in list(sys.modules.values())}
-        for path in sorted({*(f for f in files if isinstance(f, str)), "/etc/localtime"}):
-            self.busy = True
-            try:
-                self.seen.setdefault(("stat", path), fingerprint.take("stat", path))
-            finally:
-                self.busy = False
+        for path in sorted({*(f for f in files if isinstance(f, str)), "/etc/localtime"}):  # no longer watched
+            self.seen.setdefault(("stat", path), fingerprint.take("stat", path))
 
 
 _hooked = False
