@@ -145,8 +145,10 @@ STATE = {
         ".factory/host.json",
     ),
 }
-# agentcfg's own cache of the installed agents' versions (exec reads the version to pick the mechanism).
-AGENTCFG_STATE = (".config/agentcfg/state/versions.json",)
+# agentcfg's own caches: the installed agents' versions (exec reads the version to pick the mechanism), and the
+# profile texts the agent's `agentcfg key get` read (profile_parse._ParsedCache: what the TOML reader made of them,
+# no key; tests/cli/test_keys_exec.py's CACHES).
+AGENTCFG_STATE = (".config/agentcfg/state/versions.json", ".config/agentcfg/state/parsed-profiles")
 
 
 # -- helpers ----------------------------------------------------------------------------------------
