@@ -18,7 +18,6 @@ except ImportError:  # pragma: no cover  # a Python built without it
     from hashlib import blake2b
 
 Fingerprint = list[object]
-HOWS = ("stat", "lstat", "read", "list")
 
 # The originals: agentcfg.replay watches a recorded run by wrapping os.stat and friends, and a fingerprint
 # taken from inside that watch must not be watched again.
