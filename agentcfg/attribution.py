@@ -21,10 +21,10 @@ which is gone is reported (Attribution.removed).
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable
-from dataclasses import dataclass
 from typing import Any
 
 from agentcfg.fields import NAME_PATTERN
+from agentcfg.lazyclass import dataclass
 from agentcfg.patterns import lazy
 from agentcfg.profiles import Profile
 

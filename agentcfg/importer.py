@@ -9,18 +9,21 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from urllib.parse import urlsplit
 
 from agentcfg import env, fields
 from agentcfg.agents import AGENTS
 from agentcfg.agents.base import Binding
+from agentcfg.lazyclass import dataclass
 from agentcfg.profiles import NAME_RE, Profile, is_loopback, is_placeholder
 from agentcfg.profiles import PLACEHOLDER_KEYS as PLACEHOLDERS  # noqa: F401 - the set is_placeholder checks
 
 
 @dataclass
 class Candidate:
+    """A provider found in an agent's file or the shell, to become a profile."""
+
     name: str
     base_url: str
     model: str

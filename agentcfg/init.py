@@ -7,10 +7,11 @@ output keeps the order of what happened, and --json collects the same into one d
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from agentcfg import env, fixes, fsutil, keystore, onboard, profiles, switch
 from agentcfg.errors import AgentcfgError, Exit
+from agentcfg.lazyclass import dataclass
 from agentcfg.onboard import Imported, Survey
 from agentcfg.plan import Plan
 from agentcfg.profiles import Profile

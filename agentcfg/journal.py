@@ -9,7 +9,7 @@ import hashlib
 import json
 import os
 import stat
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +17,7 @@ from agentcfg import env, fixes, fsutil, managed, manifest, undo
 from agentcfg.agents import AGENTS
 from agentcfg.agents.base import AgentFile
 from agentcfg.errors import AgentcfgError, Exit
+from agentcfg.lazyclass import dataclass
 from agentcfg.plan import FileChange, digest, drifted
 
 NEW_FILE_MODE = 0o600  # agent config files have no reason to be readable by others

@@ -5,9 +5,9 @@ the key, renders the table and replaces itself with the command."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from agentcfg import env, profiles, redact
+from agentcfg.lazyclass import dataclass
 from agentcfg.profile_model import Profile
 
 

@@ -11,7 +11,6 @@ import os
 import re
 import stat
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path, PurePath
 
 from agentcfg import env, fsutil
@@ -19,6 +18,7 @@ from agentcfg.agents import AGENTS
 from agentcfg.agents.base import Agent, Launch, LaunchContext
 from agentcfg.env import runtime_dir  # exec's files and the routes' live there
 from agentcfg.errors import AgentcfgError
+from agentcfg.lazyclass import dataclass
 from agentcfg.profiles import PROJECT, Profile
 
 
@@ -32,6 +32,8 @@ def agent_for(program: str) -> Agent | None:
 
 @dataclass(frozen=True)
 class Prepared:
+    """An agent's command line and environment, ready for `agentcfg exec` to run."""
+
     agent: str
     launch: Launch
     argv: list[str]

@@ -5,7 +5,7 @@ journal entry, so `agentcfg rollback` puts the plaintext back)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 
 from agentcfg import edit, env, fields, fixes, fsutil, keystore, profiles, switch
 from agentcfg.agents import AGENTS
@@ -13,6 +13,7 @@ from agentcfg.agents.base import Binding, Texts
 from agentcfg.current import read_current, runs_helper
 from agentcfg.errors import AgentcfgError, Exit
 from agentcfg.importer import Candidate, candidates, claude_model, name_for
+from agentcfg.lazyclass import dataclass
 from agentcfg.plan import FileChange
 from agentcfg.profiles import Profile, is_placeholder
 from agentcfg.switch import key_source, variable_note
@@ -20,6 +21,8 @@ from agentcfg.switch import key_source, variable_note
 
 @dataclass
 class Imported:
+    """What `init` imported: the candidates, the profiles written and the keys moved."""
+
     candidates: list[Candidate]
     created: list[str] = field(default_factory=list)  # profile files written
     moved: list[str] = field(default_factory=list)  # profiles whose plaintext key went into the keyring

@@ -6,16 +6,16 @@ the one writer (apply.py).
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Collection
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
 from agentcfg import edit, env
 from agentcfg.agents.base import AgentFile, Header, is_credential, looks_like_key
 from agentcfg.edit import MISSING, REMOVE, Assignment, KeyPath
+from agentcfg.lazyclass import dataclass
 from agentcfg.profiles import Profile
 from agentcfg.redact import is_secret, mask_text
 
@@ -64,6 +64,8 @@ class Plan:
 
 
 def digest(text: str | None) -> str | None:
+    import hashlib  # lazy: doctor and status import this module and need no digest
+
     return None if text is None else hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 

@@ -4,7 +4,7 @@ its key and for the agents pointing at it, what a team's file may read. The CLI 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +13,7 @@ from agentcfg import env, fields, fixes, fsutil, keystore, profiles, trust
 from agentcfg.apply import Journal
 from agentcfg.errors import AgentcfgError
 from agentcfg.key_rules import origin
+from agentcfg.lazyclass import dataclass
 from agentcfg.status import status
 
 

@@ -5,13 +5,14 @@ way are profile_edit's."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
 from agentcfg import detect as detection
 from agentcfg import env, fields, fixes, fsutil, keystore, profile_edit, profiles
 from agentcfg.errors import AgentcfgError
+from agentcfg.lazyclass import dataclass
 from agentcfg.profile_model import PROJECT, Profile
 
 

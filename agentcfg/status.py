@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from agentcfg import env
@@ -12,6 +12,7 @@ from agentcfg.agents.keyhelper import helper_exposure
 from agentcfg.attribution import attribute
 from agentcfg.current import read_current
 from agentcfg.errors import AgentcfgError
+from agentcfg.lazyclass import dataclass
 from agentcfg.plan import drifted
 from agentcfg.profiles import Profile
 

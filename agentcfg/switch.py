@@ -4,7 +4,7 @@ writes it (run: lock, read, plan, commit; a dry run plans the same and writes no
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from agentcfg import env, fixes, fsutil, keystore, profiles, switchplan, versions
 from agentcfg.agents import AGENTS
@@ -14,6 +14,7 @@ from agentcfg.current import read_current, runs_helper
 from agentcfg.errors import AgentcfgError, Exit
 from agentcfg.invocation import self_command
 from agentcfg.journal import sha256_of
+from agentcfg.lazyclass import dataclass
 from agentcfg.plan import FileChange, Plan
 from agentcfg.profiles import Profile, is_placeholder
 from agentcfg.switchplan import AgentReading

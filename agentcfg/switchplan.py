@@ -5,13 +5,13 @@ variables), so it is tested with plain data and a dry run is the same computatio
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from agentcfg import budget, edit, env
 from agentcfg.agents.base import Agent, FileEdit, KeySource, Texts, header_lines, is_credential
 from agentcfg.errors import AgentcfgError
 from agentcfg.keystore import origin
+from agentcfg.lazyclass import dataclass
 from agentcfg.plan import FileChange, Plan
 from agentcfg.profiles import Profile
 

@@ -24,12 +24,13 @@ import json
 import re
 import shlex
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import TypedDict
 
 from agentcfg import env, fixes, fsutil, key_rules
 from agentcfg.errors import AgentcfgError
+from agentcfg.lazyclass import dataclass
 from agentcfg.profile_model import PROJECT, Profile
 
 STORE = "trusted-projects.json"

@@ -8,11 +8,11 @@ known): neither imports this module.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from agentcfg import env, profiles
 from agentcfg.errors import AgentcfgError
+from agentcfg.lazyclass import dataclass
 from agentcfg.profile_model import Profile
 from agentcfg.trust import (
     KeyApproval,

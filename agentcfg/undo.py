@@ -18,12 +18,12 @@ agentcfg's empty containers gone), or it is not used.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from agentcfg import edit
 from agentcfg.edit import MISSING, REMOVE, Assignment, KeyPath
 from agentcfg.errors import AgentcfgError
+from agentcfg.lazyclass import dataclass
 
 RESTORED, MERGED, REMOVED, KEPT = "restored", "merged", "removed", "kept"
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -11,6 +11,7 @@ from agentcfg import env
 from agentcfg.agents.traits import Traits
 from agentcfg.edit import Assignment
 from agentcfg.errors import AgentcfgError
+from agentcfg.lazyclass import dataclass
 from agentcfg.patterns import lazy  # compiled when first used: every command loads this module
 from agentcfg.profiles import Profile
 

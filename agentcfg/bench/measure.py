@@ -20,10 +20,11 @@ import itertools
 import json
 import math
 import random
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from agentcfg.bench.sse import Parser
+from agentcfg.lazyclass import dataclass
 
 STREAM, NON_STREAM = "stream", "non_stream"
 MODES = (STREAM, NON_STREAM)

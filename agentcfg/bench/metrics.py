@@ -13,10 +13,10 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from agentcfg.bench.stats import FIGURE_KEYS
+from agentcfg.lazyclass import dataclass
 
 # Figure name -> the vLLM histograms that hold it, newest name first (0.6-0.10 called ITL "time per output token").
 HISTOGRAMS = {
@@ -52,6 +52,8 @@ def is_vllm(samples: Samples) -> bool:
 
 @dataclass(frozen=True)
 class Histogram:
+    """A Prometheus histogram as scraped from vLLM's /metrics."""
+
     buckets: tuple[tuple[float, float], ...]  # (upper bound `le`, cumulative count), ascending, +Inf last
     total: float  # the sum of observed values
     count: float

@@ -17,7 +17,7 @@ import os
 import signal
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
@@ -28,6 +28,7 @@ from agentcfg.bench.measure import STREAM, Record, StreamMeter, http_error, prom
 from agentcfg.bench.summary import Phase, ProfileRun, Run, Settings
 from agentcfg.doctor import proxies
 from agentcfg.doctor.probes import error_kind, verify
+from agentcfg.lazyclass import dataclass
 from agentcfg.profiles import Profile
 
 WARMUP_TOKENS = 8  # a warm-up request opens a pooled connection and wakes the server; it is not measured

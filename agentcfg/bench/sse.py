@@ -8,13 +8,16 @@ event is reported at the read that completed it, and never earlier.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+
+from agentcfg.lazyclass import dataclass
 
 _LINE_END = re.compile(rb"\r\n|\r|\n")
 
 
 @dataclass(frozen=True)
 class Event:
+    """One server-sent event: its data lines joined, and its `event:` name."""
+
     data: str
     event: str = ""
 

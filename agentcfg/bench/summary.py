@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import statistics
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -16,6 +16,7 @@ from agentcfg.bench import metrics
 from agentcfg.bench.measure import MODES, NON_STREAM, STREAM, Record
 from agentcfg.bench.stats import figure, histogram
 from agentcfg.errors import Exit
+from agentcfg.lazyclass import dataclass
 
 MIN_SAMPLES = 10  # fewer successful requests than this: p90/p99 are little more than the maximum
 BURST_CHUNKS = 2  # a stream whose tokens all came in this many chunks or fewer arrived in one burst
@@ -25,6 +26,8 @@ EARLY_STOP = 0.9  # median output below this share of max_tokens: the answers st
 
 @dataclass(frozen=True)
 class Settings:
+    """What `agentcfg bench` sends: how many requests, how many at once, how long each."""
+
     requests: int = 10
     concurrency: int = 1
     max_tokens: int = 256
@@ -48,6 +51,8 @@ class Phase:
 
 @dataclass
 class ProfileRun:
+    """One profile's endpoint in a bench run, and what was learnt of its server."""
+
     name: str
     base_url: str
     model: str
@@ -59,6 +64,8 @@ class ProfileRun:
 
 @dataclass
 class Run:
+    """A whole bench run: its settings and each profile's part."""
+
     settings: Settings
     profiles: list[ProfileRun]
     interrupted: str | None = None  # "ctrl-c" or "deadline"

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
@@ -21,6 +21,7 @@ from agentcfg.doctor import localserver, proxies
 from agentcfg.doctor.collect import targets_from_files, targets_from_profile
 from agentcfg.doctor.model import BLOCKING, FAIL, PASS, SKIP, WARN, Finding, Target
 from agentcfg.doctor.rules import classify, diagnose
+from agentcfg.lazyclass import dataclass
 from agentcfg.profiles import is_loopback
 from agentcfg.serve import unit
 
@@ -35,6 +36,8 @@ DEFAULT_DEADLINE = 6.0
 
 @dataclass
 class Report:
+    """What one doctor run found: the targets it checked and the findings about them."""
+
     targets: list[Target]
     findings: list[Finding]
     elapsed: float = 0.0

@@ -10,16 +10,18 @@ collect.py and agentfiles.py for the agent's files, keyhelpers.py, localserver.p
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 
 from agentcfg import fixes
 from agentcfg.doctor.model import FAIL, PASS, SKIP, WARN
+from agentcfg.lazyclass import dataclass
 
 Builder = Callable[..., str]
 
 
 @dataclass(frozen=True)
 class Entry:
+    """One finding doctor can report: when, with which statuses, and how it is fixed."""
+
     id: str
     severities: frozenset[str]  # the statuses it is reported with, as docs/doctor.md states them
     trigger: str  # one line: what makes doctor report it

@@ -5,7 +5,6 @@ hooks (agents.base.Doctoring)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -16,6 +15,7 @@ from agentcfg.agents.keyhelper import helper_profile_name, is_helper
 from agentcfg.doctor.guard import header_findings
 from agentcfg.doctor.model import FAIL, SKIP, WARN, Finding, Target
 from agentcfg.errors import AgentcfgError
+from agentcfg.lazyclass import dataclass
 from agentcfg.profiles import PLACEHOLDER_KEY, PROJECT, Profile, is_loopback, is_placeholder
 
 STAND_IN = "agentcfg's stand-in key (the placeholder it writes for servers that need no key)"

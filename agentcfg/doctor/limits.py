@@ -3,11 +3,10 @@ its files give it. Pure: the window is the server's own `max_model_len` from /mo
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from agentcfg import budget
 from agentcfg.doctor.advice import profile_fix, traits
 from agentcfg.doctor.model import FAIL, PASS, WARN, Finding, Target
+from agentcfg.lazyclass import dataclass
 
 
 @dataclass(frozen=True)

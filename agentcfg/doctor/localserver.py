@@ -13,11 +13,11 @@ import os
 import re
 import shlex
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from agentcfg import fixes
 from agentcfg.doctor.model import FAIL, WARN, Finding
+from agentcfg.lazyclass import dataclass
 from agentcfg.serve.procs import real_uid, stat_fields
 from agentcfg.serve.unit import UnitInfo, disable_command
 
@@ -26,6 +26,8 @@ ENGINE_NAMES = ("VLLM::EngineCore", "VLLM::Worker", "VLLM::EngineCor")
 
 @dataclass(frozen=True)
 class Process:
+    """A process as doctor lists it: enough to tell a local server and who started it."""
+
     pid: int
     ppid: int
     args: tuple[str, ...]

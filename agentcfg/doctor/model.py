@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
+
+from agentcfg.lazyclass import dataclass
 
 FAIL, WARN, PASS, SKIP = "fail", "warn", "pass", "skip"
 # Static findings after which probing an agent would only add noise.
@@ -30,6 +32,8 @@ EXPLAINS = {
 
 @dataclass(frozen=True)
 class Finding:
+    """One thing doctor concluded, for an agent or for the endpoint, with its evidence and fix."""
+
     id: str
     status: str  # fail, warn, pass or skip
     agent: str | None  # None: about the endpoint or the server, not one agent

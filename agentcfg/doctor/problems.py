@@ -3,7 +3,6 @@ a pure function of what the agent sends (Target), the probe's Verdict and every 
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING
@@ -200,6 +199,8 @@ def _server_error(target: Target, verdict: Verdict, seen: Seen) -> Finding:
 def _model_not_found(target: Target, verdict: Verdict, seen: Seen) -> Finding:
     if verdict.upstream:
         return _upstream_model_gone(target, verdict, seen)
+    import difflib  # lazy: only a missing model is matched against the server's
+
     ids = model_ids(seen.get("models"))
     close = ids if len(ids) == 1 else difflib.get_close_matches(target.model or "", ids, n=1, cutoff=0.3)
     offer = f"; the server has: {', '.join(ids[:8])}" if ids else ""
@@ -214,6 +215,8 @@ def _model_not_found(target: Target, verdict: Verdict, seen: Seen) -> Finding:
 
 def _upstream_model_gone(target: Target, verdict: Verdict, seen: Seen) -> Finding:
     """A gateway (LiteLLM) lists the model, but the provider behind it says the model it maps to is gone."""
+    import difflib  # lazy: as in _model_not_found
+
     model, ids = target.model or "", model_ids(seen.get("models"))
     gone = upstream_model(verdict.message)
     behind = f" (it maps to {gone!r})" if gone and gone != model else ""

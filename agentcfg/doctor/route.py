@@ -9,12 +9,13 @@ routing around (a warning: the agents work); every leg failing is the route down
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from typing import Any
 
 from agentcfg import fixes
 from agentcfg.doctor.model import FAIL, PASS, WARN, Finding
 from agentcfg.doctor.probes import Probe, Result
+from agentcfg.lazyclass import dataclass
 
 # What the router's being down (or deaf) explains among the agents' findings through it: one cause, one finding.
 EXPLAINED = {"server-unreachable", "server-not-answering"}

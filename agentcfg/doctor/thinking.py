@@ -23,13 +23,14 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 from agentcfg.agents import AGENTS
 from agentcfg.doctor.model import FAIL, PASS, SKIP, Finding, Target
 from agentcfg.doctor.probes import TOOL, Probe, Result
 from agentcfg.doctor.replies import error_message, is_event_stream, parse_json, sse_events
+from agentcfg.lazyclass import dataclass
 from agentcfg.patterns import lazy  # compiled when a turn is first judged, not when doctor is imported
 
 # Kinds: thinking-<protocol>-1 (the forced first turn), -1a (the first turn again with automatic tool choice,

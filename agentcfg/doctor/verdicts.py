@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from agentcfg.doctor import catalogue
 from agentcfg.doctor.replies import error_message, is_event_stream, looks_html, parse_json, sse_events
+from agentcfg.lazyclass import dataclass
 from agentcfg.patterns import lazy  # compiled when first used: --offline judges no answer
 
 if TYPE_CHECKING:

@@ -6,9 +6,11 @@ answers) and send.py (httpx) build on it, so none of them imports another in a c
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass, field
+from dataclasses import field
 from types import ModuleType
 from typing import Any
+
+from agentcfg.lazyclass import dataclass
 
 # How much of an answer doctor reads, at most: any error page or model list whole, and thousands of events of a
 # stream. A model may answer the probe at length (a reasoning model thinks for thousands of tokens, a stream

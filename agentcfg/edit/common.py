@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Any
+
+from agentcfg.lazyclass import dataclass
 
 KeyPath = tuple[str, ...]
 

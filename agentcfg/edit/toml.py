@@ -16,10 +16,11 @@ import itertools
 import math
 import re
 import sys
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Literal, overload
 
 from agentcfg.edit.common import REMOVE, Assignment, EditError, KeyPath, Verbatim, WrongTypeError, matched
+from agentcfg.lazyclass import dataclass
 
 # tomli is the stdlib's tomllib, but its wheels are compiled (mypyc): twice as fast to read a file,
 # and quicker to import. Without a wheel for this platform, the stdlib's copy does the same work.

@@ -22,12 +22,13 @@ Why the verdict is tomli's:
 from __future__ import annotations
 
 import functools
-import hashlib
 import heapq
 import re
 from array import array
 from collections.abc import Callable, Iterator
 from typing import Any
+
+from agentcfg.fingerprint import blake2b  # not hashlib's: that loads OpenSSL first (doctor reads, never writes)
 
 _PART = r"""(?:[A-Za-z0-9_-]+|"[^"\\\n]*"|'[^'\n]*')"""
 # a line that starts with `[`: a header, or the line of a multi-line string or array (see above)
@@ -179,7 +180,7 @@ _REMEMBERED = 1024  # batches (some 256 MB of text)
 
 
 def _units(batch: str, loads: Callable[[str], dict[str, Any]]) -> Units:
-    digest = hashlib.blake2b(batch.encode("utf-8", "surrogatepass"), digest_size=20).digest()
+    digest = blake2b(batch.encode("utf-8", "surrogatepass"), digest_size=20).digest()
     known = _ACCEPTED.get(digest)
     if known is not None:
         return known

@@ -9,16 +9,19 @@ from __future__ import annotations
 
 import json
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from agentcfg import redact
+from agentcfg.lazyclass import dataclass
 
 HEALTHY, UNHEALTHY, UNKNOWN = "healthy", "unhealthy", "unknown"
 
 
 @dataclass
 class Seen:
+    """What LiteLLM's health endpoints said of the router and each leg."""
+
     answering: bool  # /health/liveliness answered 200
     legs: dict[str, dict[str, Any]] = field(default_factory=dict)  # leg -> {"state", "error"}
 

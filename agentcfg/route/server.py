@@ -18,13 +18,13 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
 
 from agentcfg import env, redact
 from agentcfg.errors import AgentcfgError, Exit
 from agentcfg.fsutil import write_private
+from agentcfg.lazyclass import dataclass
 from agentcfg.route import litellm
 
 TESTED_LITELLM = "1.108.7"  # what the realservers tier runs; the `route` extra pins it
@@ -48,6 +48,8 @@ QUIET = {
 
 @dataclass(frozen=True)
 class Files:
+    """Where a route's router keeps its config, log and process record."""
+
     directory: Path
     config: Path
     log: Path

@@ -27,10 +27,10 @@ import os
 import re
 import shlex
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from agentcfg.errors import AgentcfgError, Exit
+from agentcfg.lazyclass import dataclass
 from agentcfg.profiles import Profile, is_loopback
 from agentcfg.redact import MASK
 from agentcfg.serve import families
@@ -52,6 +52,8 @@ _PYTHON = re.compile(r"python(?:\d+(?:\.\d+)?)?$")
 
 @dataclass(frozen=True)
 class Options:
+    """What `agentcfg serve` was asked for, before the profile and family fill the rest."""
+
     weights: str | None = (
         None  # a path or a model id (None: the profile's model if a hub id, else a checkpoint of its family)
     )
@@ -66,6 +68,8 @@ class Options:
 
 @dataclass(frozen=True)
 class Command:
+    """The vLLM command line and environment `agentcfg serve` runs."""
+
     argv: tuple[str, ...]  # [vllm program, "serve", weights, ...]; never the key
     env: dict[str, str]  # the server's whole environment (the key, if any, in VLLM_API_KEY)
     family: Family | None

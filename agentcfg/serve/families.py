@@ -14,7 +14,8 @@ turns into a warning, never a flag (a path vLLM cannot open stops the server).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+
+from agentcfg.lazyclass import dataclass
 
 RECIPES = "vllm-project/recipes"  # models/<org>/<name>.yaml: recipes.vllm.ai's data (features.tool_calling, ...)
 TOOL_DOCS = "docs.vllm.ai features/tool_calling"
@@ -24,6 +25,8 @@ EXAMPLES_URL = "https://github.com/vllm-project/vllm/blob/main/"  # + examples/<
 
 @dataclass(frozen=True)
 class Family:
+    """A model family and the vLLM flags its checkpoints need."""
+
     name: str
     pattern: str  # a regex, searched in the lower-cased model id or weights path
     tool_parser: str

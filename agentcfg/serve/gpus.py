@@ -14,7 +14,8 @@ import shutil
 import subprocess
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+
+from agentcfg.lazyclass import dataclass
 
 GPU_FIELDS = "index,uuid,name,memory.total,memory.used,memory.free"
 APP_FIELDS = "pid,process_name,used_memory,gpu_uuid"
@@ -23,6 +24,8 @@ _UUID_PREFIXES = ("GPU-", "MIG-")
 
 @dataclass(frozen=True)
 class Gpu:
+    """One GPU as nvidia-smi reports it (memory in MiB)."""
+
     index: int
     uuid: str
     name: str

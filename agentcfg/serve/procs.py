@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import ipaddress
 import os
-import signal
 import sys
 import time
-from dataclasses import dataclass
 from pathlib import Path
+
+from agentcfg.lazyclass import dataclass
 
 PROC = Path("/proc")
 GPU_DEVICE_PREFIXES = ("/dev/nvidia", "/dev/kfd", "/dev/dri/renderD")
@@ -41,6 +41,8 @@ class Stat:
 
 @dataclass(frozen=True)
 class Proc:
+    """A process as /proc shows it: enough to prove it belongs to the server agentcfg manages."""
+
     pid: int
     ppid: int
     pgid: int
@@ -265,6 +267,8 @@ def _signal(target: Proc, sig: int, proc: Path) -> bool:
         if not _same(target, proc):
             return False
         if pidfd is not None:
+            import signal  # lazy: as in end()
+
             signal.pidfd_send_signal(pidfd, sig)
         else:
             os.kill(target.pid, sig)
@@ -287,17 +291,19 @@ def _wait_gone(targets: list[Proc], timeout: float, proc: Path) -> list[Proc]:
 
 
 def end(
-    targets: list[Proc], *, uid: int, timeout: float, signal_first: int = signal.SIGTERM, proc: Path = PROC
+    targets: list[Proc], *, uid: int, timeout: float, signal_first: int | None = None, proc: Path = PROC
 ) -> list[int]:
-    """End `targets` by PID: `signal_first` to each, up to `timeout` seconds for them to exit, SIGKILL for what
-    is left, then up to KILL_GRACE more. Before every signal the pid's start time and owner are read again, so
-    a pid reused by another process is never hit; a target that is not `uid`'s (or whose owner is unknown), pid
-    1 and this process are never signalled. Returns the pids that were signalled and are gone."""
+    """End `targets` by PID: `signal_first` (None: SIGTERM) to each, up to `timeout` seconds for them to exit,
+    SIGKILL for what is left, then up to KILL_GRACE more. Before every signal the pid's start time and owner are
+    read again, so a pid reused by another process is never hit; a target that is not `uid`'s (or whose owner is
+    unknown), pid 1 and this process are never signalled. Returns the pids that were signalled and are gone."""
+    import signal  # lazy: doctor lists processes (this module) and never signals one
+
     mine: dict[int, Proc] = {}
     for t in targets:
         if t.uid is not None and t.uid == uid and t.pid > 1 and t.pid != os.getpid():
             mine.setdefault(t.pid, t)
-    signalled = [t for t in mine.values() if _signal(t, signal_first, proc)]
+    signalled = [t for t in mine.values() if _signal(t, signal_first or signal.SIGTERM, proc)]
     left = _wait_gone(signalled, timeout, proc)
     if left:
         for t in left:

@@ -11,18 +11,20 @@ import dataclasses
 import json
 import os
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from agentcfg import env, fields, fsutil
 from agentcfg.errors import AgentcfgError
+from agentcfg.lazyclass import dataclass
 from agentcfg.serve import command as commands
 from agentcfg.serve import procs
 
 
 @dataclass(frozen=True)
 class Files:
+    """Where a served profile keeps its log and process record."""
+
     directory: Path
     log: Path
     process: Path

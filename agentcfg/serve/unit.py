@@ -18,11 +18,12 @@ import os
 import re
 import shlex
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 
 from agentcfg import env, fsutil
 from agentcfg.errors import AgentcfgError
+from agentcfg.lazyclass import dataclass
 from agentcfg.shells import systemd_command
 
 USER, SYSTEM = "user", "system"

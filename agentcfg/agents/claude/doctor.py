@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +15,7 @@ from agentcfg.agents.claude.variables import API_KEY, CUSTOM_HEADERS, TOKEN, cus
 from agentcfg.agents.shapes import host
 from agentcfg.doctor.model import FAIL, SKIP, WARN, Finding, Target
 from agentcfg.errors import AgentcfgError
+from agentcfg.lazyclass import dataclass
 from agentcfg.profiles import PLACEHOLDER_KEY, Profile
 
 SHELL = "this shell"
