@@ -1,8 +1,8 @@
 """The command line: one module per command group; each command parses, calls one function, renders.
 
 This module is the entry point and imports nothing heavy: `agentcfg key get PROFILE`, which Claude Code and
-Codex run on every start, is answered by agentcfg.cli.hotpath without building the click application
-(agentcfg.cli.app, imported only for the other commands); a `switch` or `status` with nothing new to say is
+Codex run on every start, and `doctor` are answered by agentcfg.cli.hotpath without building the click
+application (agentcfg.cli.app, imported only for the other commands); a `switch` or `status` with nothing new to say is
 answered by agentcfg.replay before anything else is imported; every other command goes through click. What
 all share: the masking of every output line (here), and how a failure is shown (agentcfg.cli.common).
 """
@@ -66,9 +66,9 @@ def _main(argv: list[str] | None) -> None:
         sys.stdout = redact.RedactingStream(sys.stdout)
         sys.stderr = redact.RedactingStream(sys.stderr)
     Requested.json = False
-    request = None if completing else hotpath.key_get_request(sys.argv[1:] if argv is None else argv)
+    request = None if completing else hotpath.request(sys.argv[1:] if argv is None else list(argv))
     if request is not None:
-        run(lambda: hotpath.key_get(*request), argv, notices=True)
+        run(request, argv, notices=True)
         return
     from agentcfg.cli import app
 

@@ -1,19 +1,20 @@
-"""agentcfg.cli.hotpath: `key get PROFILE` answered without click, the same as click would answer it.
+"""agentcfg.cli.hotpath: `key get PROFILE` and `doctor` answered without click, the same as click would answer.
 
 Each case runs the real console script twice: in its plain form (the hot path) and in a form only click
-parses (`--` before PROFILE), and the two must print the same bytes and exit the same way.
+parses (`--` before PROFILE, or at the end), and the two must print the same bytes and exit the same way.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from agentcfg.cli.hotpath import key_get_request
+from agentcfg.cli.hotpath import doctor_request, key_get_request
 from tests.conftest import REPO, Home, keyring_env
 
 KEY = "sk-hot-0123456789abcdef"
@@ -193,3 +194,110 @@ def test_a_reader_that_goes_away_is_exit_1_and_silent_as_with_click(keyed: Home,
             timeout=60,
         )
         assert (done.returncode, done.stderr) == (1, ""), words
+
+
+# -- doctor ------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("words", "request_"),
+    [
+        (["doctor"], (None, (), False, 6.0, False)),
+        (["doctor", "--offline"], (None, (), False, 6.0, True)),
+        (["doctor", "--json", "mine", "--offline"], ("mine", (), True, 6.0, True)),
+        (["doctor", "--agent", "codex", "--agent=claude"], (None, ("codex", "claude"), False, 6.0, False)),
+        (["doctor", "--timeout", "2.5", "--timeout=3"], (None, (), False, 3.0, False)),  # the last, as click
+        (["doctor", "--offline", "--offline", "--json", "--json"], (None, (), True, 6.0, True)),
+        (["doctor", "--timeout", "0.1"], (None, (), False, 0.1, False)),
+        (["doctor", "--timeout", "600"], (None, (), False, 600.0, False)),
+        (["doctor", "--timeout", "0.09"], None),  # out of range: click says what the range is
+        (["doctor", "--timeout", "601"], None),
+        (["doctor", "--timeout", "nan"], None),
+        (["doctor", "--timeout", "inf"], None),
+        (["doctor", "--timeout", "soon"], None),
+        (["doctor", "--timeout"], None),  # no value
+        (["doctor", "--timeout", "--offline"], None),
+        (["doctor", "--agent", "nope"], None),  # not an agent: click lists them
+        (["doctor", "--agent", "Codex"], None),
+        (["doctor", "--agent="], None),
+        (["doctor", "a", "b"], None),
+        (["doctor", ""], None),
+        (["doctor", "--"], None),
+        (["doctor", "--help"], None),
+        (["doctor", "-h"], None),
+        (["doctor", "--offlin"], None),
+        (["--json", "doctor"], None),
+        (["doctors"], None),
+    ],
+)
+def test_only_the_plain_forms_of_doctor_take_the_hot_path(
+    words: list[str], request_: tuple[object, ...] | None
+) -> None:
+    assert doctor_request(words) == request_
+
+
+@pytest.fixture
+def switched(home: Home) -> Home:
+    """Four agents on a profile whose server does not answer (127.0.0.1:9, the discard port)."""
+    home.run("profile", "add", "bench", "--base-url", "http://127.0.0.1:9/v1", "--model", "m", "--no-key")
+    home.run("switch", "bench", *[w for a in ("codex", "qwen", "opencode", "claude") for w in ("--agent", a)])
+    return home
+
+
+def _elapsed_masked(text: str) -> str:
+    return re.sub(r"\d+(\.\d+)? ?(s|ms)\b|\"elapsed_s\": [\d.]+", "N", text)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["doctor", "--offline"],
+        ["doctor", "--offline", "--json"],
+        ["doctor", "--offline", "--agent", "codex"],
+        ["doctor", "bench", "--offline", "--json"],
+        ["doctor", "nope", "--offline"],  # an unknown profile: 2
+        ["doctor", "nope", "--json"],
+        ["doctor", "--timeout", "1"],  # refused: each agent fails, 1
+        ["doctor", "--timeout", "1", "--json", "--agent", "qwen"],
+    ],
+)
+def test_doctor_on_the_hot_path_answers_as_click_does(switched: Home, args: list[str]) -> None:
+    fast = switched.run(*args, check=None)
+    slow = switched.run(*args, "--", check=None)  # `--`: a form only click parses
+    assert (fast.returncode, _elapsed_masked(fast.stdout), fast.stderr) == (
+        slow.returncode, _elapsed_masked(slow.stdout), slow.stderr,
+    )  # fmt: skip
+    assert fast.returncode == (2 if "nope" in args else 1 if "--timeout" in args else 0), fast.stderr
+
+
+def test_doctor_on_the_hot_path_shows_progress_on_a_terminal_as_click_did(switched: Home) -> None:
+    fast = switched.run_in_tty("doctor", "--timeout", "1", "--agent", "codex")
+    slow = switched.run_in_tty("doctor", "--timeout", "1", "--agent", "codex", "--")
+    assert fast[0] == slow[0] == 1
+    assert "requests answered" in fast[1]
+    assert _elapsed_masked(fast[1]) == _elapsed_masked(slow[1])
+
+
+# What `doctor --offline` must not import: the CLI framework, the network stack, and what only another
+# command or an online finding needs (inspect: dataclasses', for a class without a docstring).
+_DOCTOR_PROBE = r"""
+import json, sys
+from agentcfg import cli, deferred
+try:
+    cli.main(["doctor", "--offline"])
+except SystemExit as exc:
+    assert not exc.code, exc.code
+never = ("click", "httpx", "asyncio", "ssl", "jsonschema", "difflib", "signal", "hashlib", "inspect")
+loaded = [m for m in never if m in sys.modules and not isinstance(sys.modules[m], deferred._Deferred)]
+print(json.dumps(loaded), file=sys.stderr)
+"""
+
+
+def test_doctor_offline_imports_only_what_its_checks_need(switched: Home) -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", _DOCTOR_PROBE], env={**switched.env, "PYTHONPATH": str(REPO)}, capture_output=True,
+        text=True,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "0 failed" in done.stdout
+    assert json.loads(done.stderr.splitlines()[-1]) == []
