@@ -21,6 +21,8 @@ BODY_LIMIT = 1024 * 1024
 
 @dataclass(frozen=True)
 class Probe:
+    """One request doctor sends, as an agent would send it."""
+
     kind: str  # models, chat, chat-stream, responses-stream, messages-stream, gemini-stream
     url: str
     headers: tuple[tuple[str, str], ...] = ()
@@ -40,6 +42,8 @@ class Probe:
 
 @dataclass
 class Result:
+    """What came back for a probe: status, headers doctor uses, the body it read, or the error."""
+
     probe: Probe
     status: int | None = None
     content_type: str = ""
@@ -71,7 +75,9 @@ def _kind(exc: BaseException) -> str:
     import asyncio
     import ssl
 
-    httpx = import_httpx()
+    if isinstance(kind := getattr(exc, "kind", None), str):  # plainhttp's errors say which they are
+        return kind
+    httpx: Any = sys.modules.get("httpx") or _NoHttpx  # an httpx error needs an httpx loaded: never loaded here
     text = f"{type(exc).__name__}: {exc}".lower()
     if isinstance(exc, httpx.ProxyError):
         return "proxy"
@@ -92,6 +98,16 @@ def _kind(exc: BaseException) -> str:
     if isinstance(exc, httpx.ConnectError):
         return "refused"
     return "other"
+
+
+class _NoHttpx:
+    """Stands in for httpx in _kind when it was never imported: no exception is an instance of these."""
+
+    class _Never(Exception):
+        pass
+
+    ProxyError = TooManyRedirects = TimeoutException = LocalProtocolError = RemoteProtocolError = _Never
+    ReadError = ConnectError = _Never
 
 
 def verify(ca_file: str | None) -> Any:

@@ -184,8 +184,18 @@ def test_a_healthy_keyless_run_loads_no_keyring_and_no_schema_validator(healthy,
     home, _ = healthy
     record = run_recorded(home, tmp_path, "doctor", "--json")
     assert json.loads(record["stdout"])["ok"] is True
-    assert "httpx" in record["modules"]
+    assert "agentcfg.doctor.plainhttp" in record["modules"]
     assert network_modules(record["modules"], ONLINE_NEVER) == []
+
+
+def test_plain_http_probes_load_no_httpx(healthy, tmp_path):
+    """httpx, httpcore, h11 and anyio were a third of a healthy local run: plainhttp sends what needs none of
+    them (plain http, straight to the server), and they load only for a probe that does (tests below)."""
+    home, server = healthy
+    server.requests.clear()
+    record = run_recorded(home, tmp_path, "doctor", "--json")
+    assert json.loads(record["stdout"])["requests"] == len(server.requests) > 0
+    assert network_modules(record["modules"], ("httpx", "httpcore", "h11", "anyio", "sniffio", "certifi")) == []
 
 
 def test_offline_of_a_remote_https_profile_imports_nothing_of_the_network_stack(tmp_path):
@@ -294,8 +304,9 @@ def test_dead_port_is_still_refused_without_a_ca_context(monkeypatch):
 
 def test_probes_search_sys_path_for_no_module_at_each_request():
     """httpcore imports sniffio at every request; where it is not installed, each of those imports searched
-    sys.path again (a stat per entry). Only a module's first import may search."""
-    from agentcfg.doctor import send  # noqa: F401  (imported first: what importing it searches is not counted)
+    sys.path again (a stat per entry). Only a module's first import may search. The probes go through a
+    redirect, which httpx follows (plainhttp sends none of these)."""
+    from agentcfg.doctor import send, viahttpx  # noqa: F401  (imported first: what they search is not counted)
 
     searched: list[str] = []
 
@@ -308,11 +319,16 @@ def test_probes_search_sys_path_for_no_module_at_each_request():
     sys.meta_path.insert(0, Record)  # type: ignore[arg-type]
     try:
         with serve(FaultServer()) as server:
-            plan = [probes.models(server.base_url, {}), probes.chat(server.base_url, MODEL, {}, stream=True)]
+            redirector, _ = _redirector(server.root)
+            base = f"http://127.0.0.1:{redirector.server_address[1]}/v1"
+            plan = [probes.models(base, {}), probes.Probe("models", f"{base}/models?again=1")]
             probes.run(plan, 5.0)  # the first run may import what httpx and httpcore load lazily
             searched.clear()
             results = probes.run(plan * 3, 5.0)
+            redirector.shutdown()
+            redirector.server_close()
     finally:
         sys.meta_path.remove(Record)  # type: ignore[arg-type]
     assert [r.status for r in results] == [200, 200] * 3, results
+    assert all(r.extra.get("redirects") for r in results), results
     assert searched == []
