@@ -8,11 +8,11 @@ a subclass sees its bases' fields. A class that writes its own `__init__`, or as
 object, which cannot be swapped in later), is made at once.
 
 When it is made, the plain kind (the options init, repr, eq and frozen; fields with a default or a
-default_factory, repr and compare; no dataclass base, ClassVar, InitVar or KW_ONLY; none of the methods
-written by hand) gets only its `__init__` compiled: its `__repr__`, `__eq__`, `__hash__` and frozen
-`__setattr__` are shared functions that read the field names, with the results dataclasses' own give
-(tests/test_lazyclass.py compares each of agentcfg's classes with the one dataclasses makes). Every other
-class is made by dataclasses.
+default_factory, repr and compare; no dataclass base, ClassVar, InitVar or KW_ONLY; no method written by hand
+that an option asks dataclasses to write) gets at most its `__init__` compiled: its `__repr__`, `__eq__`,
+`__hash__` and frozen `__setattr__` are shared functions that read the field names, with the results
+dataclasses' own give (tests/test_lazyclass.py compares each of agentcfg's classes with the one dataclasses
+makes). Every other class is made by dataclasses.
 
 Type checkers see `dataclasses.dataclass` itself.
 """
@@ -41,9 +41,9 @@ else:
 
         def first_init(self: Any, *args: Any, **kwargs: Any) -> None:
             realize(cls)
-            cls.__init__(self, *args, **kwargs)  # type: ignore[misc]
+            first_init.made(self, *args, **kwargs)  # type: ignore[attr-defined]
 
-        setattr(cls, _OPTIONS, options)
+        setattr(cls, _OPTIONS, (options, first_init))
         cls.__init__ = first_init  # type: ignore[misc]
         return cls
 
@@ -52,10 +52,16 @@ else:
         with _LOCK:
             for base in reversed(cls.__mro__):
                 if _OPTIONS in base.__dict__:
-                    options = base.__dict__[_OPTIONS]
+                    options, stub = base.__dict__[_OPTIONS]
                     delattr(base, _OPTIONS)
+                    # Someone may have put their own __init__ over the stub (a test wrapping it to watch): the
+                    # class is made without it, and it is put back; the stub calls the __init__ made.
+                    theirs = base.__dict__["__init__"]
                     delattr(base, "__init__")
                     _make(base, options)
+                    stub.made = base.__dict__["__init__"]
+                    if theirs is not stub:
+                        base.__init__ = theirs  # type: ignore[misc]
 
     def _make(cls: type, options: dict[str, Any]) -> type:
         import dataclasses
@@ -68,16 +74,26 @@ else:
         return made
 
     _OPTIONS_PLAIN = frozenset(("init", "repr", "eq", "frozen"))
-    _WRITTEN = ("__init__", "__repr__", "__eq__", "__hash__", "__setattr__", "__delattr__", "__match_args__")
+
+    def _written(cls: type, shown: bool, eq: bool, frozen: bool) -> bool:
+        """Whether the class writes a method the options would have dataclasses write (dataclasses then keeps
+        the class's, and decides on __hash__ by a table of its own): left to dataclasses."""
+        written = cls.__dict__
+        return (
+            "__match_args__" in written
+            or (shown and "__repr__" in written)
+            or (eq and ("__eq__" in written or "__hash__" in written))
+            or (frozen and ("__setattr__" in written or "__delattr__" in written))
+        )
+
     _PSEUDO = ("ClassVar", "InitVar", "KW_ONLY", "typing.", "dataclasses.")
 
     def _plain(cls: type, options: dict[str, Any]) -> bool:
         """Make `cls` a dataclass here if it is of the plain kind (the module docstring); False if it is not."""
         import dataclasses
 
-        if not _OPTIONS_PLAIN.issuperset(options) or options.get("init") is False or not cls.__doc__:
-            return False
-        if any(name in cls.__dict__ for name in _WRITTEN) or hasattr(cls, "__abstractmethods__"):
+        init, shown, eq, frozen = (options.get(name, name != "frozen") for name in ("init", "repr", "eq", "frozen"))
+        if not _OPTIONS_PLAIN.issuperset(options) or not cls.__doc__ or _written(cls, shown, eq, frozen):
             return False
         if any(hasattr(base, "__dataclass_fields__") for base in cls.__mro__[1:]):
             return False
@@ -98,9 +114,8 @@ else:
             made.name, made.type, made.kw_only = name, kind, False  # type: ignore[assignment]
             made._field_type = dataclasses._FIELD  # type: ignore[attr-defined]
             fields[name] = made
-        frozen, eq = options.get("frozen", False), options.get("eq", True)
-        init = _init(cls, list(fields.values()), frozen)
-        if init is None:
+        made_init = _init(cls, list(fields.values()), frozen) if init else None
+        if init and made_init is None:
             return False
         for made in fields.values():  # a class attribute is the default, as dataclasses leaves it
             if isinstance(cls.__dict__.get(made.name), dataclasses.Field):
@@ -109,12 +124,13 @@ else:
                 else:
                     setattr(cls, made.name, made.default)
         cls.__dataclass_params__ = dataclasses._DataclassParams(  # type: ignore[attr-defined]
-            True, options.get("repr", True), eq, False, False, frozen
+            init, shown, eq, False, False, frozen
         )
         cls.__dataclass_fields__ = fields  # type: ignore[attr-defined]
-        _method(cls, "__init__", init)
+        if made_init is not None and "__init__" not in cls.__dict__:  # one written by hand stays, as dataclasses
+            _method(cls, "__init__", made_init)
         compared = _values(tuple(f.name for f in fields.values() if f.compare))
-        if options.get("repr", True):
+        if shown:
             _method(cls, "__repr__", _repr(tuple(f.name for f in fields.values() if f.repr)))
         if eq:
             _method(cls, "__eq__", _eq(compared))

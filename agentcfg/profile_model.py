@@ -7,10 +7,11 @@ trust and the keystore import it, and it imports none of them.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from typing import Any, NamedTuple
 
 from agentcfg import fields
+from agentcfg.lazyclass import dataclass
 from agentcfg.patterns import lazy
 from agentcfg.redact import PLACEHOLDER_KEY
 

@@ -65,7 +65,27 @@ def _classes(make: Any) -> dict[str, type]:
 
         a: int = 0
 
-    return {c.__name__: c for c in (Frozen, Mutable, One, Empty, Identity)}
+    @make(frozen=True, init=False, repr=False, eq=False)
+    class Written:
+        """Its own __init__, __repr__ and __eq__ (as agentcfg's Profile): dataclasses adds fields and frozenness."""
+
+        a: int
+        b: str = "b"
+
+        def __init__(self, a: int, b: str = "b") -> None:
+            object.__setattr__(self, "a", a)
+            object.__setattr__(self, "b", b * 2)
+
+        def __repr__(self) -> str:
+            return f"W<{self.a}, {self.b}>"
+
+        def __eq__(self, other: object) -> bool:
+            return isinstance(other, Written) and other.a == self.a
+
+        def __hash__(self) -> int:
+            return hash(self.a)
+
+    return {c.__name__: c for c in (Frozen, Mutable, One, Empty, Identity, Written)}
 
 
 def _described(cls: type) -> dict[str, Any]:
@@ -152,6 +172,9 @@ def test_instances_behave_as_dataclasses_instances(
             _outcome(lambda classes=classes: classes["Frozen"]()),
             _outcome(lambda classes=classes: classes["One"](1, 2)),
             _outcome(lambda classes=classes: classes["One"](b=1)),
+            repr(classes["Written"](a, word)), dataclasses.replace(classes["Written"](a, word), a=other).b,
+            _outcome(lambda classes=classes: setattr(classes["Written"](a), "b", "")),
+            classes["Written"](a) == classes["Written"](a, "other"), hash(classes["Written"](a)),
         ])  # fmt: skip
     assert seen[0] == seen[1]
 
@@ -286,7 +309,7 @@ differ, plain = [], 0
 for cls in dict.fromkeys(waiting):
     for base in cls.__mro__[1:]:
         lazyclass.realize(base)
-    options = cls.__dict__["__lazyclass_options__"]
+    options, _ = cls.__dict__["__lazyclass_options__"]
     space = {k: copy.copy(v) if isinstance(v, dataclasses.Field) else v for k, v in cls.__dict__.items()
              if k not in ("__init__", "__lazyclass_options__", "__dict__", "__weakref__")}
     twin = type(cls.__name__, cls.__bases__, space)
