@@ -13,8 +13,6 @@ import gc
 import os
 import sys
 
-from agentcfg import replay
-
 
 def main(argv: list[str] | None = None) -> None:
     if argv is None:
@@ -32,6 +30,8 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def _answer(argv: list[str] | None) -> None:
+    from agentcfg import replay  # here, not at the top: its imports (json, pathlib, re) run without the collector
+
     words = sys.argv[1:] if argv is None else list(argv)
     answer = replay.lookup(words, os.environ)
     if answer is not None:

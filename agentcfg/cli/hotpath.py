@@ -115,15 +115,12 @@ def _known_agents(names: list[str]) -> bool:
 
 
 def doctor(profile: str | None, agents: tuple[str, ...], as_json: bool, timeout: float, offline: bool) -> None:
-    import gc
-
     from agentcfg import deferred
 
     deferred.defer(*UNUSED)
     from agentcfg.cli import doctoring
 
     Requested.json = Requested.json or as_json
-    gc.enable()  # probes may take seconds: cycles are collected again, as for any click command
     doctoring.doctor(profile, agents, as_json, timeout, offline)
 
 
