@@ -14,9 +14,13 @@ on the ExecStart line, so they are not guessed.
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 import re
 import shlex
+import stat
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -416,11 +420,21 @@ def _linked(directory: Path) -> set[str]:
 def find_units(dirs: Sequence[tuple[str, Path]] | None = None, environ: env.Environ | None = None) -> list[UnitInfo]:
     """Every vLLM unit in the unit directories (`dirs`: (scope, directory) in precedence order; default
     systemd's), each marked enabled when a *.wants/ or *.requires/ directory of its scope links to it.
-    A masked unit (a link to /dev/null) or one that cannot be read is left out."""
+    A masked unit (a link to /dev/null) or one that cannot be read is left out.
+
+    With `environ`, the unit files seen to run no server are remembered in agentcfg's state directory by their
+    stat (device, inode, size, mtime_ns, ctime_ns), and not read again while that is unchanged: a distribution
+    ships a hundred or more, and reading them was a twentieth of `doctor --offline`. A file is remembered only
+    once its times are two seconds old (a write in the same timestamp tick could leave them as they were); any
+    later write gives it new times (and a rename a new inode), so it is read again."""
     dirs = default_dirs(os.environ if environ is None else environ) if dirs is None else dirs
     enabled: dict[str, set[str]] = {}
     for scope, directory in dirs:
         enabled.setdefault(scope, set()).update(_linked(directory))
+    memo = None if environ is None else env.state_dir(environ) / _PLAIN_UNITS
+    known = {} if memo is None else _plain_units(memo)
+    plain: dict[str, list[int]] = {}
+    settled = time.time_ns() - _SETTLED_NS
     found: list[UnitInfo] = []
     seen: set[tuple[str, str]] = set()
     for scope, directory in dirs:
@@ -429,13 +443,43 @@ def find_units(dirs: Sequence[tuple[str, Path]] | None = None, environ: env.Envi
                 continue
             seen.add((scope, path.name))
             try:
+                st = os.stat(path)
+            except OSError:
+                continue
+            stamp = [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
+            if known.get(str(path)) == stamp:
+                plain[str(path)] = stamp
+                continue
+            try:
                 content = fsutil.read_text(path, str(path), limit=1 << 20)
             except (AgentcfgError, OSError):
                 continue
             info = parse_unit(path, content or "")
             if info is not None:
                 found.append(replace(info, scope=scope, enabled=path.name in enabled.get(scope, set())))
+            elif stat.S_ISREG(st.st_mode) and max(st.st_mtime_ns, st.st_ctime_ns) < settled:
+                plain[str(path)] = stamp
+    if memo is not None and plain != known:
+        with contextlib.suppress(OSError):  # a read-only state directory: read them all again next time
+            fsutil.private_dir(memo.parent)
+            fsutil.write_private(memo, json.dumps({"version": 1, "plain": plain}))
     return found
+
+
+_PLAIN_UNITS = "plain-units.json"  # in the state directory: the unit files that run no server (find_units)
+_SETTLED_NS = 2_000_000_000
+
+
+def _plain_units(memo: Path) -> dict[str, list[int]]:
+    """What find_units remembered; {} for none, or for a file it did not write (it is only ever a hint)."""
+    try:
+        data = json.loads(memo.read_bytes())
+    except (OSError, ValueError):
+        return {}
+    plain = data.get("plain") if isinstance(data, dict) and data.get("version") == 1 else None
+    if not isinstance(plain, dict):
+        return {}
+    return {k: v for k, v in plain.items() if isinstance(v, list) and len(v) == 5 and all(type(n) is int for n in v)}
 
 
 def describe(unit: UnitInfo) -> str:

@@ -5,11 +5,13 @@ from a variable)."""
 
 from __future__ import annotations
 
+import json
 import os
 import pwd
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -231,6 +233,74 @@ def test_find_units_an_override_in_etc_hides_the_one_in_lib(tmp_path: Path) -> N
 
 def test_find_units_without_the_directories(tmp_path: Path) -> None:
     assert unit.find_units(unit_dirs(tmp_path)) == []
+
+
+def _aged(path: Path, seconds: float = 60) -> None:
+    """An mtime as if the file had been written `seconds` ago (its ctime is now, and cannot be set)."""
+    past = time.time() - seconds
+    os.utime(path, (past, past))
+
+
+def _memo_env(tmp_path: Path) -> dict[str, str]:
+    return {"HOME": str(tmp_path / "home"), "XDG_STATE_HOME": str(tmp_path / "state")}
+
+
+def test_find_units_reads_a_plain_unit_once_then_again_after_any_write(tmp_path: Path, monkeypatch) -> None:
+    """Unit files that run no server are remembered by their stat: not read again until one is written."""
+    dirs, environ = unit_dirs(tmp_path), _memo_env(tmp_path)
+    plain = write(tmp_path / "lib" / "ollama.service", NOT_VLLM)
+    write(tmp_path / "lib" / "vllm.service", FIELD)
+    monkeypatch.setattr(unit, "_SETTLED_NS", 200_000_000)  # 0.2 s, not 2: the test waits for it
+    read: list[str] = []
+    real = unit.fsutil.read_text
+
+    def counted(path: Path, shown: str, limit: int) -> str | None:
+        read.append(path.name)
+        return real(path, shown, limit)
+
+    monkeypatch.setattr(unit.fsutil, "read_text", counted)
+    assert [u.name for u in unit.find_units(dirs, environ)] == ["vllm.service"]
+    assert sorted(read) == ["ollama.service", "vllm.service"]  # both new; ollama's times are now: not remembered
+    read.clear()
+    unit.find_units(dirs, environ)
+    assert "ollama.service" in read  # still within the settling time: a write in this tick could go unseen
+    time.sleep(0.3)
+    unit.find_units(dirs, environ)
+    read.clear()
+    assert [u.name for u in unit.find_units(dirs, environ)] == ["vllm.service"]
+    assert read == ["vllm.service"]  # a server's unit is always read; the plain one is remembered
+
+    # now a vLLM unit, its mtime put back as it was (as `cp -p` or an editor that keeps times would): the ctime
+    # still moves, and it is read again
+    before = plain.stat()
+    plain.write_text(FIELD)
+    os.utime(plain, ns=(before.st_atime_ns, before.st_mtime_ns))
+    read.clear()
+    found = unit.find_units(dirs, environ)
+    assert "ollama.service" in read
+    assert sorted(u.name for u in found) == ["ollama.service", "vllm.service"]
+
+
+def test_find_units_memo_is_only_a_hint(tmp_path: Path) -> None:
+    """A memo that says a vLLM unit is plain, from another machine or a bad write, is not believed unless the
+    unit's stat is the one it gives; one that is not agentcfg's shape is ignored."""
+    dirs, environ = unit_dirs(tmp_path), _memo_env(tmp_path)
+    field = write(tmp_path / "lib" / "vllm.service", FIELD)
+    _aged(field)
+    memo = tmp_path / "state" / "agentcfg" / unit._PLAIN_UNITS
+    memo.parent.mkdir(parents=True)
+    forged = json.dumps({"version": 1, "plain": {str(field): [1, 2, 3, 4, 5]}})
+    for text in ("not json", '{"version": 2}', forged, "[]"):
+        memo.write_text(text)
+        assert [u.name for u in unit.find_units(dirs, environ)] == ["vllm.service"], text
+    assert unit.find_units(dirs) == unit.find_units(dirs, environ)  # without an environment: no memo at all
+
+
+def test_find_units_without_a_writable_state_directory(tmp_path: Path) -> None:
+    dirs, environ = unit_dirs(tmp_path), _memo_env(tmp_path)
+    _aged(write(tmp_path / "lib" / "ollama.service", NOT_VLLM))
+    (tmp_path / "state").write_text("a file where the directory would be")
+    assert unit.find_units(dirs, environ) == []
 
 
 def test_conflicts_same_port_or_overlapping_gpus() -> None:
