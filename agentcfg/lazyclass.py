@@ -24,11 +24,11 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from dataclasses import dataclass as dataclass
 else:
+    import _thread
     import operator
-    import threading
 
     _OPTIONS = "__lazyclass_options__"
-    _LOCK = threading.RLock()  # two threads that instantiate a waiting class first: one makes it
+    _LOCK = _thread.RLock()  # two threads that instantiate a waiting class first: one makes it
 
     def dataclass(cls: type | None = None, /, **options: Any) -> Any:
         if cls is None:
@@ -197,7 +197,7 @@ else:
         running: set[tuple[int, int]] = set()  # a repr that reaches itself says "...", as dataclasses' does
 
         def __repr__(self: Any) -> str:
-            key = id(self), threading.get_ident()
+            key = id(self), _thread.get_ident()
             if key in running:
                 return "..."
             running.add(key)
