@@ -138,6 +138,34 @@ def _load_some(fmt: str, body: str, keep: frozenset[str]) -> Any:
     return data
 
 
+# A text this long, of a format whose editor reads values from their own text (JSON), has its owned keys read
+# alone (after the whole is checked): the keys they are under are not built.
+_BIG_FOR_PATHS = 512_000
+
+
+def _owned(fmt: str, body: str, keypaths: list[KeyPath], roots: frozenset[str]) -> Any:
+    """What `body` holds at `keypaths` (at least), checked to parse as a whole: of a big JSON text the values
+    at those keys alone (a switch that writes one opencode provider does not build the 10 MB provider map it
+    sits in, four times the text); else the top-level keys `roots`, as any reader builds them."""
+    module = editor(fmt)
+    if len(body) < _BIG_FOR_PATHS or not hasattr(module, "values_at"):
+        return _load_some(fmt, body, roots)
+    _load_some(fmt, body, frozenset())  # the whole text read and checked, nothing kept
+    return module.values_at(body, keypaths)
+
+
+def values(fmt: str, text: str, keypaths: list[KeyPath], *, path: str = "") -> Any:
+    """Parse only, for a reader of a few values deep in a big file: the document as a dict in which `lookup`
+    finds each of `keypaths` (and maybe more); the text is checked to parse as a whole."""
+    try:
+        body = _split(text)[1]
+        if not body or body.isspace():
+            return _loads(fmt, body)
+        return _owned(fmt, body, keypaths, frozenset(k[0] for k in keypaths if k))
+    except EditError as exc:
+        raise _parse_error(fmt, exc, path) from None
+
+
 def get(fmt: str, text: str, keypath: KeyPath, *, path: str = "") -> Any:
     try:
         body = _split(text)[1]
@@ -203,14 +231,15 @@ def apply(fmt: str, text: str, assignments: list[Assignment], *, path: str = "")
     try:
         # parsing first also refuses to touch a file that does not parse, even if no key changes
         roots = frozenset(k[0] for k, _ in assignments)
-        current = _load_some(fmt, body, roots) if body and not body.isspace() else {}  # not .strip(): a copy
+        keypaths = [k for k, _ in assignments]
+        current = _owned(fmt, body, keypaths, roots) if body and not body.isspace() else {}  # not .strip(): a copy
         todo = [(k, v) for k, v in assignments if not _holds(current, k, v)]
         del current  # not held while the text after is read
         if not todo:
             return text
         with _no_cycle_collector():  # the JSON editor decodes the values it skips
             new = module.apply(body, todo, newline)
-        done = _load_some(fmt, new, roots | _kept(fmt, body))  # the agent's readers will ask for the same keys
+        done = _owned(fmt, new, keypaths, roots | _kept(fmt, body))  # its readers will ask for the same keys
     except EditError as exc:
         raise _parse_error(fmt, exc, path) from None
     wrong = [".".join(k) for k, v in assignments if not _holds(done, k, v)]

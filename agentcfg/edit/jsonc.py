@@ -228,13 +228,17 @@ def loads_keeping(text: str, keep: frozenset[str]) -> tuple[dict[str, Any], int]
 
 # --- reading lazily, for edits ----------------------------------------------------------------------
 
-# Finds where a value ends as json.loads reads it, in C, keeping nothing: every object it reads is dropped as soon
-# as it is read (a skipped `mcpServers` of 10 MB was built whole before, four times the text).
-_SKIPPER = json.JSONDecoder(object_pairs_hook=lambda pairs: None)
 _STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"')
 _SCALAR = re.compile(r"[A-Za-z0-9+\-.]+")
 _GAP = re.compile(r"(?:[ \t\r\n\ufeff]+|//[^\n]*|/\*.*?\*/)*", re.S)
-_TOKENS = re.compile(r'"(?:[^"\\\n]|\\.)*"|//[^\n]*|/\*.*?\*/|[\[\]{}]', re.S)
+# Where a skipped value ends (_Lazy.end). A top-level member's value, or an array, is scanned: its scalars, up
+# to the next bracket or slash outside a string, in one match; an object inside it read by json's C decoder
+# and dropped (an object built is dropped as soon as it is read); an array inside it scanned the same way.
+# So nothing that may be most of the file is built (a provider map, a permissions.allow list of 10 MB were
+# built whole, two to four times the text), and the loop runs once per object or array directly inside.
+_FLAT = re.compile(r'[^"/\[\]{}]*+(?:"[^"\\\n]*+(?:\\.[^"\\\n]*+)*+"[^"/\[\]{}]*+)*+')
+_COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
+_SKIPPER = json.JSONDecoder(object_pairs_hook=lambda pairs: None)
 
 
 class _Lazy:
@@ -248,31 +252,47 @@ class _Lazy:
     def gap(self, pos: int) -> int:
         return matched(_GAP, self.text, pos).end()
 
-    def end(self, pos: int) -> int:
-        """Where the (valid) value starting at pos ends."""
+    def end(self, pos: int, top: bool = False) -> int:
+        """Where the (valid) value starting at pos ends. A top-level member's value may be most of the file (a
+        provider map): it is scanned; an object below it is read by the C decoder, an array scanned."""
         text = self.text
         ch = text[pos]
-        if ch in "{[":
+        if ch == "{" and not top:
             try:
                 return _SKIPPER.raw_decode(text, pos)[1]
-            except (ValueError, RecursionError):  # comments or trailing commas inside: count brackets
-                depth = 0
-                for token in _TOKENS.finditer(text, pos):
-                    t = token.group()
-                    if t in "{[":
-                        depth += 1
-                    elif t in "}]":
-                        depth -= 1
-                        if not depth:
-                            return token.end()
-                raise EditError.at(text, pos, "unterminated value") from None
+            except (ValueError, RecursionError):  # comments or trailing commas inside (JSONC)
+                return self.container_end(pos)
+        if ch in "{[":
+            return self.container_end(pos)
         if ch == '"':
             return matched(_STRING, text, pos).end()
         return matched(_SCALAR, text, pos).end()
 
-    def node(self, pos: int) -> Node:
+    def container_end(self, pos: int) -> int:
+        """Where the object or array starting at pos ends (_FLAT's comment says how it is found)."""
+        text = self.text
+        at = matched(_FLAT, text, pos + 1).end()
+        while at < len(text):
+            ch = text[at]
+            if ch in "}]":
+                return at + 1
+            if ch == "{":
+                try:
+                    at = _SKIPPER.raw_decode(text, at)[1]
+                except (ValueError, RecursionError):  # comments or trailing commas inside (JSONC)
+                    at = self.container_end(at)
+            elif ch == "[":
+                at = self.container_end(at)
+            elif ch == "/":  # a comment, or a stray slash
+                at = comment.end() if (comment := _COMMENT.match(text, at)) else at + 1
+            else:  # a string that does not end
+                break
+            at = matched(_FLAT, text, at).end()
+        raise EditError.at(text, pos, "unterminated value")
+
+    def node(self, pos: int, top: bool = False) -> Node:
         kind = {"{": "object", "[": "array", '"': "string"}.get(self.text[pos], "literal")
-        return Node(kind, pos, self.end(pos))
+        return Node(kind, pos, self.end(pos, top))
 
     def members(self, node: Node) -> list[Member]:
         found = self.objects.get(node.start)
@@ -280,12 +300,13 @@ class _Lazy:
             node.end = self.ends[node.start]
             return found
         text, found = self.text, []
+        top = node.start == self.gap(0)  # the root's members: one may be most of the file
         pos = self.gap(node.start + 1)
         while text[pos] != "}":
             key_start = pos
             pos = matched(_STRING, text, pos).end()
             key = json.loads(text[key_start:pos])
-            value = self.node(self.gap(self.gap(pos) + 1))  # past the ":"
+            value = self.node(self.gap(self.gap(pos) + 1), top)  # past the ":"
             member = Member(key, key_start, value)
             found.append(member)
             pos = self.gap(value.end)
@@ -336,7 +357,8 @@ def _wrong_type(lazy: _Lazy, member: Member, keypath: KeyPath, depth: int) -> Wr
 
 @functools.lru_cache(maxsize=4)
 def _lazy(text: str) -> _Lazy:
-    """One reading per text: raw() is asked for each owned key of one file."""
+    """One reading per text: raw() is asked for each owned key of one file, values_at() for all of them
+    before an edit and after it, and the edit reads the same text."""
     return _Lazy(text)
 
 
@@ -353,6 +375,25 @@ def raw(text: str, keypath: KeyPath) -> str | None:
             return None
         node = member.node
     return text[node.start : node.end]
+
+
+def values_at(text: str, keypaths: list[KeyPath]) -> dict[str, Any]:
+    """The values at `keypaths` (those there), nested as in the document and read from their own text alone:
+    a switch checks the provider it writes without building the 10 MB provider map around it. The text is
+    taken to parse (edit.apply checks the whole of it first)."""
+    found: dict[str, Any] = {}
+    for keypath in keypaths:
+        span = raw(text, keypath)
+        if span is not None:
+            _merge(found, keypath, _decoded(span))
+    return found
+
+
+def _decoded(span: str) -> Any:
+    try:
+        return json.loads(span)
+    except (ValueError, RecursionError):  # comments or trailing commas inside: the JSONC reading
+        return parse(span).value()
 
 
 # --- editing ---------------------------------------------------------------------------------------
@@ -399,7 +440,7 @@ def _merge(into: dict[str, Any], keys: KeyPath, value: Any) -> None:
 def _set(text: str, assignments: list[Assignment], newline: str) -> str:
     if _blank(text):
         text = "{}" + newline
-    lazy = _Lazy(text)
+    lazy = _lazy(text)
     root = lazy.root()
     cuts: list[tuple[int, int, str]] = []
     inserts: dict[int, tuple[Node, dict[str, Any]]] = {}  # object start -> (object, new members)

@@ -4,7 +4,11 @@ json.loads builds the whole document (a 10 MB opencode.json of providers is some
 dicts and strings); a switch reads a few top-level keys. Here the top-level object, and the objects and
 arrays that are the values of the keys not asked for, are walked with the C decoder's own pieces
 (`scanstring` for keys, `raw_decode` for each value below): each value is built, checked and dropped,
-and only the members asked for are kept. The walk accepts only what json.loads accepts (the same
+and only the members asked for are kept. An array among those values is walked too, not built (a
+permissions.allow list of 10 MB in Claude Code's settings was built whole to be checked, twice the text): a
+run of strings, numbers and literals in one regular-expression match (their JSON grammar is regular; what
+the expression takes json takes, and the rest is decoded item by item), an array inside it walked the same
+way. The walk accepts only what json.loads accepts (the same
 scanner on every value, the same whitespace, the grammar of objects and arrays); anything it does not
 accept (comments, trailing commas, an error) goes to the full reading, which gives its verdict, its
 JSONC reading or its error with a line, as before.
@@ -21,6 +25,14 @@ from typing import Any
 _WS = re.compile(r"[ \t\n\r]*")  # json's whitespace
 _DECODER = json.JSONDecoder()
 SMALL = 512_000  # below this, the whole text is read: walking gains little
+# Scalars as json.loads reads them, and only such (a subset: NaN, an integer of thousands of digits and the like
+# are left to raw_decode, which decides): a string without control characters and with JSON's escapes only, a
+# number, a literal; each item followed by its comma.
+_SCALAR = (
+    r'"(?:[^"\\\x00-\x1f]++|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4})*+"'
+    r"|-?(?:0|[1-9][0-9]{0,19})(?:\.[0-9]{1,20})?(?:[eE][-+]?[0-9]{1,5})?(?![0-9.eE])|true|false|null"
+)
+_ITEMS = re.compile(rf"(?:(?:{_SCALAR})[ \t\n\r]*,[ \t\n\r]*)*+")
 
 
 class Whole(Exception):
@@ -71,7 +83,7 @@ def _object(
             kept[key], pos = _DECODER.raw_decode(text, pos)
             if built is not None:
                 built[0] += pos - start
-        elif kept is not None:  # a top-level member not kept: walk it, a member or item at a time
+        elif kept is not None or text[pos] == "[":  # a top-level member not kept, an array: walked
             pos = _walk(text, pos)
         else:
             pos = _DECODER.raw_decode(text, pos)[1]
@@ -93,7 +105,9 @@ def _walk(text: str, pos: int) -> int:
     if text[pos] == "]":
         return pos + 1
     while True:
-        pos = _WS.match(text, _DECODER.raw_decode(text, pos)[1]).end()  # type: ignore[union-attr]
+        pos = _ITEMS.match(text, pos).end()  # type: ignore[union-attr]  # a run of scalars, in one match
+        pos = _walk(text, pos) if text[pos] == "[" else _DECODER.raw_decode(text, pos)[1]
+        pos = _WS.match(text, pos).end()  # type: ignore[union-attr]
         if text[pos] == "]":
             return pos + 1
         if text[pos] != ",":

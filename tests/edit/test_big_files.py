@@ -105,3 +105,48 @@ def test_a_small_file_is_parsed_once_before_and_once_after_whatever_keys_its_rea
     plan = switchplan.plan(profile, [switchplan.AgentReading(claude, {file: text})], KeySource(), {"HOME": "/h"})
     assert [c.action for c in plan.changes] == ["modify"]
     assert len(readings) == 2, readings
+
+
+def _largest_decoded(monkeypatch) -> list[int]:
+    """The lengths of the values json's C decoder builds, wherever agentcfg's JSON readers call it."""
+    from agentcfg.edit import jsonc, jsonparts
+
+    spans: list[int] = []
+    for decoder in (jsonparts._DECODER, jsonc._SKIPPER):
+        real = decoder.raw_decode
+
+        def counted(text, pos=0, real=real):
+            value, end = real(text, pos)
+            spans.append(end - pos)
+            return value, end
+
+        monkeypatch.setattr(decoder, "raw_decode", counted)
+    return spans
+
+
+def test_a_switch_of_a_big_opencode_json_builds_none_of_its_provider_map(monkeypatch):
+    """The provider map is most of a big opencode.json: checking, editing and reading the provider a switch
+    writes builds that provider alone (the map was built whole three times, four times the text at the peak)."""
+    edit.forget()
+    text = big_file.opencode_json(2_000_000)
+    spans = _largest_decoded(monkeypatch)
+    config = AgentFile(Path("opencode.json"), "json")
+    new = edit.apply("json", text, _assignments(opencode, "json"))
+    binding = opencode.read({config: new})
+    assert opencode.foreign_format({config: text}) is None
+    assert binding.model == PROFILE.model and binding.base_url == PROFILE.base_url
+    assert spans and max(spans) < 10_000, max(spans)  # one provider or server at a time, never the map
+
+
+def test_a_big_array_in_a_json_file_is_never_built_to_be_skipped(monkeypatch):
+    """Claude Code's permissions.allow of thousands of rules, beside the keys a switch sets."""
+    from agentcfg.agents import claude
+
+    edit.forget()
+    rules = ",\n".join(f'      "Bash(npm run task-{i}:*)"' for i in range(40_000))
+    text = '{\n  "model": "sonnet",\n  "permissions": {\n    "allow": [\n' + rules + "\n    ]\n  }\n}\n"
+    spans = _largest_decoded(monkeypatch)
+    (file_edit,) = claude.edits(PROFILE, {AgentFile(Path("settings.json"), "json"): None}, KeySource())
+    new = edit.apply("json", text, file_edit.assignments)
+    assert new.count("Bash(npm run task-") == 40_000
+    assert not spans or max(spans) < 10_000, max(spans)

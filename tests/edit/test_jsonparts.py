@@ -16,6 +16,12 @@ SETTINGS = settings(max_examples=400, deadline=None, suppress_health_check=[Heal
 
 _KEYS = st.sampled_from(["provider", "mcp", "model", "env", "a\\u0062", "x"])
 _SCALARS = st.sampled_from(["1", "-0.5e3", '"s"', '"\\u00e9"', "true", "null", "NaN", "01", '"a\nb"', "tru", "1."])
+# What a run of array items may hold (jsonparts._ITEMS): JSON's scalars and near misses of each
+_ITEM_SCALARS = st.sampled_from([
+    "0", "-0", "1e5", "0.1e-2", "1E+300", "12345678901234567890", "123456789012345678901234", "-", "2.", "1e", "-01",
+    "1.5.", "Infinity", "-Infinity", "NaN", '""', '"\\\\"', '"\\""', '"\\/"', '"\\x"', '"\\u12"', '"\\u00e9"',
+    '"\x01"', '"\x7f"', '"\ud800"', '"a\tb"', "true", "false", "null", "nul", "truex", "[]", "[1, 2]", '{"k": 1}',
+])  # fmt: skip
 _JSON = st.recursive(
     _SCALARS,
     lambda inner: st.one_of(
@@ -69,3 +75,39 @@ def test_the_walk_itself_accepts_only_what_json_loads_accepts():
     for text in ['{"a": 1,}', '{"a": 1} x', '{"a": [1,]}', '{"a": {"b": 1,}}', "[1]", '{"a" 1}', '{"a": 1 // c\n}']:
         with pytest.raises((jsonparts.Whole, ValueError)):
             jsonparts._read(text, frozenset({"a"}))
+
+
+@SETTINGS
+@given(st.lists(_ITEM_SCALARS, max_size=8), st.sampled_from([", ", ",", " ,\n ", ",,", " "]), st.booleans())
+def test_a_walked_array_is_accepted_only_where_json_loads_accepts_it(items, comma, trailing):
+    """A run of scalars taken in one match (jsonparts._ITEMS): each text json.loads refuses, the walk refuses too,
+    and each it accepts, json.loads accepts (items, separators and a trailing comma varied)."""
+    text = '{"x": [' + comma.join(items) + (comma if trailing else "") + '], "y": [[' + comma.join(items) + "]]}"
+    try:
+        json.loads(text)
+        accepted = True
+    except ValueError:
+        accepted = False
+    try:
+        jsonparts._read(text, frozenset())
+        walked = True
+    except (jsonparts.Whole, ValueError, IndexError):
+        walked = False
+    assert walked == accepted, text
+
+
+def test_a_big_array_below_the_top_level_is_not_built(monkeypatch):
+    """Claude Code's permissions.allow of thousands of rules: checked in runs, never held as a list."""
+    rules = ",\n".join(f'"Bash(npm run task-{i}:*)"' for i in range(20_000))
+    text = '{"model": "m", "permissions": {"allow": [' + rules + '], "deny": []}}'
+    built = []
+    real = jsonparts._DECODER.raw_decode
+
+    def counted(text, pos):
+        value, end = real(text, pos)
+        built.append(end - pos)
+        return value, end
+
+    monkeypatch.setattr(jsonparts._DECODER, "raw_decode", counted)
+    assert jsonparts._read(text, frozenset({"model"}))[0] == {"model": "m"}
+    assert max(built) < 100  # item by item at most: the list of 20,000 rules never decoded in one piece

@@ -116,10 +116,19 @@ V2_SCHEMA = "https://opencode.ai/config.v2.json"
 READS = frozenset({*V2_KEYS, "$schema", "mcp", "provider", "model"})
 
 
+def _foreign_reads(text: str) -> frozenset[str]:
+    """The keys foreign_format must see built. `provider` and `mcp` only where the text names a key their check
+    looks for (a 10 MB provider map was built for the check alone, the most of a switch's memory): a key
+    written with an escape (`\\u0070ackage`) is its name too, so a text with an escape builds them."""
+    escaped = "\\u" in text
+    needs = {"provider": ('"package"', '"settings"'), "mcp": ('"servers"',)}
+    return READS - {key for key, words in needs.items() if not escaped and not any(w in text for w in words)}
+
+
 def foreign_format(current: Texts) -> tuple[AgentFile, str] | None:
     """The file in a format agentcfg does not write (opencode's V2 config), and what gives it away."""
     for config, text in current.items():
-        data = base.table(edit.load("json", text or "", path=str(config.path), keep=READS))
+        data = base.table(edit.load("json", text or "", path=str(config.path), keep=_foreign_reads(text or "")))
         found = [f"top-level `{key}`" for key in V2_KEYS if key in data]
         servers = base.table(data.get("mcp")).get("servers")
         if isinstance(servers, dict) and "type" not in servers:  # V1: an MCP server named "servers" has a type
@@ -190,12 +199,15 @@ export const AgentcfgKeyOut = async () => ({
 
 def read(current: Texts) -> Binding:
     ((config_file, text),) = current.items()
-    config = base.table(edit.load("json", text or "", path=str(config_file.path), keep=READS))
-    model = config.get("model")
+    shown = str(config_file.path)
+    model = base.table(edit.load("json", text or "", path=shown, keep=READS - {"provider", "mcp"})).get("model")
     if not isinstance(model, str) or "/" not in model:
         return Binding(model=model if isinstance(model, str) else None)
     provider_name, model_id = model.split("/", 1)
-    provider = base.table(base.table(config.get("provider")).get(provider_name))
+    # the model's provider alone (of a big file, not the whole provider map: edit.values)
+    found = edit.lookup(edit.values("json", text or "", [("provider", provider_name)], path=shown),
+                        ("provider", provider_name))  # fmt: skip
+    provider = base.table(None if found is edit.MISSING else found)
     options = base.table(provider.get("options"))
     key = base.text(options.get("apiKey"))
     source = None if key is None else key if key.startswith("{env:") else "in file"
