@@ -338,7 +338,7 @@ def _unit(
     import getpass
 
     from agentcfg.invocation import self_command
-    from agentcfg.serve import lifecycle, records, unit
+    from agentcfg.serve import lifecycle, records, unit, units
 
     options = lifecycle.options_of(profile, given, environ)
     found, built = lifecycle.build(profile, options, environ)  # the options checked as a start checks them
@@ -348,7 +348,7 @@ def _unit(
         base.print_json({"profile": profile, "unit": text, "path": None}) if as_json else click.echo(text, nl=False)
         return
     records.save_options(profile, options, environ)  # what the unit's `serve start --foreground` runs
-    path = unit.install(profile, text, system=system, environ=environ, force=force,
+    path = units.install(profile, text, system=system, environ=environ, force=force,
                         say=lambda line: click.echo(line, err=True))  # fmt: skip
     if as_json:
         base.print_json({"profile": profile, "unit": text, "path": str(path)})

@@ -23,7 +23,7 @@ from agentcfg.doctor.model import BLOCKING, FAIL, PASS, SKIP, WARN, Finding, Tar
 from agentcfg.doctor.rules import classify, diagnose
 from agentcfg.lazyclass import dataclass
 from agentcfg.profiles import is_loopback
-from agentcfg.serve import unit
+from agentcfg.serve import units
 
 if TYPE_CHECKING:
     from agentcfg.doctor import probes
@@ -335,11 +335,12 @@ def _local_findings(targets: list[Target], environ: env.Environ) -> list[Finding
             local.setdefault(port, (target.model, profile, target.leg, target.context_window))
     if not local:
         return []
-    found = localserver.processes()
-    units = unit.find_units(environ=environ)  # a directory scan: no systemctl
+    running = localserver.processes()
+    scanned = units.find_units(environ=environ)  # a directory scan: no systemctl
     findings: list[Finding] = []
     for port, (model, profile, leg, window) in local.items():
-        own = localserver.findings(found, port, model, profile, window=window) + localserver.unit_findings(units, port)
+        own = localserver.findings(running, port, model, profile, window=window)
+        own += localserver.unit_findings(scanned, port)
         for finding in own:
             if all(replace(finding, leg=None) != replace(f, leg=None) for f in findings):  # stray workers: once
                 findings.append(replace(finding, leg=leg))

@@ -34,7 +34,7 @@ async def _send(
                 return
             except plainhttp.Redirected:  # httpx follows it, from the first request on, as before
                 result.extra.clear()
-        from agentcfg.doctor import viahttpx
+        from agentcfg.doctor import viahttpx  # lazy: httpx loads only for a probe plainhttp does not send
 
         await viahttpx.send(client(probe), probe, result, started)
     except Exception as exc:
@@ -64,7 +64,7 @@ async def _run(
 
     def client_for(probe: Probe) -> httpx.AsyncClient:
         """The httpx client for the probes that share its proxy and CA file, made at the first of them."""
-        from agentcfg.doctor import viahttpx
+        from agentcfg.doctor import viahttpx  # lazy: as in _send
 
         if (probe.proxy, probe.ca_file) not in clients:
             clients[probe.proxy, probe.ca_file] = viahttpx.new_client(probe.proxy, probe.ca_file, deadline, transport)

@@ -97,9 +97,9 @@ def test_every_spelling_of_a_server_is_still_parsed(tmp_path: Path) -> None:
 
 def test_skipping_a_unit_unparsed_never_changes_what_is_found() -> None:
     """On every unit file of this machine: the same answer as parsing it (the skip is only a shortcut)."""
-    from agentcfg.serve import unit
+    from agentcfg.serve import unit, units
 
-    paths = [p for _, d in unit.default_dirs({"HOME": "/nonexistent"}) for p in unit._listing(d, ".service")]
+    paths = [p for _, d in units.default_dirs({"HOME": "/nonexistent"}) for p in units._listing(d, ".service")]
     texts = [(path, path.read_text(errors="replace")) for path in paths if path.is_file()]
     for path, text in texts + [(Path("/x/y.service"), f"[Service]\n{s}\n") for s in SPELLINGS]:
         if not unit._may_run_a_server(text):
@@ -111,7 +111,7 @@ def test_skipping_a_unit_unparsed_never_changes_what_is_found() -> None:
 def test_the_unit_directories_are_listed_as_glob_lists_them(tmp_path: Path) -> None:
     """find_units lists with os.scandir: the same units, in the same order, and the same enabled links as
     pathlib's glob (on this machine's unit directories, and on one with what a glob might treat apart)."""
-    from agentcfg.serve import unit
+    from agentcfg.serve import units
 
     odd = tmp_path / "system"
     (odd / "multi-user.target.wants").mkdir(parents=True)
@@ -125,8 +125,8 @@ def test_the_unit_directories_are_listed_as_glob_lists_them(tmp_path: Path) -> N
     (odd / "multi-user.target.wants" / "b.service").symlink_to(odd / "b.service")
     (odd / "default.target.requires" / "gone.service").symlink_to(odd / "nowhere.service")
     (odd / "real.wants" / ".h.service").write_text("")
-    dirs = [d for _, d in unit.default_dirs({"HOME": "/nonexistent"})] + [odd, tmp_path / "missing"]
+    dirs = [d for _, d in units.default_dirs({"HOME": "/nonexistent"})] + [odd, tmp_path / "missing"]
     for directory in dirs:
-        assert unit._listing(directory, ".service") == sorted(directory.glob("*.service")), directory
+        assert units._listing(directory, ".service") == sorted(directory.glob("*.service")), directory
         globbed = {p.name for pattern in ("*.wants/*", "*.requires/*") for p in directory.glob(pattern)}
-        assert unit._linked(directory) == globbed, directory
+        assert units._linked(directory) == globbed, directory
