@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agentcfg.edit.common import REMOVE, Assignment, EditError, KeyPath, Verbatim, WrongTypeError, matched, plain
+from agentcfg.patterns import lazy
 
 _NONE: Any = ()  # what a node the full parser did not fill holds: nothing, and nothing can be appended to it
 
@@ -228,16 +229,16 @@ def loads_keeping(text: str, keep: frozenset[str]) -> tuple[dict[str, Any], int]
 
 # --- reading lazily, for edits ----------------------------------------------------------------------
 
-_STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"')
-_SCALAR = re.compile(r"[A-Za-z0-9+\-.]+")
-_GAP = re.compile(r"(?:[ \t\r\n\ufeff]+|//[^\n]*|/\*.*?\*/)*", re.S)
+_STRING = lazy(r'"(?:[^"\\\n]|\\.)*"')
+_SCALAR = lazy(r"[A-Za-z0-9+\-.]+")
+_GAP = lazy(r"(?:[ \t\r\n\ufeff]+|//[^\n]*|/\*.*?\*/)*", re.S)
 # Where a skipped value ends (_Lazy.end). A top-level member's value, or an array, is scanned: its scalars, up
 # to the next bracket or slash outside a string, in one match; an object inside it read by json's C decoder
 # and dropped (an object built is dropped as soon as it is read); an array inside it scanned the same way.
 # So nothing that may be most of the file is built (a provider map, a permissions.allow list of 10 MB were
 # built whole, two to four times the text), and the loop runs once per object or array directly inside.
-_FLAT = re.compile(r'[^"/\[\]{}]*+(?:"[^"\\\n]*+(?:\\.[^"\\\n]*+)*+"[^"/\[\]{}]*+)*+')
-_COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
+_FLAT = lazy(r'[^"/\[\]{}]*+(?:"[^"\\\n]*+(?:\\.[^"\\\n]*+)*+"[^"/\[\]{}]*+)*+')
+_COMMENT = lazy(r"//[^\n]*|/\*.*?\*/", re.S)
 _SKIPPER = json.JSONDecoder(object_pairs_hook=lambda pairs: None)
 
 

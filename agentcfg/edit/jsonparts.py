@@ -17,12 +17,13 @@ JSONC reading or its error with a line, as before.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable
 from json.decoder import scanstring  # type: ignore[attr-defined]  # the C scanner of json.loads
 from typing import Any
 
-_WS = re.compile(r"[ \t\n\r]*")  # json's whitespace
+from agentcfg.patterns import lazy
+
+_WS = lazy(r"[ \t\n\r]*")  # json's whitespace
 _DECODER = json.JSONDecoder()
 SMALL = 512_000  # below this, the whole text is read: walking gains little
 # Scalars as json.loads reads them, and only such (a subset: NaN, an integer of thousands of digits and the like
@@ -32,7 +33,7 @@ _SCALAR = (
     r'"(?:[^"\\\x00-\x1f]++|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4})*+"'
     r"|-?(?:0|[1-9][0-9]{0,19})(?:\.[0-9]{1,20})?(?:[eE][-+]?[0-9]{1,5})?(?![0-9.eE])|true|false|null"
 )
-_ITEMS = re.compile(rf"(?:(?:{_SCALAR})[ \t\n\r]*,[ \t\n\r]*)*+")
+_ITEMS = lazy(rf"(?:(?:{_SCALAR})[ \t\n\r]*,[ \t\n\r]*)*+")
 
 
 class Whole(Exception):

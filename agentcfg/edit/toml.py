@@ -21,6 +21,7 @@ from typing import Any, Literal, overload
 
 from agentcfg.edit.common import REMOVE, Assignment, EditError, KeyPath, Verbatim, WrongTypeError, matched
 from agentcfg.lazyclass import dataclass
+from agentcfg.patterns import lazy
 
 # tomli is the stdlib's tomllib, but its wheels are compiled (mypyc): twice as fast to read a file,
 # and quicker to import. Without a wheel for this platform, the stdlib's copy does the same work.
@@ -29,7 +30,7 @@ try:
 except ImportError:  # pragma: no cover
     import tomllib  # type: ignore[no-redef, import-not-found]  # checked as 3.10, which has no tomllib
 
-_WHERE = re.compile(r"\s*\(at line (\d+), column (\d+)\)$")
+_WHERE = lazy(r"\s*\(at line (\d+), column (\d+)\)$")
 
 
 def loads(text: str) -> dict[str, Any]:
@@ -63,27 +64,25 @@ def forget() -> None:
 
 # --- scanning --------------------------------------------------------------------------------------
 
-_WS = re.compile(r"[ \t]*")
-_BARE = re.compile(r"[A-Za-z0-9_-]+")
-_BASIC = re.compile(r'"(?:[^"\\\n]|\\.)*"')
-_LITERAL = re.compile(r"'[^'\n]*'")
-_ML_BASIC = re.compile(r'"""(?:[^"\\]|\\.|""?(?!"))*"""(?:""?)?', re.S)
-_ML_LITERAL = re.compile(r"'''(?:[^']|''?(?!'))*'''(?:''?)?", re.S)
-_SCALAR = re.compile(
-    r"\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}(?::\d{2})?(?:\.\d+)?(?:[Zz]|[+-]\d{2}:\d{2})?|[A-Za-z0-9_+\-.:]+"
-)
-_GAP = re.compile(r"(?:[ \t\r\n]+|#[^\n]*)*")  # inside arrays (and lenient inline tables)
-_TAIL = re.compile(r"[ \t]*(?:#[^\n]*)?(?:\r?\n|\Z)")  # the rest of a statement's line
-_EMPTY_LINE = re.compile(r"[ \t]*(?:#[^\n]*)?\r?\n")
+_WS = lazy(r"[ \t]*")
+_BARE = lazy(r"[A-Za-z0-9_-]+")
+_BASIC = lazy(r'"(?:[^"\\\n]|\\.)*"')
+_LITERAL = lazy(r"'[^'\n]*'")
+_ML_BASIC = lazy(r'"""(?:[^"\\]|\\.|""?(?!"))*"""(?:""?)?', re.S)
+_ML_LITERAL = lazy(r"'''(?:[^']|''?(?!'))*'''(?:''?)?", re.S)
+_SCALAR = lazy(r"\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}(?::\d{2})?(?:\.\d+)?(?:[Zz]|[+-]\d{2}:\d{2})?|[A-Za-z0-9_+\-.:]+")
+_GAP = lazy(r"(?:[ \t\r\n]+|#[^\n]*)*")  # inside arrays (and lenient inline tables)
+_TAIL = lazy(r"[ \t]*(?:#[^\n]*)?(?:\r?\n|\Z)")  # the rest of a statement's line
+_EMPTY_LINE = lazy(r"[ \t]*(?:#[^\n]*)?\r?\n")
 # The common lines in one match each (most of a big file): a header or `key = scalar` whose keys have
 # no escapes. Anything else (arrays, inline tables, multi-line strings, escapes) takes the full path.
 _PART = r"""(?:[A-Za-z0-9_-]+|"[^"\\\n]*"|'[^'\n]*')"""
 _KEYS = rf"{_PART}(?:[ \t]*\.[ \t]*{_PART})*"
-_FAST_HEADER = re.compile(rf"[ \t]*\[[ \t]*({_KEYS})[ \t]*\][ \t]*(?:#[^\n]*)?(?:\r?\n|\Z)")
-_FAST_ENTRY = re.compile(
+_FAST_HEADER = lazy(rf"[ \t]*\[[ \t]*({_KEYS})[ \t]*\][ \t]*(?:#[^\n]*)?(?:\r?\n|\Z)")
+_FAST_ENTRY = lazy(
     rf"""[ \t]*({_KEYS})[ \t]*=[ \t]*("[^"\\\n]*"|'[^'\n]*'|[A-Za-z0-9_+\-.:]+)[ \t]*(?:#[^\n]*)?(?:\r?\n|\Z)"""
 )
-_PARTS = re.compile(r"""([A-Za-z0-9_-]+)|"([^"\\\n]*)"|'([^'\n]*)'""")
+_PARTS = lazy(r"""([A-Za-z0-9_-]+)|"([^"\\\n]*)"|'([^'\n]*)'""")
 _LINE_END = r"[ \t]*(?:#[^\n]*)?(?:\r?\n|\Z)"
 _SKIP_LINE = (
     rf"""[ \t]*(?:#[^\n]*)?\r?\n|[ \t]*{_KEYS}[ \t]*=[ \t]*(?:"[^"\\\n]*"|'[^'\n]*'|[A-Za-z0-9_+\-.:]+){_LINE_END}"""
@@ -385,7 +384,7 @@ def _container(layout: Layout, keypath: KeyPath, *, strict: bool) -> tuple[KeyPa
 # --- rendering -------------------------------------------------------------------------------------
 
 _ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r"}
-_NEEDS_ESCAPE = re.compile(r'["\\\x00-\x1f\x7f]')
+_NEEDS_ESCAPE = lazy(r'["\\\x00-\x1f\x7f]')
 
 
 def _string(value: str) -> str:

@@ -29,12 +29,13 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from agentcfg.fingerprint import blake2b  # not hashlib's: that loads OpenSSL first (doctor reads, never writes)
+from agentcfg.patterns import lazy
 
 _PART = r"""(?:[A-Za-z0-9_-]+|"[^"\\\n]*"|'[^'\n]*')"""
 # a line that starts with `[`: a header, or the line of a multi-line string or array (see above)
-_CANDIDATE = re.compile(r"^[ \t]*\[", re.M)
-_HEADER = re.compile(rf"[ \t]*(\[\[?)[ \t]*({_PART}(?:[ \t]*\.[ \t]*{_PART})*)[ \t]*\]")
-_KEY = re.compile(r"""([A-Za-z0-9_-]+)|"([^"\\\n]*)"|'([^'\n]*)'""")
+_CANDIDATE = lazy(r"^[ \t]*\[", re.M)
+_HEADER = lazy(rf"[ \t]*(\[\[?)[ \t]*({_PART}(?:[ \t]*\.[ \t]*{_PART})*)[ \t]*\]")
+_KEY = lazy(r"""([A-Za-z0-9_-]+)|"([^"\\\n]*)"|'([^'\n]*)'""")
 # Whole-text scans start with the newline before a line (the regex engine then looks only at newlines);
 # the first line is matched on its own (_lines).
 _ESCAPE = r"[ \t]*\[[^\n]*\\"  # a line starting with `[` that has a backslash

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from agentcfg.errors import AgentcfgError
 from agentcfg.lazyclass import dataclass
+from agentcfg.patterns import lazy
 from agentcfg.shells import systemd_command
 
 USER, SYSTEM = "user", "system"
@@ -34,8 +35,8 @@ STOP_TIMEOUT = 180
 RESTART_SEC = 30  # a model takes minutes to load: retrying sooner only fights the GPU memory being released
 START_LIMIT_BURST = 3  # three failed starts ...
 START_LIMIT_INTERVAL = 600  # ... within 10 min: systemd stops trying (a busy port, a model that no longer fits)
-_GPU = re.compile(r"[A-Za-z0-9][A-Za-z0-9:/_.-]*")  # an index, or a GPU-/MIG- UUID
-_USER_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*\$?")
+_GPU = lazy(r"[A-Za-z0-9][A-Za-z0-9:/_.-]*")  # an index, or a GPU-/MIG- UUID
+_USER_NAME = lazy(r"[A-Za-z0-9_][A-Za-z0-9_.-]*\$?")
 _SHELLS = {"sh", "bash", "dash", "zsh"}
 _PARALLEL = (("--tensor-parallel-size", "-tp"), ("--pipeline-parallel-size", "-pp"), ("--data-parallel-size", "-dp"))
 
