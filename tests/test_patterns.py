@@ -53,4 +53,4 @@ def test_the_editors_patterns_wait_for_their_first_use() -> None:
         "print(json.dumps(waiting))\n"
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
-    assert eval(done.stdout) == []
+    assert json.loads(done.stdout) == []
