@@ -40,7 +40,7 @@ _KEY = lazy(r"""([A-Za-z0-9_-]+)|"([^"\\\n]*)"|'([^'\n]*)'""")
 # the first line is matched on its own (_lines).
 _ESCAPE = r"[ \t]*\[[^\n]*\\"  # a line starting with `[` that has a backslash
 _SHORT = rf"[ \t]*\[\[?[ \t]*({_PART})[ \t]*\]"  # `[a]`, `[[a]]`
-BATCH = 256_000  # characters read by tomli at a time (its peak is about 15 times that)
+BATCH = 64_000  # characters read by tomli at a time (its peak is about 15 times that: 1 MB, whatever the file)
 SMALL = 512_000  # below this, tomli reads the whole text: parts would gain little
 
 
