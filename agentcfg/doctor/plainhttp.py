@@ -63,12 +63,13 @@ class LocalProtocolError(TransportError):
 
 def takes(probe: Probe) -> bool:
     """Whether this sender sends `probe`: plain http, straight to the server (no proxy, so no CA file in use), to
-    a URL with a host and a port that is a number (httpx explains any other)."""
+    a URL with an ASCII host and a port that is a number (httpx encodes or explains any other)."""
     if probe.proxy is not None or probe.url[:7].lower() != "http://":
         return False
     try:
         url = urlsplit(probe.url)
-        return bool(url.hostname) and (url.port or 80) > 0
+        host = url.hostname or ""
+        return bool(host) and host.isascii() and (url.port or 80) > 0
     except ValueError:
         return False
 
@@ -126,7 +127,8 @@ def _request(probe: Probe, url: SplitResult) -> bytes:
         sent += [("Content-Length", str(len(body))), ("Content-Type", "application/json")]
     headers = {name.lower(): (name, value) for name, value in sent}
     for name, value in probe.headers:  # the probe's own, spelt as given (as httpx sends them): they win
-        if not _TOKEN.fullmatch(name) or any(c in value for c in "\r\n\0"):  # never a line of its own
+        # never a line of its own, nor a character sent as another (httpx refuses a value that is not ASCII too)
+        if not _TOKEN.fullmatch(name) or not value.isascii() or any(c in value for c in "\r\n\0"):
             raise LocalProtocolError("Illegal header name or value")  # not shown: a value may be a key
         headers[name.lower()] = (name, value)
     if any(c in host_header for c in " \r\n\0/"):
