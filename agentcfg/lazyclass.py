@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 else:
     import _thread
     import operator
+    import sys
 
     _OPTIONS = "__lazyclass_options__"
     _LOCK = _thread.RLock()  # two threads that instantiate a waiting class first: one makes it
@@ -75,6 +76,16 @@ else:
 
     _OPTIONS_PLAIN = frozenset(("init", "repr", "eq", "frozen"))
 
+    def _dataclasses_as_known() -> bool:
+        """Whether this Python's dataclasses keeps what the plain kind writes as 3.10 and 3.11 keep it (their
+        _DataclassParams of six options); 3.12 keeps more, 3.13 adds __replace__: there dataclasses makes every
+        class (still at its first instance)."""
+        import dataclasses
+
+        params = getattr(dataclasses, "_DataclassParams", None)
+        init = getattr(params, "__init__", None)
+        return getattr(getattr(init, "__code__", None), "co_argcount", 0) == 7 and sys.version_info < (3, 12)
+
     def _written(cls: type, shown: bool, eq: bool, frozen: bool) -> bool:
         """Whether the class writes a method the options would have dataclasses write (dataclasses then keeps
         the class's, and decides on __hash__ by a table of its own): left to dataclasses."""
@@ -87,6 +98,7 @@ else:
         )
 
     _PSEUDO = ("ClassVar", "InitVar", "KW_ONLY", "typing.", "dataclasses.")
+    _KNOWN: list[bool] = []  # _dataclasses_as_known(), asked at the first class made
 
     def _plain(cls: type, options: dict[str, Any]) -> bool:
         """Make `cls` a dataclass here if it is of the plain kind (the module docstring); False if it is not."""
@@ -94,6 +106,10 @@ else:
 
         init, shown, eq, frozen = (options.get(name, name != "frozen") for name in ("init", "repr", "eq", "frozen"))
         if not _OPTIONS_PLAIN.issuperset(options) or not cls.__doc__ or _written(cls, shown, eq, frozen):
+            return False
+        if not _KNOWN:
+            _KNOWN.append(_dataclasses_as_known())
+        if not _KNOWN[0]:
             return False
         if any(hasattr(base, "__dataclass_fields__") for base in cls.__mro__[1:]):
             return False

@@ -332,3 +332,14 @@ def test_every_agentcfg_class_is_the_one_dataclasses_makes(tmp_path: Path) -> No
     seen = json.loads(done.stdout)
     assert seen["differ"] == []
     assert seen["classes"] > 60 and seen["plain"] > 50  # most of them: the plain kind is the common one
+
+
+def test_where_dataclasses_keeps_more_it_makes_every_class(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Python 3.12 keeps ten options in __dataclass_params__, 3.13 adds __replace__: the plain kind writes what
+    3.10 and 3.11 keep, so elsewhere dataclasses makes the class (still at its first instance)."""
+    monkeypatch.setattr(lazyclass, "_KNOWN", [False])
+    made = _classes(lazy)["Frozen"]
+    assert "__dataclass_fields__" not in made.__dict__
+    made(1)
+    assert "__object__" not in made.__init__.__globals__  # dataclasses' own __init__
+    assert _described(made) == _described(_classes(dataclasses.dataclass)["Frozen"])

@@ -237,9 +237,19 @@ _GAP = lazy(r"(?:[ \t\r\n\ufeff]+|//[^\n]*|/\*.*?\*/)*", re.S)
 # and dropped (an object built is dropped as soon as it is read); an array inside it scanned the same way.
 # So nothing that may be most of the file is built (a provider map, a permissions.allow list of 10 MB were
 # built whole, two to four times the text), and the loop runs once per object or array directly inside.
-_FLAT = lazy(r'[^"/\[\]{}]*+(?:"[^"\\\n]*+(?:\\.[^"\\\n]*+)*+"[^"/\[\]{}]*+)*+')
+# A hundred strings a match at most: an unbounded repeat keeps a backtracking state per string (14 times a
+# 10 MB list), and Python 3.10 has no possessive quantifier to drop them.
+_FLAT = lazy(r'[^"/\[\]{}]*(?:"[^"\\\n]*(?:\\.[^"\\\n]*)*"[^"/\[\]{}]*){0,100}')
 _COMMENT = lazy(r"//[^\n]*|/\*.*?\*/", re.S)
 _SKIPPER = json.JSONDecoder(object_pairs_hook=lambda pairs: None)
+
+
+def _flat(text: str, pos: int) -> int:
+    """Past everything from pos up to the next bracket or slash outside a string (_FLAT, a hundred strings at a
+    time)."""
+    while (end := matched(_FLAT, text, pos).end()) != pos:
+        pos = end
+    return pos
 
 
 class _Lazy:
@@ -272,7 +282,7 @@ class _Lazy:
     def container_end(self, pos: int) -> int:
         """Where the object or array starting at pos ends (_FLAT's comment says how it is found)."""
         text = self.text
-        at = matched(_FLAT, text, pos + 1).end()
+        at = _flat(text, pos + 1)
         while at < len(text):
             ch = text[at]
             if ch in "}]":
@@ -288,7 +298,7 @@ class _Lazy:
                 at = comment.end() if (comment := _COMMENT.match(text, at)) else at + 1
             else:  # a string that does not end
                 break
-            at = matched(_FLAT, text, at).end()
+            at = _flat(text, at)
         raise EditError.at(text, pos, "unterminated value")
 
     def node(self, pos: int, top: bool = False) -> Node:

@@ -111,3 +111,19 @@ def test_a_big_array_below_the_top_level_is_not_built(monkeypatch):
     monkeypatch.setattr(jsonparts._DECODER, "raw_decode", counted)
     assert jsonparts._read(text, frozenset({"model"}))[0] == {"model": "m"}
     assert max(built) < 100  # item by item at most: the list of 20,000 rules never decoded in one piece
+
+
+def test_walking_a_big_array_holds_next_to_nothing():
+    """The regular-expression engine keeps a backtracking state per repeat of an unbounded group: a run of scalars
+    taken in one match held 14 times a 10 MB list. Runs are a thousand items at most."""
+    import tracemalloc
+
+    rules = ",\n".join(f'"Bash(npm run task-{i}:*)"' for i in range(40_000))
+    text = '{"permissions": {"allow": [' + rules + "]}}"
+    tracemalloc.start()
+    try:
+        jsonparts._read(text, frozenset())
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < len(text) // 4, (peak, len(text))
