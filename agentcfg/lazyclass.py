@@ -76,16 +76,6 @@ else:
 
     _OPTIONS_PLAIN = frozenset(("init", "repr", "eq", "frozen"))
 
-    def _dataclasses_as_known() -> bool:
-        """Whether this Python's dataclasses keeps what the plain kind writes as 3.10 and 3.11 keep it (their
-        _DataclassParams of six options); 3.12 keeps more, 3.13 adds __replace__: there dataclasses makes every
-        class (still at its first instance)."""
-        import dataclasses
-
-        params = getattr(dataclasses, "_DataclassParams", None)
-        init = getattr(params, "__init__", None)
-        return getattr(getattr(init, "__code__", None), "co_argcount", 0) == 7 and sys.version_info < (3, 12)
-
     def _written(cls: type, shown: bool, eq: bool, frozen: bool) -> bool:
         """Whether the class writes a method the options would have dataclasses write (dataclasses then keeps
         the class's, and decides on __hash__ by a table of its own): left to dataclasses."""
@@ -98,7 +88,10 @@ else:
         )
 
     _PSEUDO = ("ClassVar", "InitVar", "KW_ONLY", "typing.", "dataclasses.")
-    _KNOWN: list[bool] = []  # _dataclasses_as_known(), asked at the first class made
+    # Whether this Python's dataclasses keeps what the plain kind writes: 3.10's and 3.11's six options in
+    # __dataclass_params__. 3.12 keeps ten and 3.13 adds __replace__: there dataclasses makes every class (still
+    # at its first instance).
+    _KNOWN = sys.version_info < (3, 12)
 
     def _plain(cls: type, options: dict[str, Any]) -> bool:
         """Make `cls` a dataclass here if it is of the plain kind (the module docstring); False if it is not."""
@@ -108,8 +101,6 @@ else:
         if not _OPTIONS_PLAIN.issuperset(options) or not cls.__doc__ or _written(cls, shown, eq, frozen):
             return False
         if not _KNOWN:
-            _KNOWN.append(_dataclasses_as_known())
-        if not _KNOWN[0]:
             return False
         if any(hasattr(base, "__dataclass_fields__") for base in cls.__mro__[1:]):
             return False
@@ -156,8 +147,8 @@ else:
                 cls.__hash__ = None  # type: ignore[assignment]  # as dataclasses: equal by value, so not hashable
         if frozen:
             names = tuple(fields)
-            _method(cls, "__setattr__", _frozen(cls, names, "assign to", "__setattr__"))
-            _method(cls, "__delattr__", _frozen(cls, names, "delete", "__delattr__"))
+            _method(cls, "__setattr__", _setattr(cls, names))
+            _method(cls, "__delattr__", _delattr(cls, names))
         cls.__match_args__ = tuple(fields)  # type: ignore[attr-defined]
         return True
 
@@ -239,21 +230,22 @@ else:
 
         return __hash__
 
-    def _frozen(cls: type, names: tuple[str, ...], verb: str, name: str) -> Any:
+    def _setattr(cls: type, names: tuple[str, ...]) -> Any:
         from dataclasses import FrozenInstanceError
 
-        if name == "__setattr__":
+        def __setattr__(self: Any, field: str, value: Any) -> None:
+            if type(self) is cls or field in names:
+                raise FrozenInstanceError(f"cannot assign to field {field!r}")
+            super(cls, self).__setattr__(field, value)
 
-            def __setattr__(self: Any, field: str, value: Any) -> None:
-                if type(self) is cls or field in names:
-                    raise FrozenInstanceError(f"cannot {verb} field {field!r}")
-                super(cls, self).__setattr__(field, value)
+        return __setattr__
 
-            return __setattr__
+    def _delattr(cls: type, names: tuple[str, ...]) -> Any:
+        from dataclasses import FrozenInstanceError
 
         def __delattr__(self: Any, field: str) -> None:
             if type(self) is cls or field in names:
-                raise FrozenInstanceError(f"cannot {verb} field {field!r}")
+                raise FrozenInstanceError(f"cannot delete field {field!r}")
             super(cls, self).__delattr__(field)
 
         return __delattr__

@@ -337,7 +337,7 @@ def test_every_agentcfg_class_is_the_one_dataclasses_makes(tmp_path: Path) -> No
 def test_where_dataclasses_keeps_more_it_makes_every_class(monkeypatch: pytest.MonkeyPatch) -> None:
     """Python 3.12 keeps ten options in __dataclass_params__, 3.13 adds __replace__: the plain kind writes what
     3.10 and 3.11 keep, so elsewhere dataclasses makes the class (still at its first instance)."""
-    monkeypatch.setattr(lazyclass, "_KNOWN", [False])
+    monkeypatch.setattr(lazyclass, "_KNOWN", False)
     made = _classes(lazy)["Frozen"]
     assert "__dataclass_fields__" not in made.__dict__
     made(1)

@@ -20,6 +20,12 @@ from tests.conftest import REPO, Home, keyring_env
 KEY = "sk-hot-0123456789abcdef"
 
 
+def _probe(home: Home, code: str, **extra_env: str) -> subprocess.CompletedProcess[str]:
+    """`python -c code` in `home`'s environment, with this checkout on the path: a probe of what a run loads."""
+    env = {**home.env, "PYTHONPATH": str(REPO), **extra_env}
+    return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+
+
 @pytest.mark.parametrize(
     ("words", "request_"),
     [
@@ -116,9 +122,7 @@ print(json.dumps({"loaded": loaded, "real": real}), file=sys.stderr)
 
 
 def test_key_get_imports_only_what_the_answer_needs(keyed: Home) -> None:
-    done = subprocess.run(
-        [sys.executable, "-c", _PROBE], env={**keyed.env, "PYTHONPATH": str(REPO)}, capture_output=True, text=True
-    )
+    done = _probe(keyed, _PROBE)
     assert done.returncode == 0, done.stderr
     assert done.stdout == KEY + "\n"
     assert json.loads(done.stderr.splitlines()[-1]) == {"loaded": [], "real": []}
@@ -127,11 +131,7 @@ def test_key_get_imports_only_what_the_answer_needs(keyed: Home) -> None:
 def test_a_profile_read_before_is_answered_without_the_toml_reader(keyed: Home) -> None:
     """tomli (and the datetime it imports) only for a profile text not parsed before (profile_parse._ParsedCache)."""
     probe = _PROBE.replace('"hashlib",', '"hashlib", "tomli", "tomllib", "datetime",')
-    runs = [
-        subprocess.run([sys.executable, "-c", probe], env={**keyed.env, "PYTHONPATH": str(REPO)}, capture_output=True,
-                       text=True)
-        for _ in range(2)
-    ]  # fmt: skip
+    runs = [_probe(keyed, probe) for _ in range(2)]
     assert [done.stdout for done in runs] == [KEY + "\n"] * 2
     assert json.loads(runs[1].stderr.splitlines()[-1]) == {"loaded": [], "real": []}
 
@@ -141,8 +141,7 @@ def test_a_users_profile_read_before_is_answered_without_hashlib_or_the_toml_rea
     a twentieth of `key get`), parsed once (_ParsedCache)."""
     probe = _PROBE.replace('"hashlib",', '"hashlib", "tomli", "tomllib", "datetime",')
     probe = probe.replace('"taotoken"]', '"nokey"]')
-    env = {**keyed.env, "PYTHONPATH": str(REPO), "NOKEY_API_KEY": "sk-exported-0123456789"}
-    runs = [subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True) for _ in range(2)]
+    runs = [_probe(keyed, probe, NOKEY_API_KEY="sk-exported-0123456789") for _ in range(2)]
     assert [done.stdout for done in runs] == ["sk-exported-0123456789\n"] * 2
     assert json.loads(runs[1].stderr.splitlines()[-1]) == {"loaded": [], "real": []}
 
@@ -164,10 +163,7 @@ print(json.dumps(made), file=sys.stderr)
 
 
 def test_key_get_creates_one_dataclass(keyed: Home) -> None:
-    done = subprocess.run(
-        [sys.executable, "-c", _DATACLASSES], env={**keyed.env, "PYTHONPATH": str(REPO)}, capture_output=True,
-        text=True,
-    )  # fmt: skip
+    done = _probe(keyed, _DATACLASSES)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stderr.splitlines()[-1]) == ["agentcfg.profile_model.Profile"]
 
@@ -294,10 +290,7 @@ print(json.dumps(loaded), file=sys.stderr)
 
 
 def test_doctor_offline_imports_only_what_its_checks_need(switched: Home) -> None:
-    done = subprocess.run(
-        [sys.executable, "-c", _DOCTOR_PROBE], env={**switched.env, "PYTHONPATH": str(REPO)}, capture_output=True,
-        text=True,
-    )  # fmt: skip
+    done = _probe(switched, _DOCTOR_PROBE)
     assert done.returncode == 0, done.stderr
     assert "0 failed" in done.stdout
     assert json.loads(done.stderr.splitlines()[-1]) == []
