@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -17,6 +18,7 @@ from agentcfg.profiles import Profile
 
 if TYPE_CHECKING:  # doctor's types, for the doctor members of Agent (doctor.model imports nothing)
     from agentcfg.doctor.model import Finding, Target
+    from agentcfg.mcp.model import Found, McpServer
 
 
 @dataclass(frozen=True)
@@ -258,6 +260,21 @@ class Agent(Protocol):
         """What a switch keeps in `profile`'s own file (None: it has none)."""
         ...
 
+    # -- MCP servers: its own format (agentcfg.mcp holds the rest) ------------------------------------------
+
+    def mcp_files(self, environ: env.Environ) -> list[AgentFile]:
+        """The files that hold its user-scope MCP servers ([]: agentcfg does not write them for it)."""
+        ...
+
+    def mcp_read(self, current: Texts, environ: env.Environ) -> list[Found]:
+        """The MCP servers its files (mcp_files, as read) define, in agentcfg's model: pure."""
+        ...
+
+    def mcp_edits(self, servers: Mapping[str, McpServer | None], current: Texts) -> list[FileEdit]:
+        """What sets each named server (None: removes it) in its files, leaving its other servers and every key
+        of a server that agentcfg does not model as they are: pure."""
+        ...
+
     # -- doctor: what the agent itself says of its files, and how it finds its endpoint and key -------------
 
     def check(self, parsed: Parsed, environ: env.Environ, profiles: dict[str, Profile]) -> list[Finding]:
@@ -293,6 +310,19 @@ class Agent(Protocol):
     def reasoning_advice(self, router: str, thinking_off: str) -> str:
         """How to keep its tool turns working with a thinking model whose reasoning it does not pass back right."""
         ...
+
+
+def no_mcp_files(environ: env.Environ) -> list[AgentFile]:
+    """An agent whose MCP servers agentcfg does not write."""
+    return []
+
+
+def no_mcp_read(current: Texts, environ: env.Environ) -> list[Found]:
+    return []
+
+
+def no_mcp_edits(servers: Mapping[str, McpServer | None], current: Texts) -> list[FileEdit]:
+    return []
 
 
 def no_foreign_format(current: Texts) -> tuple[AgentFile, str] | None:

@@ -121,6 +121,7 @@ key_references = no_key_references
 kept_files = base.no_kept_files
 profile_file_names = base.no_profile_file_names
 profile_file_edit = base.no_profile_file_edit
+mcp_files, mcp_read, mcp_edits = base.no_mcp_files, base.no_mcp_read, base.no_mcp_edits
 
 # -- doctor: what synth itself rejects (nothing), and the generic ways of the base module ----------------------
 

@@ -263,3 +263,8 @@ def reasoning_advice(router: str, thinking_off: str) -> str:
         f"{router}, or turn thinking off for tool turns: {thinking_off}, or Claude Code's thinking off "
         '(`"alwaysThinkingEnabled": false` in its settings)'
     )
+
+
+# -- MCP servers -------------------------------------------------------------------------------------------
+
+mcp_files, mcp_read, mcp_edits = base.no_mcp_files, base.no_mcp_read, base.no_mcp_edits

@@ -287,3 +287,8 @@ def reasoning_advice(router: str, thinking_off: str) -> str:
         f"cline does not send a thinking model's reasoning back on the next turn: {router}, or turn thinking "
         f"off for tool turns: {thinking_off}"
     )
+
+
+# -- MCP servers -------------------------------------------------------------------------------------------
+
+mcp_files, mcp_read, mcp_edits = base.no_mcp_files, base.no_mcp_read, base.no_mcp_edits

@@ -237,3 +237,8 @@ def told_window(profile: Profile) -> int | None:
 
 def reasoning_advice(router: str, thinking_off: str) -> str:
     return f"{router}, or turn thinking off for tool turns: {thinking_off}"
+
+
+# -- MCP servers -------------------------------------------------------------------------------------------
+
+mcp_files, mcp_read, mcp_edits = base.no_mcp_files, base.no_mcp_read, base.no_mcp_edits

@@ -359,3 +359,8 @@ def reasoning_advice(router: str, thinking_off: str) -> str:
         "Droid sends no reasoning back on its next turn with a chat-completions custom model: "
         f"{thinking_off}, or route it through {router}"
     )
+
+
+# -- MCP servers -------------------------------------------------------------------------------------------
+
+mcp_files, mcp_read, mcp_edits = base.no_mcp_files, base.no_mcp_read, base.no_mcp_edits

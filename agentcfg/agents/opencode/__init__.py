@@ -283,3 +283,8 @@ def reasoning_advice(router: str, thinking_off: str) -> str:
         '`"interleaved": {"field": "reasoning"}` for vLLM, `{"field": "reasoning_content"}` for DeepSeek\'s API '
         "(opencode #35689: reasoning dropped on messages with tool calls)"
     )
+
+
+# -- MCP servers -------------------------------------------------------------------------------------------
+
+mcp_files, mcp_read, mcp_edits = base.no_mcp_files, base.no_mcp_read, base.no_mcp_edits

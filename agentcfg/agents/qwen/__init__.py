@@ -323,3 +323,8 @@ def reasoning_advice(router: str, thinking_off: str) -> str:
         f"{TRAITS.name} sends `reasoning_content` back; a server that reads another field (vLLM names it "
         f"`reasoning`) misses it: {router}, or turn thinking off for tool turns: {thinking_off}"
     )
+
+
+# -- MCP servers -------------------------------------------------------------------------------------------
+
+mcp_files, mcp_read, mcp_edits = base.no_mcp_files, base.no_mcp_read, base.no_mcp_edits
