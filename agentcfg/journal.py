@@ -24,6 +24,7 @@ NEW_FILE_MODE = 0o600  # agent config files have no reason to be readable by oth
 NEW_DIR_MODE = 0o700
 MANIFEST = "manifest.json"
 COMMITTED = "committed.json"  # the manifest as it will read once committed, written with the backups
+UNDOABLE = ("switch", "mcp")  # the kinds of entry rollback undoes (a rollback's own is not)
 
 
 def encode(text: str | None) -> bytes | None:
@@ -286,7 +287,7 @@ class JournalReader:
         """`entries()`, `pending()` and `unusable()` from one read of the journal (status wants all three)."""
         scanned = self._scan()
         usable = [e for e in scanned if isinstance(e, Entry)]
-        committed = [e for e in usable if e.manifest["status"] == "committed" and e.manifest["kind"] == "switch"]
+        committed = [e for e in usable if e.manifest["status"] == "committed" and e.manifest["kind"] in UNDOABLE]
         pending = [e for e in usable if e.manifest["status"] == "pending" or e.manifest["kind"] == "rollback"]
         found = [e for e in scanned if isinstance(e, Unusable)] + self._unrecovered
         return committed, pending, sorted({u.id: u for u in found}.values(), key=lambda u: int(u.id))
@@ -301,7 +302,7 @@ class JournalReader:
         return [u.note(self.environ) for u in self.unusable()]
 
     def entries(self) -> list[Entry]:
-        """Committed switch entries, oldest first."""
+        """Committed entries rollback can undo (a switch's, `agentcfg mcp`'s), oldest first."""
         return self.survey()[0]
 
     def pending(self) -> list[Entry]:

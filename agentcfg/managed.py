@@ -33,9 +33,11 @@ def named_for(fmt: str, path: str | Path) -> bool:
 
 def agent_files(agent_name: str, locations: env.Environ) -> list[tuple[Path, str]]:
     """Every file `agent_name` has for `locations`, as (path or name pattern, format): its files() and what the
-    switch keeps beside them (Codex's profile files; opencode's other config names, whichever exists then)."""
+    switch keeps beside them (Codex's profile files; opencode's other config names, whichever exists then), and
+    the files that hold its MCP servers (`agentcfg mcp`)."""
     agent = AGENTS[agent_name]
-    return [(f.path, f.format) for f in agent.files(locations)] + agent.kept_files(locations)
+    own = [*agent.files(locations), *agent.mcp_files(locations)]
+    return [(f.path, f.format) for f in own] + agent.kept_files(locations)
 
 
 def problem(item: dict[str, Any], locations: env.Environ) -> str | None:

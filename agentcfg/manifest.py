@@ -5,7 +5,7 @@ of the wrong type or an unknown value, or names a backup outside its entry is re
 no command can fail on it with an internal error (KeyError, TypeError...) or act on half of it.
 
 Format (VERSION 2; entries without "version" are version 1, written before sizes and copies):
-  {"version": 2, "status": "pending"|"committed", "kind": "switch"|"rollback", "time": float,
+  {"version": 2, "status": "pending"|"committed", "kind": "switch"|"rollback"|"mcp", "time": float,
    "undoes": "000003" (rollback only), "label": str, "profile": str, ...other meta, ignored,
    "locations": {"HOME": "/home/u", "CODEX_HOME": ..., ...} (where the agents' files were: env.locations;
                  absent in entries written before it, which are checked against the current environment),
@@ -29,7 +29,7 @@ from agentcfg.patterns import lazy
 
 VERSION = 2
 STATUSES = ("pending", "committed")
-KINDS = ("switch", "rollback")
+KINDS = ("switch", "rollback", "mcp")  # mcp: `agentcfg mcp` (agentcfg.mcp.ops)
 FORMATS = ("toml", "json", "dotenv")
 # Every file entry has these (null where they do not apply), in both formats; 2 adds "written",
 # "size_before" and "size_after", which readers treat as optional.

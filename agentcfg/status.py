@@ -77,7 +77,12 @@ def status(environ: env.Environ, profiles: dict[str, Profile], journal_entries: 
         item.key_in_file = bool(binding.key and binding.key.startswith("in "))
         item.key_helper_unisolated = helper_exposure(binding.helper)
         last = next(
-            (e for e in reversed(journal_entries) if any(f["agent"] == agent.TRAITS.name for f in e.files)), None
+            (
+                e
+                for e in reversed(journal_entries)
+                if e.manifest["kind"] == "switch" and any(f["agent"] == agent.TRAITS.name for f in e.files)
+            ),
+            None,
         )
         if last is not None:
             item.last_switch = {

@@ -41,11 +41,11 @@ def plan(profile: Profile, readings: list[AgentReading], keys: KeySource, enviro
             raise reading.refusal
         after_texts = dict(current)
         for file_edit in agent.edits(profile, current, keys):
-            after_texts[file_edit.file] = _plan_edit(
+            after_texts[file_edit.file] = plan_edit(
                 result, agent.TRAITS.name, file_edit, current[file_edit.file], keys, environ
             )
         for file_edit, before in reading.extra:
-            _plan_edit(result, agent.TRAITS.name, file_edit, before, keys, environ)
+            plan_edit(result, agent.TRAITS.name, file_edit, before, keys, environ)
         result.notes.extend(header_notes(agent, current, after_texts, environ))
         if warning := budget.warning(
             profile,
@@ -76,7 +76,7 @@ def window_note(profile: Profile) -> str:
     )
 
 
-def _plan_edit(
+def plan_edit(
     plan: Plan, agent: str, file_edit: FileEdit, before: str | None, keys: KeySource, environ: env.Environ
 ) -> str:
     """Add one file's change to `plan`; its text afterwards."""

@@ -87,7 +87,7 @@ def target(profile: Profile, environ: env.Environ) -> tuple[Target, str | None]:
 
 def default_profile(environ: env.Environ) -> str:
     """The profile of the last switch still in the journal (what `agentcfg status` shows), else local."""
-    entries = Journal(environ).entries()
+    entries = [e for e in Journal(environ).entries() if e.manifest["kind"] == "switch"]
     name = entries[-1].manifest.get("profile") if entries else None
     return name if name in profiles.load_all(environ) else "local"
 

@@ -53,6 +53,7 @@ COMMANDS = {
     "exec": ("keys", "exec_command"),
     "init": ("onboarding", "init"),
     "key": ("keys", "key"),
+    "mcp": ("mcp", "mcp"),
     "profile": ("profiles", "profile"),
     "rollback": ("switching", "rollback"),
     "route": ("route", "route"),

@@ -207,7 +207,23 @@ def _profile_variables(found: Any, environ: dict[str, str]) -> tuple[dict[str, s
         sources[found.key_env] = resolved.source
         if resolved.note:  # not in `key get`: its stderr may be an agent's (apiKeyHelper)
             base.emit_notes([resolved.note])
+    for variable, value in _mcp_secrets(environ).items():
+        variables.setdefault(variable, value)
+        sources.setdefault(variable, "keyring")
     return variables, sources
+
+
+def _mcp_secrets(environ: dict[str, str]) -> dict[str, str]:
+    """The secrets of agentcfg's MCP servers (agentcfg.mcp.secrets.for_agents): none without its set file."""
+    from agentcfg.mcp import store
+
+    if store.read_text(environ) is None:
+        return {}
+    from agentcfg.mcp import secrets
+
+    found, notes = secrets.for_agents(store.load(environ), environ)
+    base.emit_notes(notes)
+    return found
 
 
 @click.command(

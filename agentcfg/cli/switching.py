@@ -156,7 +156,8 @@ def rollback(force: bool, dry_run: bool, discard: str | None, as_json: bool) -> 
         entry, changes, kept = journal.rollback_plan(force)
         if not dry_run:
             journal.rollback(entry, changes)
-    notes = list(recovered) + journal.warnings()
+        set_note = _restore_mcp_set(entry.manifest, environ, dry_run)
+    notes = list(recovered) + journal.warnings() + ([set_note] if set_note else [])
     notes += [_KEPT[how].format(shown) for shown, how in kept]
     plan = Plan(None, changes, notes=notes)
     undone = entry.manifest.get("profile")
@@ -192,6 +193,15 @@ def _discard(journal: Journal, name: str, *, dry_run: bool, force: bool, as_json
         return
     click.echo(f"Set aside {what}: moved to {shown}")
     base.emit_notes(["the files it names were left as they are: `agentcfg status` shows what each agent points at"])
+
+
+def _restore_mcp_set(manifest: dict[str, Any], environ: Environ, dry_run: bool) -> str | None:
+    """An `agentcfg mcp` entry also gives back agentcfg's set of MCP servers as it was (agentcfg.mcp.ops)."""
+    if manifest.get("kind") != "mcp":
+        return None
+    from agentcfg.mcp import ops
+
+    return ops.restore_set(manifest, environ, dry_run=dry_run)
 
 
 def _rolled_back_by_recovery(recovered: list[str], environ: dict[str, str], as_json: bool) -> None:
