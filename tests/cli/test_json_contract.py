@@ -183,6 +183,14 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+def _mcp_added(w: World) -> None:
+    assert w.run("mcp", "add", "fs", "--", "true").returncode == 0
+
+
+def _broken_mcp_set(w: World) -> None:
+    w.home.write(".config/agentcfg/mcp.toml", "[servers.x\n")
+
+
 def _doctor_fails(w: World) -> None:
     _dead(w)
     assert w.run("switch", "dead", "--agent", "codex").returncode == 0
@@ -289,6 +297,18 @@ CASES = [
     fails("serve unit", "nope"),
     ok("serve logs", "srv", setup=[_serving]),
     fails("serve logs", "srv", exit=Exit.NOTHING, setup=[_serve_options]),
+    ok("mcp add", "fs", "--", "true"),
+    fails("mcp add", "bad", "--", "echo", "${HOME}"),  # an agent would expand it
+    ok("mcp list", setup=[_mcp_added]),
+    fails("mcp list", setup=[_broken_mcp_set]),
+    ok("mcp rm", "fs", setup=[_mcp_added]),
+    fails("mcp rm", "nope", exit=Exit.NOTHING),
+    ok("mcp sync", "--yes", setup=[_mcp_added]),
+    fails("mcp sync", "--yes", exit=Exit.NOTHING),  # agentcfg's set is empty
+    ok("mcp import", setup=[_mcp_added]),
+    fails("mcp import", setup=[_broken_mcp_set]),
+    ok("mcp secret", "FS_TOKEN", stdin="fs-secret-value-123456\n"),
+    fails("mcp secret", "FS_TOKEN", "--rm", exit=Exit.NOTHING),
     ok("trust", "repo"),
     fails("trust"),  # run in HOME: no project here
 ]
