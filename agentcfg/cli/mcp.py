@@ -62,7 +62,7 @@ _AGENT = click.option("--agent", "agents", multiple=True, type=base.AgentChoice(
 _DRY_RUN = click.option("--dry-run", is_flag=True, help="Show the plan and diff (secrets masked); write nothing.")
 
 
-@mcp.command(context_settings={"allow_interspersed_args": False})
+@mcp.command()
 @click.argument("name")
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
 @click.option("--url", help="A remote server's URL (streamable HTTP unless --transport sse).")
