@@ -196,10 +196,9 @@ def _server_edits(server: McpServer, entry: Any) -> list[Assignment]:
     if kind == "stdio":
         if server.command:  # () only in what was read from a command the model does not hold: kept
             scalar("command", server.command[0])
-        if server.command and (
-            server.command[1:] or entry.get("args", []) != []
-        ):  # `args = []` means none too: left as it is
-            out.append(((*path, "args"), list(server.command[1:]) or REMOVE))  # the user's odd args go as well
+        # the user's args go with the command it replaces (odd ones too); `args = []` means none as well: kept
+        if server.command and (server.command[1:] or entry.get("args", []) != []):
+            out.append(((*path, "args"), list(server.command[1:]) or REMOVE))
         table("env", dict(server.env))
         passed = _env_vars(entry.get("env_vars", MISSING), server.secrets, unmodelled)
         if passed is not None:
