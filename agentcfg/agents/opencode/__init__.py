@@ -287,4 +287,24 @@ def reasoning_advice(router: str, thinking_off: str) -> str:
 
 # -- MCP servers -------------------------------------------------------------------------------------------
 
-mcp_files, mcp_read, mcp_edits = base.no_mcp_files, base.no_mcp_read, base.no_mcp_edits
+if TYPE_CHECKING:  # MCP's types: agentcfg.mcp loads only when MCP servers are asked for
+    from collections.abc import Mapping
+
+    from agentcfg.mcp.model import Found, McpServer
+
+
+def mcp_files(environ: env.Environ) -> list[AgentFile]:
+    """The file files() edits (the one that wins the merge), MCP servers beside the rest (agents/opencode/mcp.py)."""
+    return files(environ)
+
+
+def mcp_read(current: Texts, environ: env.Environ) -> list[Found]:
+    from agentcfg.agents.opencode import mcp  # lazy: MCP's alone (every command loads every agent module)
+
+    return mcp.mcp_read(current, environ)
+
+
+def mcp_edits(servers: Mapping[str, McpServer | None], current: Texts) -> list[FileEdit]:
+    from agentcfg.agents.opencode import mcp  # lazy: MCP's alone (every command loads every agent module)
+
+    return mcp.mcp_edits(servers, current)
