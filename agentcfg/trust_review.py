@@ -33,7 +33,9 @@ from agentcfg.trust import (
     update_store,
 )
 
-_MCP_NAMES = ", ".join(name for name, _, _ in mcp_project.FILES)
+
+def _mcp_names() -> str:
+    return ", ".join(name for name, _, _ in mcp_project.files())
 
 
 def locate(directory: str | None, environ: env.Environ, cwd: Path | None = None) -> Path:
@@ -43,7 +45,7 @@ def locate(directory: str | None, environ: env.Environ, cwd: Path | None = None)
         found = mcp_project.find_root(environ, cwd)
         if found is None:
             raise AgentcfgError(
-                f"no project here: no .agentcfg/profiles/ or MCP file ({_MCP_NAMES}) in {cwd or Path.cwd()} or a "
+                f"no project here: no .agentcfg/profiles/ or MCP file ({_mcp_names()}) in {cwd or Path.cwd()} or a "
                 "directory above it (up to HOME)",
                 hint="Run it inside the project, or name it: `agentcfg trust DIR`.",
             )
@@ -63,7 +65,7 @@ def locate(directory: str | None, environ: env.Environ, cwd: Path | None = None)
     if (path / ".agentcfg" / "profiles").is_dir() or mcp_project.has_files(path):
         return path.resolve()
     raise AgentcfgError(
-        f"no .agentcfg/profiles/ and no MCP file ({_MCP_NAMES}) in {directory}: it is not a project",
+        f"no .agentcfg/profiles/ and no MCP file ({_mcp_names()}) in {directory}: it is not a project",
         hint="Give the directory that holds .agentcfg/ (or its .agentcfg/profiles).",
     )
 
@@ -281,7 +283,7 @@ def prepare(
     files = mcp_project.read_files(root, environ, reader or mcp_project.agent_reader)
     mcp = mcp_project.review(files, root)
     if not reviewed.files and not mcp.files:
-        raise AgentcfgError(f"no profile files (*.toml) in {found} and no MCP file ({_MCP_NAMES}): nothing to trust")
+        raise AgentcfgError(f"no profile files (*.toml) in {found} and no MCP file ({_mcp_names()}): nothing to trust")
     reviewed = Review(reviewed.rows, reviewed.warnings + mcp.warnings, reviewed.files, reviewed.keyed,
                       reviewed.skipped, mcp)  # fmt: skip
     return Pending(found, root, reviewed, decide(reviewed, parse_allowed(allowed), record_for(root, environ), root))

@@ -438,4 +438,4 @@ def _revoke_trust(directory: str | None, environ: dict[str, str], as_json: bool)
     if as_json:
         click.echo(report.dumps({"project": str(root), "revoked": True}))
     else:
-        click.echo(f"Revoked trust in {root}: its profiles are ignored from now on.")
+        click.echo(f"Revoked trust in {root}: its profiles and MCP files are ignored from now on.")

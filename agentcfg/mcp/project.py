@@ -30,17 +30,20 @@ from agentcfg.lazyclass import dataclass
 from agentcfg.mcp.model import Found, from_dict, refuses
 
 OWN = "agentcfg"  # the `agent` of a server read from `.agentcfg/mcp.toml`
-# Each file (relative to the project root), the agent that reads it, and the key that holds its servers.
-FILES: tuple[tuple[str, str, str], ...] = (
-    (".mcp.json", "claude", "mcpServers"),
-    ("opencode.json", "opencode", "mcp"),
-    ("opencode.jsonc", "opencode", "mcp"),
-    (".agentcfg/mcp.toml", OWN, "servers"),
-)
+OWN_FILE = ".agentcfg/mcp.toml"
 _SHOWN_MOST = 200  # characters of one value shown
 
 # (agent, its file as AgentFile, the file's text, environ) -> the servers it defines: Agent.mcp_read.
 Reader = Callable[[str, AgentFile, str, env.Environ], list[Found]]
+
+
+def files() -> tuple[tuple[str, str, str], ...]:
+    """Each MCP file a project may hold (from its root), the agent that reads it and the key of its servers:
+    each agent's TRAITS.mcp_project_files, then agentcfg's own `.agentcfg/mcp.toml` (`[servers.NAME]`)."""
+    from agentcfg.agents import AGENTS  # lazy: every agent module loads only where a project is looked at
+
+    found = [(n, name, key) for name, agent in AGENTS.items() for n, key in agent.TRAITS.mcp_project_files]
+    return (*found, (OWN_FILE, OWN, "servers"))
 
 
 def agent_reader(agent: str, file: AgentFile, text: str, environ: env.Environ) -> list[Found]:
@@ -62,6 +65,7 @@ class Runs:
     env: tuple[tuple[str, str], ...] = ()  # (variable, value as shown: a credential-looking value masked)
     headers: tuple[tuple[str, str], ...] = ()  # (header, value as shown)
     expands: tuple[str, ...] = ()  # "env.GITHUB_TOKEN: ${GITHUB_TOKEN}": each value an agent expands or runs
+    secrets: tuple[str, ...] = ()  # agentcfg's own format: the variables whose secret values it asks for
     other: tuple[str, ...] = ()  # the entry's other keys (type, enabled, cwd, ...), by name
 
     @property
@@ -72,7 +76,7 @@ class Runs:
     def as_dict(self) -> dict[str, object]:
         return {"name": self.name, "file": self.file, "command": list(self.command) or None,
                 "shell": self.shell or None, "url": self.url, "env": dict(self.env), "headers": dict(self.headers),
-                "expands": list(self.expands), "other": list(self.other)}  # fmt: skip
+                "expands": list(self.expands), "secrets": list(self.secrets), "other": list(self.other)}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -114,6 +118,8 @@ class ProjectMcp:
                     found[label] = "it is not a server of the file as its agent reads it"
                 elif shown.expands:
                     found[label] = f"an agent would expand or run {shown.expands[0]}"
+                elif asked := item.server.variables() or shown.secrets:
+                    found[label] = f"it asks for the value of your secret {asked[0]}"
         return found
 
     def importable(self) -> list[Found]:
@@ -177,6 +183,26 @@ def _table(value: object) -> tuple[tuple[str, str], ...]:
     return tuple((_shown(str(k)), _masked(str(k), v if isinstance(v, str) else str(v))) for k, v in items)
 
 
+def _secrets(entry: dict[str, Any]) -> tuple[str, ...]:
+    """The variables agentcfg's own format gives a server from your keyring: `secrets`, `bearer`,
+    `secret_headers`' values (what a project must not ask for: the value would go to its program)."""
+    secrets, bearer, headers = entry.get("secrets"), entry.get("bearer"), entry.get("secret_headers")
+    found = [*(secrets if isinstance(secrets, list) else []), *([bearer] if bearer else [])]
+    found += list(headers.values()) if isinstance(headers, dict) else []
+    return tuple(_shown(str(v)) for v in found)
+
+
+def _command(words: list[Any]) -> tuple[str, ...]:
+    """The words as shown: the value of a flag that names a secret (`--api-key sk-...`) masked."""
+    shown: list[str] = []
+    for index, word in enumerate(str(w) for w in words):
+        flag = str(words[index - 1]) if index else ""
+        strength = redact.flag_strength(flag) if flag.startswith("-") else None
+        secret = strength is not None and redact.could_be_secret(word, strong=strength) and not refuses(word)
+        shown.append(redact.MASK if secret else redact.mask_text(_shown(word)))
+    return tuple(shown)
+
+
 def runs(name: str, entry: Any, file: str) -> Runs:
     """What one raw server entry starts or reaches, in any of the three formats: `command` (a string, or
     opencode's list) with `args`, `url`, `env`/`environment`, `headers`."""
@@ -187,15 +213,16 @@ def runs(name: str, entry: Any, file: str) -> Runs:
     args = entry.get("args")
     words += args if isinstance(args, list) else []
     url = entry.get("url")
-    shown_keys = {"command", "args", "url", "env", "environment", "headers"}
+    shown_keys = {"command", "args", "url", "env", "environment", "headers", "secrets", "bearer", "secret_headers"}
     return Runs(
         name=_shown(name),
         file=file,
-        command=tuple(redact.mask_text(_shown(str(w))) for w in words),
+        command=_command(words),
         url=redact.mask_text(_shown(url)) if isinstance(url, str) else None,
         env=_table(entry.get("env", entry.get("environment"))),
         headers=_table(entry.get("headers")),
         expands=tuple(_expansions(entry)),
+        secrets=_secrets(entry),
         other=tuple(_shown(str(k)) for k in entry if k not in shown_keys),
     )
 
@@ -227,7 +254,7 @@ def parse(name: str, agent: str, text: str, path: Path, environ: env.Environ, re
     caller)."""
     from agentcfg import edit  # lazy: the editors load only when a project has MCP files
 
-    key = {n: k for n, _, k in FILES}.get(name, "mcpServers")
+    key = {n: k for n, _, k in files()}.get(name, "servers")
     fmt = "toml" if name.endswith(".toml") else "json"  # the json editor reads JSONC too
     try:
         data = edit.load(fmt, text, path=str(path))
@@ -301,7 +328,7 @@ def read_file(root: Path, name: str, agent: str, environ: env.Environ, reader: R
 
 
 def read_files(root: Path, environ: env.Environ, reader: Reader = agent_reader) -> list[McpFile]:
-    return [f for name, agent, _ in FILES if (f := read_file(root, name, agent, environ, reader)) is not None]
+    return [f for name, agent, _ in files() if (f := read_file(root, name, agent, environ, reader)) is not None]
 
 
 def project_servers(root: Path, environ: env.Environ, reader: Reader = agent_reader) -> ProjectMcp:
@@ -318,7 +345,7 @@ def trusted(root: Path, environ: env.Environ, reader: Reader = agent_reader) -> 
 
 
 def has_files(directory: Path) -> bool:
-    return any(os.path.lexists(directory / name) for name, _, _ in FILES)
+    return any(os.path.lexists(directory / name) for name, _, _ in files())
 
 
 def find_root(environ: env.Environ, cwd: Path | None = None) -> Path | None:
@@ -342,7 +369,7 @@ def _yours(directory: Path) -> bool:
     (another local user can create /tmp/.mcp.json)."""
     if not hasattr(os, "geteuid"):
         return True
-    names = (".agentcfg", ".agentcfg/profiles", *(name for name, _, _ in FILES))
+    names = (".agentcfg", ".agentcfg/profiles", *(name for name, _, _ in files()))
     try:
         return all(os.lstat(p).st_uid == os.geteuid() for n in names if os.path.lexists(p := directory / n))
     except OSError:
@@ -377,6 +404,11 @@ def review(files: list[McpFile] | tuple[McpFile, ...], root: Path) -> Review:
     for file in files:
         warnings += [f"{file.name}: {p}" for p in file.problems]
         for shown in file.runs:
+            if shown.secrets:
+                warnings.append(
+                    f"{file.name}: server {shown.name!r} asks for the value of your secret {shown.secrets[0]}: "
+                    "agentcfg will not import or sync this server"
+                )
             for expansion in shown.expands:
                 warnings.append(
                     f"{file.name}: server {shown.name!r}: {expansion}: an agent expands this (a variable, a file) "
@@ -397,6 +429,8 @@ def lines(servers: list[dict[str, Any]]) -> list[str]:
         for label, table in (("env", server["env"]), ("header", server["headers"])):
             for key, value in table.items():
                 out.append(f"      {label} {key}={value}")
+        if server["secrets"]:
+            out.append(f"      your secrets: {', '.join(server['secrets'])}")
         if server["other"]:
             out.append(f"      also: {', '.join(server['other'])}")
     return out

@@ -125,6 +125,22 @@ def test_agentcfgs_own_file_is_read_with_the_model_and_a_server_it_refuses_is_sk
     assert len(read.problems) == 1 and read.problems[0].startswith("servers.bad: ")
     assert [r.name for r in read.runs] == ["docs", "bad", "remote"]
     assert next(r for r in read.runs if r.name == "bad").expands == ("command[2]: $(curl x)",)
+    remote = next(r for r in read.runs if r.name == "remote")
+    assert remote.secrets == ("DOCS_TOKEN",) and remote.other == ()
+    files = (project.with_digest(read, "d"),)
+    trusted = project.ProjectMcp(Path("/p"), files, project.compare(trust.Record({}, "t", mcp={read.name: "d"}), files))
+    assert [f.server.name for f in trusted.importable()] == ["docs"]  # a project never gets a secret of yours
+    assert trusted.refused() == {".agentcfg/mcp.toml: remote": "it asks for the value of your secret DOCS_TOKEN"}
+    warnings = project.review(files, Path("/p")).warnings
+    assert any("remote' asks for the value of your secret DOCS_TOKEN" in w for w in warnings), warnings
+
+
+def test_a_secret_in_a_command_is_masked_and_the_rest_shown():
+    entry = {
+        "command": "srv",
+        "args": ["--api-key", "sk-abcdef0123456789abcd", "--token=ghp_0123456789abcdefghij", "-v"],
+    }
+    assert project.runs("s", entry, "f").command == ("srv", "--api-key", "****", "--token=****", "-v")
 
 
 # -- trusted or not ------------------------------------------------------------------------------------------------
