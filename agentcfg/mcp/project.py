@@ -160,9 +160,14 @@ def _masked(name: str, value: str) -> str:
     return redact.mask_text(_shown(value))
 
 
-def _expansions(data: Any, path: str = "") -> list[str]:
+_DEEPEST = 32  # levels of an entry searched; below, the entry is flagged as a whole (no server nests that deep)
+
+
+def _expansions(data: Any, path: str = "", depth: int = 0) -> list[str]:
     """Every key or string value in `data` that an agent would expand or run, as `path: value`."""
     found: list[str] = []
+    if depth > _DEEPEST and isinstance(data, (dict, list)):
+        return [f"{_shown(path)}: nested too deeply for agentcfg to show"]
     if isinstance(data, str):
         if refuses(data):
             found.append(f"{path}: {redact.mask_text(_shown(data))}")
@@ -171,10 +176,10 @@ def _expansions(data: Any, path: str = "") -> list[str]:
             where = f"{path}.{key}" if path else str(key)
             if refuses(str(key)):
                 found.append(f"{_shown(where)} (its name)")
-            found += _expansions(value, where)
+            found += _expansions(value, where, depth + 1)
     elif isinstance(data, list):
         for index, value in enumerate(data):
-            found += _expansions(value, f"{path}[{index}]")
+            found += _expansions(value, f"{path}[{index}]", depth + 1)
     return found
 
 

@@ -89,6 +89,14 @@ def test_a_name_that_expands_is_flagged_and_an_entry_that_is_no_object_is_shown(
     assert odd.command == () and odd.url is None and odd.expands == ("(the entry): $(id)",)
 
 
+def test_an_entry_nested_deeper_than_any_server_is_flagged_not_searched():
+    deep: object = "plain"
+    for _ in range(200):
+        deep = {"k": deep}
+    (flag,) = project.runs("s", {"command": "x", "env": deep}, "f").expands
+    assert flag.endswith("nested too deeply for agentcfg to show") and len(flag) < 300
+
+
 # -- a file read ------------------------------------------------------------------------------------------------
 
 
