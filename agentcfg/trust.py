@@ -11,9 +11,14 @@ project's host. So a project profile reads its variable only once you approved i
 a terminal, `--allow-key-env PROFILE=VAR` in scripts), for the hosts shown then; otherwise its key comes from the
 keyring (`agentcfg key set PROFILE`, bound to its hosts) or not at all.
 
+The project's MCP files (`.mcp.json`, `opencode.json`, `.agentcfg/mcp.toml`: agentcfg.mcp.project) are
+trusted the same way and at the same time, in a set of their own (`mcp`): one changed makes them untrusted
+again, not the profiles. A record without `mcp` (written before) trusts the profiles and no MCP file.
+
 The store is one private JSON file in agentcfg's state dir:
     {"version": 1, "projects": {"/real/path/of/repo": {"files": {"team.toml": "<sha256>"}, "trusted_at": "...",
-        "key_env": {"team": {"variable": "TEAM_KEY", "origins": ["https://llm.example.com:443"]}}}}}
+        "key_env": {"team": {"variable": "TEAM_KEY", "origins": ["https://llm.example.com:443"]}},
+        "mcp": {".mcp.json": "<sha256>"}}}}
 Everything here but `load_store`, `save_store`, `read_set` and `approved` is pure.
 """
 
@@ -66,6 +71,9 @@ class Record:
     files: dict[str, str]
     trusted_at: str
     key_env: dict[str, KeyApproval] = field(default_factory=dict)
+    # The project's MCP files (`.mcp.json`, ...: agentcfg.mcp.project) by path from its root, with their sha256.
+    # None: recorded before agentcfg recorded them, so none of them is trusted (its profiles still are).
+    mcp: dict[str, str] | None = None
 
 
 @dataclass(frozen=True)
@@ -188,7 +196,9 @@ def parse_store(text: str) -> dict[str, Record]:
         files = entry.get("files") if isinstance(entry, dict) else None
         if isinstance(files, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in files.items()):
             approvals = _approvals(entry.get("key_env"))
-            records[root] = Record(dict(files), str(entry.get("trusted_at", "")), approvals)
+            mcp = entry.get("mcp")
+            valid = isinstance(mcp, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in mcp.items())
+            records[root] = Record(dict(files), str(entry.get("trusted_at", "")), approvals, mcp if valid else None)
     return records
 
 
@@ -198,6 +208,7 @@ def dump_store(records: Mapping[str, Record]) -> str:
             "files": dict(sorted(r.files.items())),
             "trusted_at": r.trusted_at,
             "key_env": {n: {"variable": a.variable, "origins": list(a.origins)} for n, a in sorted(r.key_env.items())},
+            **({"mcp": dict(sorted(r.mcp.items()))} if r.mcp is not None else {}),
         }
         for root, r in records.items()
     }
@@ -298,6 +309,7 @@ class _State(TypedDict):
     files: list[str]
     trusted_at: str
     key_env: dict[str, str]  # profile -> variable
+    mcp_files: list[str]  # the MCP files recorded (agentcfg.mcp.project)
 
 
 class State(_State, total=False):
@@ -306,9 +318,10 @@ class State(_State, total=False):
     differences: str  # when CHANGED
 
 
-def states(environ: env.Environ) -> list[State]:
+def states(environ: env.Environ, mcp_digests: Callable[[Path], Mapping[str, str | None]] | None = None) -> list[State]:
     """Each trusted project: its path, files, when trusted, the key variables approved (profile -> variable), and
-    trusted / changed / missing now."""
+    trusted / changed / missing now. `mcp_digests`: the digests of a project's MCP files now (agentcfg.mcp.project,
+    above this module), compared with the record's too."""
     rows: list[State] = []
     for root, record in sorted(load_store(environ).items()):
         directory = Path(root) / ".agentcfg" / "profiles"
@@ -318,9 +331,18 @@ def states(environ: env.Environ) -> list[State]:
             "files": sorted(record.files),
             "trusted_at": record.trusted_at,
             "key_env": {name: approval.variable for name, approval in sorted(record.key_env.items())},
+            "mcp_files": sorted(record.mcp or {}),
         }
-        if directory.is_dir():
+        if Path(root).is_dir():
             comparison = compare(record, digests(*read_set(directory)))
+            if mcp_digests is not None:  # a record without `mcp` trusts no MCP file: each one now is added
+                mcp = compare(Record(record.mcp or {}, record.trusted_at), mcp_digests(Path(root)))
+                comparison = Comparison(
+                    TRUSTED if comparison.state == mcp.state == TRUSTED else CHANGED,
+                    sorted(comparison.added + mcp.added),
+                    sorted(comparison.removed + mcp.removed),
+                    sorted(comparison.changed + mcp.changed),
+                )
             row["state"] = comparison.state
             if comparison.state == CHANGED:
                 row["differences"] = describe(comparison)

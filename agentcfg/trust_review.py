@@ -8,11 +8,15 @@ known): neither imports this module.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import field
 from pathlib import Path
 
-from agentcfg import env, profiles
+from agentcfg import env, profiles, trust
+from agentcfg.agents.base import AgentFile
 from agentcfg.errors import AgentcfgError
 from agentcfg.lazyclass import dataclass
+from agentcfg.mcp import project as mcp_project
+from agentcfg.mcp.model import Found
 from agentcfg.profile_model import Profile
 from agentcfg.trust import (
     KeyApproval,
@@ -30,14 +34,19 @@ from agentcfg.trust import (
 )
 
 
+def _mcp_names() -> str:
+    return ", ".join(name for name, _, _ in mcp_project.files())
+
+
 def locate(directory: str | None, environ: env.Environ, cwd: Path | None = None) -> Path:
-    """The `.agentcfg/profiles/` that DIR names (the project root, its .agentcfg, or that dir itself), or
-    the nearest one from the working directory up."""
+    """The real path of the project DIR names (its root, its .agentcfg, or its .agentcfg/profiles), or of the
+    nearest one from the working directory up: a directory holding `.agentcfg/profiles/` or an MCP file."""
     if directory is None:
-        found = profiles.project_profiles_dir(environ, cwd)
+        found = mcp_project.find_root(environ, cwd)
         if found is None:
             raise AgentcfgError(
-                f"no project here: no .agentcfg/profiles/ in {cwd or Path.cwd()} or a directory above it (up to HOME)",
+                f"no project here: no .agentcfg/profiles/ or MCP file ({_mcp_names()}) in {cwd or Path.cwd()} or a "
+                "directory above it (up to HOME)",
                 hint="Run it inside the project, or name it: `agentcfg trust DIR`.",
             )
         return found
@@ -49,14 +58,14 @@ def locate(directory: str | None, environ: env.Environ, cwd: Path | None = None)
             "your HOME is not a project: profiles of your own go in agentcfg's profiles dir",
             hint="Add one with `agentcfg profile add NAME --base-url URL --model ID`.",
         )
-    if (path / ".agentcfg" / "profiles").is_dir():
-        return path / ".agentcfg" / "profiles"
-    if path.name == ".agentcfg" and (path / "profiles").is_dir():
-        return path / "profiles"
     if path.name == "profiles" and path.parent.name == ".agentcfg" and path.is_dir():
-        return path
+        return project_root(path)
+    if path.name == ".agentcfg" and ((path / "profiles").is_dir() or mcp_project.has_files(path.parent)):
+        return path.parent.resolve()
+    if (path / ".agentcfg" / "profiles").is_dir() or mcp_project.has_files(path):
+        return path.resolve()
     raise AgentcfgError(
-        f"no .agentcfg/profiles/ in {directory}: it is not a project with profiles",
+        f"no .agentcfg/profiles/ and no MCP file ({_mcp_names()}) in {directory}: it is not a project",
         hint="Give the directory that holds .agentcfg/ (or its .agentcfg/profiles).",
     )
 
@@ -79,6 +88,8 @@ class Review:
     files: dict[str, str]  # the digests to record
     keyed: dict[str, Profile]  # the profiles that will be used and read a key variable: whose variable to approve
     skipped: dict[str, str]  # the profiles that will not be used, and why
+    # The project's MCP files: what each server runs, the warnings, the digests to record.
+    mcp: mcp_project.Review = field(default_factory=lambda: mcp_project.Review([], [], {}))
 
 
 def review(profiles_dir: Path, environ: env.Environ) -> Review:
@@ -93,7 +104,7 @@ def review(profiles_dir: Path, environ: env.Environ) -> Review:
             hint="Replace it with a regular profile file (or remove it), then run `agentcfg trust` again.",
         )
     if not read:
-        raise AgentcfgError(f"no profile files (*.toml) in {profiles_dir}: nothing to trust")
+        return Review([], [], {}, {}, {})
     known = profiles.load_own(environ)
     variables = {p.key_env: p.name for p in known.values() if p.key_env}
     rows: list[dict[str, object]] = []
@@ -260,12 +271,21 @@ class Pending:
     approvals: dict[str, KeyApproval]
 
 
-def prepare(directory: str | None, allowed: Sequence[str], environ: env.Environ) -> Pending:
-    """Find the project DIR names (or the one here), review its files and decide the approvals that
-    `--allow-key-env` and the last trust give."""
-    found = locate(directory, environ)
-    root = project_root(found)
+def prepare(
+    directory: str | None, allowed: Sequence[str], environ: env.Environ, reader: mcp_project.Reader | None = None
+) -> Pending:
+    """Find the project DIR names (or the one here), review its profile files and its MCP files (`reader`: how
+    each agent's file is read, its own reader by default) and decide the approvals that `--allow-key-env` and
+    the last trust give. A project with MCP files and no profiles is trusted too: the MCP files are recorded."""
+    root = locate(directory, environ)
+    found = root / ".agentcfg" / "profiles"
     reviewed = review(found, environ)
+    files = mcp_project.read_files(root, environ, reader or mcp_project.agent_reader)
+    mcp = mcp_project.review(files, root)
+    if not reviewed.files and not mcp.files:
+        raise AgentcfgError(f"no profile files (*.toml) in {found} and no MCP file ({_mcp_names()}): nothing to trust")
+    reviewed = Review(reviewed.rows, reviewed.warnings + mcp.warnings, reviewed.files, reviewed.keyed,
+                      reviewed.skipped, mcp)  # fmt: skip
     return Pending(found, root, reviewed, decide(reviewed, parse_allowed(allowed), record_for(root, environ), root))
 
 
@@ -281,7 +301,7 @@ def offer(pending: Pending, name: str, profile: Profile) -> dict[str, KeyApprova
 
 def commit(pending: Pending, environ: env.Environ) -> list[dict[str, object]]:
     """Record the trust (the files' digests, now, the approvals) and return the rows to show (key_rows)."""
-    record = Record(pending.reviewed.files, now(), pending.approvals)
+    record = Record(pending.reviewed.files, now(), pending.approvals, pending.reviewed.mcp.files)
     update_store(environ, lambda records: records.update({str(pending.root): record}))
     return key_rows(pending.reviewed, pending.approvals)
 
@@ -290,7 +310,7 @@ def revoke(directory: str | None, environ: env.Environ) -> Path:
     """Forget the trust in the project DIR names (or the one here): a project since removed can still be
     revoked by its path. Returns its root."""
     try:
-        root = project_root(locate(directory, environ))
+        root = locate(directory, environ)
     except AgentcfgError:
         if directory is None:
             raise
@@ -303,3 +323,17 @@ def revoke(directory: str | None, environ: env.Environ) -> Path:
 
     update_store(environ, forget)
     return root
+
+
+def states(environ: env.Environ) -> list[trust.State]:
+    """`trust --list`: each trusted project's state, its MCP files compared too."""
+
+    def mcp_digests(root: Path) -> dict[str, str | None]:
+        return mcp_project.digests(mcp_project.read_files(root, environ, _no_reader))
+
+    return trust.states(environ, mcp_digests)
+
+
+def _no_reader(agent: str, file: AgentFile, text: str, environ: env.Environ) -> list[Found]:
+    """Listing compares digests only: no agent's reader is needed."""
+    return []

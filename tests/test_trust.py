@@ -196,6 +196,7 @@ def test_trust_shows_what_it_trusts_and_warns_about_general_secrets(home: Home, 
             "files": ["local2.toml", "team.toml"],
             "trusted_at": listed[0]["trusted_at"],
             "key_env": {},  # GITHUB_TOKEN not approved
+            "mcp_files": [],
         }
     ]
     (repo / ".agentcfg" / "profiles" / "team.toml").write_text('base_url = "http://127.0.0.1:9/v1"\nmodel = "m"\n')

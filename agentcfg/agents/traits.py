@@ -83,3 +83,7 @@ class Traits(NamedTuple):
     # file to its own schema whenever it runs, dropping any key of agentcfg's (Cline CLI), so only the journal
     # says which of two profiles with the same endpoint and model it was switched to.
     keeps_ids: bool = True
+    # -- a project's MCP servers (agentcfg.mcp.project) --
+    # Each file, from a project's root, in which a project defines MCP servers in this agent's format (its
+    # mcp_read reads it), and the key that holds them: what `agentcfg trust` shows and records before any is used.
+    mcp_project_files: tuple[tuple[str, str], ...] = ()

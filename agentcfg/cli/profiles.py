@@ -301,10 +301,10 @@ def profile_rm(name: str, keep_key: bool, as_json: bool) -> None:
 )
 @base.json_option("Print the result as JSON.")
 def trust_command(directory: str | None, listing: bool, revoke: bool, allowed: tuple[str, ...], as_json: bool) -> None:
-    """Use the profiles in a project's .agentcfg/profiles/ (a cloned repository's are ignored until then).
+    """Use a project's profiles (.agentcfg/profiles/) and MCP files (.mcp.json, opencode.json, .agentcfg/mcp.toml).
 
     \b
-    agentcfg trust               the project here (the nearest .agentcfg/profiles/ from here up)
+    agentcfg trust               the project here (the nearest .agentcfg/ or MCP file from here up)
     agentcfg trust ~/src/team    that project (its directory, or its .agentcfg/profiles)
     agentcfg trust --allow-key-env team=TEAM_API_KEY   and let profile team read TEAM_API_KEY
     agentcfg trust --list        trusted projects, and whether their files changed since
@@ -317,6 +317,10 @@ def trust_command(directory: str | None, listing: bool, revoke: bool, allowed: t
     approve that variable for the hosts shown (asked on a terminal; --allow-key-env in scripts). Without
     the approval its key comes from the keyring only (`agentcfg key set PROFILE`). An approval stays
     while the profile reads that variable for those hosts; --revoke forgets it with the project.
+
+    The MCP servers those files define are shown with the command each runs (or its URL) and its
+    variables: `agentcfg mcp import` and `sync` take none of them until you trust the files, and never
+    one with a value an agent expands (${VAR}, {env:VAR}, $(...), backticks), which trust flags.
     """
     import sys
 
@@ -333,18 +337,31 @@ def trust_command(directory: str | None, listing: bool, revoke: bool, allowed: t
             _ask_approvals(pending, environ)
     rows = trust_review.commit(pending, environ)
     if as_json:
-        document = {"project": str(pending.root), "profiles_dir": str(pending.directory), "profiles": rows}
-        click.echo(report.dumps({**document, "warnings": pending.reviewed.warnings, "trusted": True}))
+        click.echo(report.dumps(_trusted_document(pending, rows)))
     else:
         _say_trusted(pending, rows)
 
 
+def _trusted_document(pending: Any, rows: list[dict[str, Any]]) -> dict[str, Any]:
+    mcp = pending.reviewed.mcp
+    return {"project": str(pending.root), "profiles_dir": str(pending.directory), "profiles": rows,
+            "mcp_files": sorted(mcp.files), "mcp_servers": mcp.servers, "warnings": pending.reviewed.warnings,
+            "trusted": True}  # fmt: skip
+
+
 def _say_review(pending: Any) -> None:
-    click.echo(f"Trusting {pending.root} ({pending.directory}):")
-    width = max(len(str(r["name"])) for r in pending.reviewed.rows)
+    from agentcfg.mcp import project
+
+    click.echo(f"Trusting {pending.root}" + (f" ({pending.directory}):" if pending.reviewed.rows else ":"))
+    width = max((len(str(r["name"])) for r in pending.reviewed.rows), default=0)
     for r in pending.reviewed.rows:
         key = f"key {r['key_env']}" if r["key_env"] else "no key"
         click.echo(f"  {r['name']!s:<{width}}  {r['base_url']} ({r['host']})  model {r['model']}  {key}")
+    mcp = pending.reviewed.mcp
+    if mcp.files:
+        click.echo(f"MCP servers an agent starts in this project ({', '.join(sorted(mcp.files))}):")
+        for line in project.lines(mcp.servers) or ["  (none)"]:
+            click.echo(line)
     for warning in pending.reviewed.warnings:
         click.echo(f"warning: {warning}", err=True)
 
@@ -389,24 +406,26 @@ def _say_trusted(pending: Any, rows: list[dict[str, Any]]) -> None:
                 line + f"not approved, so it is not read; approve it with `{row['approve']}`, "
                 f"or store the key with `agentcfg key set {row['name']}`"
             )
+    mcp = pending.reviewed.mcp.files
+    also = f" and the MCP files {', '.join(sorted(mcp))}" if mcp else ""
     click.echo(
-        f"Trusted {len(pending.reviewed.files)} profile files of {pending.root}. If one changes they are ignored "
-        f"again; `agentcfg trust --revoke {pending.root}` stops using them."
+        f"Trusted {len(pending.reviewed.files)} profile files{also} of {pending.root}. If one changes they are "
+        f"ignored again; `agentcfg trust --revoke {pending.root}` stops using them."
     )
 
 
 def _list_trusted(directory: str | None, revoke: bool, environ: dict[str, str], as_json: bool) -> None:
-    from agentcfg import report, trust
+    from agentcfg import report, trust_review
 
     if directory or revoke:
         raise AgentcfgError("--list takes no DIR and no --revoke", hint="Run `agentcfg trust --list` alone.")
-    rows = trust.states(environ)
+    rows = trust_review.states(environ)
     if as_json:
         click.echo(report.dumps(rows))
     elif not rows:
         click.echo("No trusted projects. `agentcfg trust DIR` trusts one.")
     for row in rows if not as_json else []:
-        files = ", ".join(row["files"])
+        files = ", ".join(row["files"] + row["mcp_files"])
         extra = f" ({row['differences']})" if row.get("differences") else ""
         keys = "".join(f"; {name} reads {variable}" for name, variable in row["key_env"].items())
         click.echo(f"{row['project']}  {row['state']}{extra}  since {row['trusted_at']}  files: {files}{keys}")
@@ -419,4 +438,4 @@ def _revoke_trust(directory: str | None, environ: dict[str, str], as_json: bool)
     if as_json:
         click.echo(report.dumps({"project": str(root), "revoked": True}))
     else:
-        click.echo(f"Revoked trust in {root}: its profiles are ignored from now on.")
+        click.echo(f"Revoked trust in {root}: its profiles and MCP files are ignored from now on.")

@@ -59,6 +59,7 @@ TRAITS = Traits(
     shell_keys_over_helper=("ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_API_KEY"),  # TOKEN, API_KEY
     shell_headers="ANTHROPIC_CUSTOM_HEADERS",  # CUSTOM_HEADERS
     model_in_slots=True,
+    mcp_project_files=((".mcp.json", "mcpServers"),),  # project scope: `claude mcp add --scope project`
 )
 MODEL_SLOTS = (
     "ANTHROPIC_MODEL",

@@ -57,6 +57,7 @@ TRAITS = Traits(
     key_helper_setting=None,
     launch_by_version=True,  # exec refuses opencode 2 (anomalyco/opencode#36748: it ignores OPENCODE_CONFIG_CONTENT)
     proven=("1.18.33",),
+    mcp_project_files=(("opencode.json", "mcp"), ("opencode.jsonc", "mcp")),  # a project's own config
 )
 MERGE_ORDER = ("config.json", "opencode.json", "opencode.jsonc")
 SCHEMA = "https://opencode.ai/config.json"
