@@ -18,7 +18,9 @@ them: `start` and `Pending.findings` are the two halves.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import field
 from typing import TYPE_CHECKING, Any
 
 from agentcfg import env, fixes, fsutil, redact
@@ -52,8 +54,9 @@ class Use:
     def finding(
         self, ident: str, status: str, summary: str, evidence: str = "", fix: str = "", hint: str = ""
     ) -> Finding:
-        """A finding about this server, its summary naming the agents that start it, its evidence where."""
-        shown = evidence or "; ".join(f"{f.agent}: {f.where}" for f in self.found)
+        """A finding about this server: its summary names the agents that start it, its evidence where each has
+        it (then what was seen)."""
+        shown = "; ".join(f"{f.agent}: {f.where}" for f in self.found) + (f"\n{evidence}" if evidence else "")
         return Finding(
             ident,
             status,
@@ -72,9 +75,11 @@ class Plan:
 
     use: Use
     argv: tuple[str, ...] = ()  # stdio
+    program: str | None = None  # stdio: the file argv[0] is, found as the agent finds it (absolute)
     environ: dict[str, str] | None = None  # stdio: the server's whole environment
     headers: dict[str, str] | None = None  # remote
     explained: bool = False  # a secret is missing or withheld: a 401 is that, not another finding
+    sources: dict[str, str] = field(default_factory=dict)  # variable -> where its value came from (env, file, keyring)
 
 
 # -- what the agents' files define ----------------------------------------------------------------------------
@@ -221,6 +226,9 @@ def _offline(
         plan.explained = plan.explained or any(f.status == FAIL for f in own)
         if found is not None:
             values[variable] = found
+            plan.sources[variable] = (
+                "file" if variable in use.plaintext else "env" if secrets.from_environment(variable) else "keyring"
+            )
     if server.remote:
         plan.headers = dict(server.headers)
         for header, variable in (
@@ -246,14 +254,12 @@ def _offline(
             )
         )
         return findings, None
-    plan.argv = server.command
+    plan.argv, plan.program = server.command, os.path.abspath(where)
     plan.environ = {**environ, **dict(server.env), **values}
     return findings, plan
 
 
 def _executable(path: str) -> bool:
-    import os
-
     return os.path.isfile(path) and os.access(path, os.X_OK)
 
 
@@ -331,7 +337,7 @@ def ask(plan: Plan, ends: float) -> Answer:
     server = plan.use.server
     if server.remote:
         return probe.remote(server.url or "", server.transport, plan.headers or {}, ends)
-    return probe.stdio(plan.argv, plan.environ or {}, ends)
+    return probe.stdio(plan.argv, plan.environ or {}, ends, plan.program)
 
 
 class Pending:
@@ -386,22 +392,7 @@ def judge(plan: Plan, answer: Answer, deadline: float) -> Finding:
         return use.finding("mcp-unreachable", FAIL, f"{name} cannot be reached at {server.url}", answer.detail,
                            hint="check the URL, and that the server is up")  # fmt: skip
     if answer.kind == "status" and answer.status in (401, 403):
-        variables = server.variables()
-        if plan.explained:
-            return use.finding("mcp-unauthorized", SKIP, f"{name} answers {answer.status}: its secret was not sent",
-                               f"HTTP {answer.status}: {answer.detail}")  # fmt: skip
-        return use.finding(
-            "mcp-unauthorized",
-            FAIL,
-            f"{name} refuses the token it was sent (HTTP {answer.status})"
-            if variables
-            else f"{name} wants a token (HTTP {answer.status}) and is given none",
-            f"HTTP {answer.status}: {answer.detail}",
-            fixes.command("agentcfg", "mcp", "secret", variables[0]) if variables else "",
-            "store the token the server expects"
-            if variables
-            else f"add it with a token: agentcfg mcp add {name} --url URL --secret VAR",
-        )
+        return _unauthorized(plan, answer)
     if answer.kind == "status" and answer.status in (404, 405):
         other = "sse" if server.transport == "http" else "http"
         return use.finding(
@@ -414,6 +405,39 @@ def judge(plan: Plan, answer: Answer, deadline: float) -> Finding:
     what = f"HTTP {answer.status}: " if answer.status else ""
     return use.finding("mcp-bad-answer", FAIL, f"{name} does not answer initialize as an MCP server does",
                        what + answer.detail + stderr)  # fmt: skip
+
+
+def _unauthorized(plan: Plan, answer: Answer) -> Finding:
+    """A 401/403: the token the server was sent, said by where it came from (the fix differs)."""
+    use, server = plan.use, plan.use.server
+    evidence = f"HTTP {answer.status}: {answer.detail}"
+    if plan.explained:  # the secret was not sent: its own finding is the cause
+        return use.finding("mcp-unauthorized", SKIP, f"{server.name} answers {answer.status}: its secret was not sent",
+                           evidence)  # fmt: skip
+    variables = server.variables()
+    if not variables:
+        return use.finding(
+            "mcp-unauthorized",
+            FAIL,
+            f"{server.name} wants a token (HTTP {answer.status}) and is given none",
+            evidence,
+            hint=f"add it again with its token: agentcfg mcp add {server.name} --url URL --secret VARIABLE",
+        )
+    sent = [v for v in variables if v in plan.sources]
+    where = {"env": "set in this shell", "file": "written in the agent's file", "keyring": "from the keyring"}
+    said = ", ".join(f"{v} ({where[plan.sources[v]]})" for v in sent) or "none"
+    keyring = all(plan.sources[v] == "keyring" for v in sent)
+    return use.finding(
+        "mcp-unauthorized",
+        FAIL,
+        f"{server.name} refuses the token it was sent (HTTP {answer.status}): {said}",
+        evidence,
+        fixes.command("agentcfg", "mcp", "secret", sent[0] if sent else variables[0]) if keyring else "",
+        "store the token the server expects"
+        if keyring
+        else "the value this shell or the file gives is the one the agent sends: change it there to the token the "
+        "server expects",
+    )
 
 
 def run(

@@ -85,7 +85,7 @@ def _groups(report: Any) -> list[tuple[str, list[Any]]]:
         if shared:
             groups.append(("server", shared))
     servers = [f.server for f in report.findings if f.server]
-    for name in dict.fromkeys(servers):  # the MCP servers the agents start (doctor/mcp.py): one section each
+    for name in sorted(set(servers)):  # the MCP servers the agents start (doctor/mcp.py): one section each
         groups.append((f"mcp server {name}", [f for f in report.findings if f.server == name]))
     if route:
         groups.append((f"--- route {route['name']} ---", [f for f in report.findings if _verdict(f, route)]))

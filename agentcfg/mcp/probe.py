@@ -100,13 +100,15 @@ _NOT_JSON = object()
 # -- stdio ---------------------------------------------------------------------------------------------------
 
 
-def stdio(argv: Sequence[str], environ: Mapping[str, str], ends: float) -> Answer:
-    """Start `argv` with `environ`, ask it `initialize`, end it (and all it started) by `ends` at the latest."""
+def stdio(argv: Sequence[str], environ: Mapping[str, str], ends: float, program: str | None = None) -> Answer:
+    """Start `argv` with `environ`, ask it `initialize`, end it (and all it started) by `ends` at the latest.
+    `program`: the file argv[0] was found as (on the agents' PATH), run as it is, wherever the process starts."""
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="agentcfg-mcp-") as cwd:
         try:
             process = subprocess.Popen(
                 list(argv),
+                executable=program,
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,

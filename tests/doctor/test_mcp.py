@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import time
 from pathlib import Path
 
@@ -172,6 +173,18 @@ def test_a_command_on_the_agents_path_is_found(tmp_path):
     assert check([found(server)], {"PATH": str(directory)}, offline=True) == []
 
 
+@pytest.mark.parametrize("command", ["tiny-mcp", "./bin/tiny-mcp"])
+def test_a_command_is_run_as_the_agent_finds_it_not_from_the_servers_working_directory(tmp_path, monkeypatch, command):
+    directory = tmp_path / "bin"
+    directory.mkdir()
+    program = directory / "tiny-mcp"
+    program.write_text(f"#!{sys.executable}\n" + Path(script(tmp_path, "answers")[1]).read_text())
+    program.chmod(0o755)
+    monkeypatch.chdir(tmp_path)
+    env = environ(tmp_path, PATH=f"{directory}{os.pathsep}{os.environ['PATH']}")
+    assert ids(check([found(McpServer("tiny", command=(command,)))], env)) == {"mcp-ok": "pass"}
+
+
 def test_a_secret_set_here_resolves_without_the_keyring(tmp_path):
     server = stdio(tmp_path, "answers", secrets=("TINY_TOKEN",))
     store = object()  # any use of it fails the test
@@ -258,8 +271,8 @@ def test_remote_statuses(tmp_path, path, ident):
         (finding,) = check([given], environ(tmp_path, TINY_TOKEN=SECRET))
     assert (finding.id, finding.status) == (ident, "fail")
     assert server.seen[0]["headers"]["Authorization"] == f"Bearer {SECRET}"  # from this shell: as the agent sends it
-    if ident == "mcp-unauthorized":
-        assert finding.fix == "agentcfg mcp secret TINY_TOKEN"
+    if ident == "mcp-unauthorized":  # the shell's value was sent: storing another in the keyring changes nothing
+        assert finding.fix == "" and "TINY_TOKEN (set in this shell)" in finding.summary
     assert SECRET not in shown([finding])
 
 
@@ -275,6 +288,16 @@ def test_a_keyring_token_goes_to_the_origin_it_was_stored_for(tmp_path, memory_k
         findings = check([found(remote(server.root + "/needs-token", bearer="TINY_TOKEN"))], environ(tmp_path))
     assert ids(findings) == {"mcp-secret-keyring-only": "warn", "mcp-ok": "pass"}
     assert server.seen[0]["headers"]["Authorization"] == f"Bearer {SECRET}"
+
+
+def test_a_keyring_token_the_server_refuses_is_stored_again(tmp_path, memory_keyring):
+    with http_server(token="another-token-0123456789") as server:
+        memory_keyring.entries[("agentcfg", "mcp:TINY_TOKEN")] = SECRET
+        memory_keyring.entries[("agentcfg-origins", "mcp:TINY_TOKEN")] = json.dumps([server.root])
+        findings = check([found(remote(server.root + "/needs-token", bearer="TINY_TOKEN"))], environ(tmp_path))
+    assert ids(findings) == {"mcp-secret-keyring-only": "warn", "mcp-unauthorized": "fail"}
+    assert findings[1].fix == "agentcfg mcp secret TINY_TOKEN" and "(from the keyring)" in findings[1].summary
+    assert SECRET not in shown(findings)
 
 
 @pytest.mark.parametrize("origins", [["https://elsewhere.example:443"], None])
