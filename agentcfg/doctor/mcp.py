@@ -370,7 +370,9 @@ def judge(plan: Plan, answer: Answer, deadline: float) -> Finding:
     name, took = server.name, f"{answer.elapsed:.2f} s"
     stderr = f"\nits stderr ends:\n{answer.stderr}" if answer.stderr else ""
     if answer.kind == "ok":
-        who = " ".join(filter(None, (answer.server_name, answer.server_version))) or answer.detail or "no serverInfo"
+        if server.transport == "sse":  # legacy SSE: the stream's endpoint event is the answer (probe.py)
+            return use.finding("mcp-ok", PASS, f"{name} opens its event stream ({answer.detail}, {took})")
+        who = " ".join(filter(None, (answer.server_name, answer.server_version))) or "no serverInfo"
         return use.finding("mcp-ok", PASS, f"{name} answers initialize ({who}, {took})")
     if answer.kind == "missing":
         return use.finding("mcp-command-missing", FAIL, f"{name}'s command {server.command[0]} cannot be found",
