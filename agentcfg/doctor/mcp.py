@@ -51,6 +51,16 @@ class Use:
     def plaintext(self) -> dict[str, str]:
         return dict(self.found[0].plaintext)
 
+    def in_file(self, variable: str) -> str | None:
+        """The value the agent's file writes in plain text for a secret variable: under the variable's name, or
+        under the header it is sent in (a bearer token's Authorization without its `Bearer `)."""
+        written = self.plaintext
+        if variable in written:
+            return written[variable]
+        if self.server.bearer == variable and "Authorization" in written:
+            return written["Authorization"].removeprefix("Bearer ")
+        return next((written[h] for h, v in self.server.secret_headers if v == variable and h in written), None)
+
     def finding(
         self, ident: str, status: str, summary: str, evidence: str = "", fix: str = "", hint: str = ""
     ) -> Finding:
@@ -205,7 +215,9 @@ def _offline(
             use.finding(
                 "mcp-secret-in-file",
                 WARN,
-                f"{server.name}'s {', '.join(sorted(plaintext))} is written in plain text in the agent's file",
+                f"{server.name}'s {', '.join(sorted(plaintext))} "
+                + ("is" if len(plaintext) == 1 else "are")
+                + " written in plain text in the agent's file",
                 fix=fixes.command("agentcfg", "mcp", "import"),
                 hint="import moves it to the keyring and writes a reference to its variable in its place",
             )
@@ -227,7 +239,11 @@ def _offline(
         if found is not None:
             values[variable] = found
             plan.sources[variable] = (
-                "file" if variable in use.plaintext else "env" if secrets.from_environment(variable) else "keyring"
+                "file"
+                if use.in_file(variable) is not None
+                else "env"
+                if secrets.from_environment(variable)
+                else "keyring"
             )
     if server.remote:
         plan.headers = dict(server.headers)
@@ -235,7 +251,7 @@ def _offline(
             *((("Authorization", server.bearer),) if server.bearer else ()),
             *server.secret_headers,
         ):
-            value = use.plaintext.get(header) or values.get(variable)
+            value = values.get(variable)
             if value is None:
                 continue
             prefix = "Bearer " if header == "Authorization" and server.bearer == variable else ""
@@ -273,8 +289,8 @@ def _resolve(
 ) -> tuple[str | None, list[Finding]]:
     """The value `variable` gives the server (None: none), and the findings about where it comes from."""
     name = use.server.name
-    if variable in use.plaintext:
-        return use.plaintext[variable], []
+    if (written := use.in_file(variable)) is not None:
+        return written, []
     if (value := secrets.from_environment(variable)) is not None:
         redact.register(value)
         return value, []

@@ -340,3 +340,13 @@ def test_stdio_and_remote_servers_are_asked_at_once(tmp_path):
 
 def test_the_scripts_module_is_importable_alone():
     assert set(mcp_servers.SCRIPTS) >= {"answers", "never", "exits", "garbage", "logs-first"}
+
+
+@pytest.mark.parametrize("written", [("Authorization", f"Bearer {SECRET}"), ("TINY_TOKEN", SECRET)])
+def test_a_token_written_in_the_file_is_sent_as_the_agent_sends_it(tmp_path, written):
+    with http_server(token=SECRET) as server:
+        given = found(remote(server.root + "/needs-token", bearer="TINY_TOKEN"), plaintext=(written,))
+        findings = check([given], environ(tmp_path))
+    assert ids(findings) == {"mcp-secret-in-file": "warn", "mcp-ok": "pass"}
+    assert server.seen[0]["headers"]["Authorization"] == f"Bearer {SECRET}"
+    assert SECRET not in shown(findings)

@@ -119,3 +119,30 @@ def test_servers_given_to_run_are_checked_without_any_agent(tmp_path):
     report = doctor.run([], environ, deadline=3.0, mcp_servers=[Found("codex", server, "x")])
     assert [(f.id, f.server) for f in report.findings] == [("mcp-ok", "tiny")]
     assert not report.failed
+
+
+def test_a_hanging_server_and_a_silent_endpoint_share_the_one_deadline(tmp_path):
+    """The MCP servers are asked beside the agents' requests, not after them: a silent endpoint and a server
+    that never answers take one deadline together."""
+    from agentcfg.doctor.model import Target
+    from tests.fault_server import BlackHole
+
+    server = McpServer("hangs", command=script(tmp_path, "never"))
+    environ = {"PATH": os.environ["PATH"], "RECORD": str(tmp_path / "record.jsonl")}
+    with BlackHole() as hole:
+        target = Target("codex", "openai", hole.base_url, "m")
+        started = time.monotonic()
+        report = doctor.run([target], environ, deadline=1.0, mcp_servers=[Found("codex", server, "x")])
+        took = time.monotonic() - started
+    assert took < 1.3, took
+    ids = {f.id for f in report.findings}
+    assert "mcp-no-answer" in ids and "server-not-answering" in ids
+    assert [r for r in records(tmp_path / "record.jsonl") if not _gone(r.get("pid") or r["child"])] == []
+
+
+def _gone(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            return handle.read().rsplit(b")", 1)[-1].split()[0] in (b"Z", b"X")
+    except OSError:
+        return True
