@@ -28,6 +28,7 @@ from agentcfg.serve import units
 if TYPE_CHECKING:
     from agentcfg.doctor import probes
     from agentcfg.doctor import route as route_check
+    from agentcfg.mcp.model import Found
 
 __all__ = ["Finding", "Report", "Target", "check_now", "run", "summary", "targets_from_files", "targets_from_profile"]
 
@@ -199,10 +200,13 @@ def run(
     offline: bool = False,
     progress: Callable[[int, int], None] | None = None,
     route: route_check.Check | None = None,
+    mcp_servers: list[Found] | None = None,
 ) -> Report:
     """Probe every target concurrently under one deadline and diagnose what came back. With `route`, the
     targets are the router's (leg None) and each leg's (Target.leg), and the router's liveness is asked too,
-    all under the same deadline; the route's verdict follows the findings."""
+    all under the same deadline; the route's verdict follows the findings. The MCP servers the agents start
+    (`mcp_servers`; None: read from each agent's user-scope MCP files) are checked too, and asked under the
+    same deadline (doctor/mcp.py)."""
     started = time.monotonic()
     if route is not None or any(t.leg for t in targets):
         from agentcfg.doctor import route as route_check  # lazy: `doctor ROUTE` only
@@ -223,6 +227,8 @@ def run(
     if alive is not None:
         unique.setdefault(_signature(alive), alive)
     proxy_hosts = {t.proxy for t in targets if t.proxy and not offline}
+    mcp_findings, mcp_plans = _mcp_checks(targets, environ, mcp_servers)
+    asking = _mcp_start(mcp_plans, deadline) if mcp_plans and not offline else None  # beside the probes
     results, proxy_open = _send(list(unique.values()), proxy_hosts, deadline, progress, chains.follow)
     by_signature = {_signature(r.probe): r for r in results}
     findings: list[Finding] = []
@@ -233,7 +239,9 @@ def run(
         found += chains.findings(target, by_signature, found)
         findings += route_check.as_leg(found, target.leg) if target.leg else found
     findings += _local_findings(targets, environ)
-    report = Report(targets, findings, time.monotonic() - started, len(results), offline)
+    findings += mcp_findings + (asking.findings() if asking is not None else [])
+    asked = len(asking.plans) if asking is not None else 0
+    report = Report(targets, findings, time.monotonic() - started, len(results) + asked, offline)
     if route is not None:
         _conclude(report, route, seen_by, by_signature.get(_signature(alive)) if alive else None)
     return report
@@ -318,6 +326,33 @@ def _proxy_open(proxy: str, timeout: float) -> bool | None:
 
     address = _proxy_address(proxy)
     return None if address is None else probes.tcp_open(address[0], address[1], timeout)
+
+
+def _mcp_checks(
+    targets: list[Target], environ: env.Environ, found: list[Found] | None
+) -> tuple[list[Finding], list[Any]]:
+    """The MCP findings from files and this environment, and the servers to ask. Agents without MCP files (every
+    agent, until its format is written) cost a call each: doctor/mcp.py is not even imported."""
+    chosen = [AGENTS[n] for n in dict.fromkeys(t.agent for t in targets if t.leg is None) if n in AGENTS]
+    if found is None and not any(agent.mcp_files(environ) for agent in chosen):
+        return [], []
+    from agentcfg.doctor import mcp  # lazy: only where an agent has MCP files, or a caller gave servers
+
+    problems: list[Finding] = []
+    if found is None:
+        found, problems = mcp.gather(chosen, environ)
+    if not found:
+        return problems, []
+    profiles_of = {t.agent: t.profile for t in targets if t.leg is None}
+    binaries = {agent.TRAITS.name: agent.TRAITS.binary for agent in chosen}
+    findings, plans = mcp.check(mcp.group(found), environ, mcp.Secrets(environ), profiles_of, binaries)
+    return problems + findings, plans
+
+
+def _mcp_start(plans: list[Any], deadline: float) -> Any:
+    from agentcfg.doctor import mcp  # lazy: as _mcp_checks, which planned them
+
+    return mcp.start(plans, deadline)
 
 
 def _local_findings(targets: list[Target], environ: env.Environ) -> list[Finding]:

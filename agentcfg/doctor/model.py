@@ -42,6 +42,7 @@ class Finding:
     fix: str = ""  # shell command(s) that fix it, runnable as pasted (agentcfg.fixes builds them); "" if none
     hint: str = ""  # what to do, in words, where no command can do it (or what the command does not cover)
     leg: str | None = None  # a route's leg (its profile) this was found on, probed directly; None: not a leg's
+    server: str | None = None  # an MCP server's name (doctor/mcp.py): about it, for the agents its summary names
 
 
 @dataclass

@@ -79,9 +79,14 @@ def _groups(report: Any) -> list[tuple[str, list[Any]]]:
                 where += f"  (profile {target.profile})"
             found = [f for f in report.findings if f.agent == target.agent and f.leg == leg]
             groups.append((f"{target.agent:<9}{where}", found))
-        shared = [f for f in report.findings if f.agent is None and f.leg == leg and not _verdict(f, route)]
+        shared = [
+            f for f in report.findings if f.agent is None and f.leg == leg and not f.server and not _verdict(f, route)
+        ]
         if shared:
             groups.append(("server", shared))
+    servers = [f.server for f in report.findings if f.server]
+    for name in sorted(set(servers)):  # the MCP servers the agents start (doctor/mcp.py): one section each
+        groups.append((f"mcp server {name}", [f for f in report.findings if f.server == name]))
     if route:
         groups.append((f"--- route {route['name']} ---", [f for f in report.findings if _verdict(f, route)]))
     return groups

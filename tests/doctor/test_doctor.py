@@ -154,15 +154,16 @@ def problems(report: dict[str, Any], agent: object = ...) -> set[tuple[str | Non
 
 
 def assert_documented_shape(report: dict[str, Any]) -> None:
-    """--json: ok, offline, findings (id/status/agent/summary/evidence/fix/hint/leg), agents, requests, elapsed_s,
-    summary, route."""
+    """--json: ok, offline, findings (id/status/agent/summary/evidence/fix/hint/leg/server), agents, requests,
+    elapsed_s, summary, route."""
     assert {"ok", "offline", "findings", "agents", "requests", "elapsed_s", "summary"} <= set(report)
     assert isinstance(report["requests"], int) and isinstance(report["elapsed_s"], float)
     for finding in report["findings"]:
-        assert set(finding) == {"id", "status", "agent", "summary", "evidence", "fix", "hint", "leg"}
+        assert set(finding) == {"id", "status", "agent", "summary", "evidence", "fix", "hint", "leg", "server"}
         assert finding["status"] in ("fail", "warn", "pass", "skip")
         assert finding["agent"] in (*AGENTS, None)
         assert finding["leg"] is None and report["route"] is None  # not a route: no leg's findings
+        assert finding["server"] is None  # no agent here has an MCP server
     for agent in report["agents"]:
         assert {"agent", "base_url", "model", "profile", "key_source", "proxy"} <= set(agent)
     counts = {s: sum(f["status"] == s for f in report["findings"]) for s in ("fail", "warn", "pass", "skip")}

@@ -66,6 +66,8 @@ OFFLINE_NEVER = (
     "agentcfg.trust",  # the approval command: for a project profile's key variable only
     "agentcfg.apply",  # the journal: read only when two profiles tie for an agent's files
     "agentcfg.journal",
+    "agentcfg.doctor.mcp",  # the MCP check: only where an agent has MCP files (none here)
+    "agentcfg.mcp.probe",
 )
 # A healthy run against a keyless local server: the network stack, but no keyring, no schema validator, and of
 # agentcfg's own only what --offline loads and the sender's.
@@ -76,6 +78,8 @@ ONLINE_NEVER = (
     "agentcfg.trust",
     "agentcfg.apply",
     "agentcfg.journal",
+    "agentcfg.doctor.mcp",  # no agent here has an MCP server: nothing of the MCP check loads
+    "agentcfg.mcp.probe",
 )
 
 
