@@ -334,19 +334,44 @@ def _mcp_checks(
     """The MCP findings from files and this environment, and the servers to ask. Agents without MCP files (every
     agent, until its format is written) cost a call each: doctor/mcp.py is not even imported."""
     chosen = [AGENTS[n] for n in dict.fromkeys(t.agent for t in targets if t.leg is None) if n in AGENTS]
-    if found is None and not any(agent.mcp_files(environ) for agent in chosen):
-        return [], []
-    from agentcfg.doctor import mcp  # lazy: only where an agent has MCP files, or a caller gave servers
-
     problems: list[Finding] = []
     if found is None:
-        found, problems = mcp.gather(chosen, environ)
+        found, problems = _mcp_gather(chosen, environ)
     if not found:
         return problems, []
+    from agentcfg.doctor import mcp  # lazy: only where an agent has MCP servers, or a caller gave them
+
     profiles_of = {t.agent: t.profile for t in targets if t.leg is None}
     binaries = {agent.TRAITS.name: agent.TRAITS.binary for agent in chosen}
     findings, plans = mcp.check(mcp.group(found), environ, mcp.Secrets(environ), profiles_of, binaries)
     return problems + findings, plans
+
+
+def _mcp_gather(agents: list[Any], environ: env.Environ) -> tuple[list[Found], list[Finding]]:
+    """The servers each agent's user-scope MCP files define, and a finding for a file that cannot be read. Here,
+    not in doctor/mcp.py: most runs find none, and then load nothing of the MCP checks."""
+    from agentcfg import fsutil  # lazy: files read only where an agent keeps MCP servers
+    from agentcfg.errors import AgentcfgError  # lazy: as fsutil
+
+    found: list[Found] = []
+    problems: list[Finding] = []
+    for agent in agents:
+        try:
+            files = agent.mcp_files(environ)
+            current = {f: fsutil.read_text(f.path, env.display(f.path, environ)) for f in files}
+            found += agent.mcp_read(current, environ) if any(t is not None for t in current.values()) else []
+        except AgentcfgError as problem:
+            problems.append(
+                Finding(
+                    "mcp-config-unreadable",
+                    WARN,
+                    agent.TRAITS.name,
+                    f"its MCP servers cannot be checked: {problem.message}",
+                    problem.where or "",
+                    hint=problem.hint or "fix the file named; doctor checks the servers once it reads",
+                )
+            )
+    return found, problems
 
 
 def _mcp_start(plans: list[Any], deadline: float) -> Any:

@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import field
 from typing import TYPE_CHECKING, Any
 
-from agentcfg import env, fixes, fsutil, redact
+from agentcfg import env, fixes, redact
 from agentcfg.doctor.model import FAIL, PASS, SKIP, WARN, Finding
 from agentcfg.errors import AgentcfgError
 from agentcfg.lazyclass import dataclass
@@ -32,7 +32,6 @@ from agentcfg.mcp.model import Found, McpServer, secret_name
 if TYPE_CHECKING:
     from concurrent.futures import Future
 
-    from agentcfg.agents.base import Agent
     from agentcfg.mcp.probe import Answer
 
 
@@ -93,32 +92,6 @@ class Plan:
 
 
 # -- what the agents' files define ----------------------------------------------------------------------------
-
-
-def gather(agents: Sequence[Agent], environ: env.Environ) -> tuple[list[Found], list[Finding]]:
-    """The servers each agent's user-scope MCP files define, and a finding for a file that cannot be read."""
-    found: list[Found] = []
-    problems: list[Finding] = []
-    for agent in agents:
-        files = agent.mcp_files(environ)
-        if not files:
-            continue
-        try:
-            current = {f: fsutil.read_text(f.path, env.display(f.path, environ)) for f in files}
-            found += agent.mcp_read(current, environ)
-        except AgentcfgError as problem:
-            name = agent.TRAITS.name
-            problems.append(
-                Finding(
-                    "mcp-config-unreadable",
-                    WARN,
-                    name,
-                    f"its MCP servers cannot be checked: {problem.message}",
-                    problem.where or "",
-                    hint=problem.hint or "fix the file named; doctor checks the servers once it reads",
-                )
-            )
-    return found, problems
 
 
 def group(found: Sequence[Found]) -> list[Use]:

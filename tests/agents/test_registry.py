@@ -51,7 +51,20 @@ def test_each_key_is_its_modules_name() -> None:
 def test_each_agent_enum_in_the_schemas_is_the_registry() -> None:
     found = {path.name: enums for path in sorted(SCHEMAS.glob("*.schema.json")) if (enums := agent_enums(path))}
     assert sorted(found) == [
-        f"{name}.schema.json" for name in ("agents", "doctor", "profile-import", "rollback", "status", "switch")
+        f"{name}.schema.json"
+        for name in (
+            "agents",
+            "doctor",
+            "mcp-add",
+            "mcp-import",
+            "mcp-list",
+            "mcp-rm",
+            "mcp-sync",
+            "profile-import",
+            "rollback",
+            "status",
+            "switch",
+        )
     ]
     for name, enums in found.items():
         assert all(enum == list(AGENTS) for enum in enums), (name, enums)
