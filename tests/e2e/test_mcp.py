@@ -9,6 +9,7 @@ streamable HTTP, as each real agent's own listing command shows it (tests/e2e/mc
 from __future__ import annotations
 
 import functools
+import json
 import subprocess
 from pathlib import Path
 
@@ -16,6 +17,7 @@ import pytest
 
 from tests.conftest import AGENTCFG, Home
 from tests.e2e import agents, mcp_servers
+from tests.e2e.agents import matrix
 from tests.e2e.mcp_agents import LISTED, LISTINGS, Server, hand_write, plain
 
 pytestmark = pytest.mark.e2e
@@ -52,7 +54,7 @@ def holding(root: Path, secret: str) -> list[str]:
     return sorted(str(p) for p in root.rglob("*") if p.is_file() and secret.encode() in p.read_bytes())
 
 
-@pytest.mark.parametrize("agent", LISTED)
+@pytest.mark.parametrize(("agent", "release"), matrix(LISTED))
 def test_each_agent_lists_a_hand_written_stdio_and_http_server(agent, agent_home, http_server):
     servers = [stdio(), remote(http_server.url)]
     hand_write(agent_home.root, servers)
@@ -66,7 +68,7 @@ def test_each_agent_lists_a_hand_written_stdio_and_http_server(agent, agent_home
     assert holding(agent_home.root, TOKEN) == [], f"{agent} wrote the token it was given into a file"
 
 
-@pytest.mark.parametrize("agent", [a for a in LISTED if LISTINGS[a].connects])
+@pytest.mark.parametrize(("agent", "release"), matrix([a for a in LISTED if LISTINGS[a].connects]))
 def test_a_listing_that_connects_tells_a_dead_server_from_a_live_one(agent, agent_home, everything):
     """The listing assertions can fail: a server that does not start and a URL nothing answers are not shown
     connected (so "connected" in the test above is the agent's word, not the pattern's)."""
@@ -104,7 +106,7 @@ def add_args(server: Server) -> list[str]:
     return ["mcp", "add", server.name, *secret, "--", *server.command]
 
 
-def _add_then_list(transport: str, agent_home: Home, url: str | None) -> None:
+def _add_then_list(transport: str, agent_home: Home, keyring: Path, url: str | None) -> None:
     server = remote(url) if transport == "http" else stdio()
     mine = stdio("mine", secret=None)  # the user's own server, in every agent's file before agentcfg comes
     hand_write(agent_home.root, [mine])
@@ -112,7 +114,8 @@ def _add_then_list(transport: str, agent_home: Home, url: str | None) -> None:
 
     # Added, then rolled back before any agent ran: every file is back byte for byte.
     agent_home.run(*add_args(server), **{VARIABLE: TOKEN})
-    assert holding(agent_home.root, TOKEN) == []  # agentcfg's own state included: the keyring holds it
+    assert holding(agent_home.root, TOKEN) == []  # agentcfg's own state included
+    assert TOKEN in json.loads(keyring.read_text()).values()  # the keyring holds it (outside HOME)
     assert agent_home.snapshot() != before
     assert "Rolled back" in agent_home.run("rollback").stdout
     assert agent_home.snapshot() == before
@@ -121,7 +124,7 @@ def _add_then_list(transport: str, agent_home: Home, url: str | None) -> None:
     # connects; nothing the agents wrote as they listed holds the token.
     added = agent_home.run(*add_args(server), "--json", **{VARIABLE: TOKEN})
     assert TOKEN not in added.stdout + added.stderr
-    assert server.name in {row["name"] for row in agent_home.json("mcp", "list")}
+    assert server.name in json.dumps(agent_home.json("mcp", "list"))
     for agent in LISTED:
         result = listing(agent, agent_home, **{VARIABLE: TOKEN})
         assert result.returncode == 0, result
@@ -140,9 +143,9 @@ def _add_then_list(transport: str, agent_home: Home, url: str | None) -> None:
 
 @needs_mcp_add
 def test_mcp_add_a_stdio_server_then_every_agent_lists_it_and_rollback_restores(agent_home, keyring_file, everything):
-    _add_then_list("stdio", agent_home, None)
+    _add_then_list("stdio", agent_home, keyring_file, None)
 
 
 @needs_mcp_add
 def test_mcp_add_an_http_server_then_every_agent_lists_it_and_rollback_restores(agent_home, keyring_file, http_server):
-    _add_then_list("http", agent_home, http_server.url)
+    _add_then_list("http", agent_home, keyring_file, http_server.url)
