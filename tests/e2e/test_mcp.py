@@ -8,17 +8,15 @@ streamable HTTP, as each real agent's own listing command shows it (tests/e2e/mc
 
 from __future__ import annotations
 
-import functools
 import json
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import AGENTCFG, Home
+from tests.conftest import Home
 from tests.e2e import agents, mcp_servers
 from tests.e2e.agents import matrix
-from tests.e2e.mcp_agents import LISTED, LISTINGS, Server, hand_write, plain
+from tests.e2e.mcp_agents import LISTED, LISTINGS, Server, hand_write, plain, require_mcp_add
 
 pytestmark = pytest.mark.e2e
 
@@ -87,17 +85,6 @@ def test_a_listing_that_connects_tells_a_dead_server_from_a_live_one(agent, agen
 # -- `agentcfg mcp add`: once, for every installed agent -------------------------------------------------------
 
 
-@functools.cache
-def _has_mcp_add() -> bool:
-    found = subprocess.run([AGENTCFG, "mcp", "add", "--help"], capture_output=True, text=True, timeout=60)
-    return found.returncode == 0
-
-
-needs_mcp_add = pytest.mark.skipif(
-    "not _has_mcp_add()", reason="`agentcfg mcp add` is not in this build yet (issue 32)"
-)
-
-
 def add_args(server: Server) -> list[str]:
     """`agentcfg mcp add` for `server`: `--secret VAR` (its value from the environment, into the keyring)."""
     secret = ["--secret", server.secret] if server.secret else []
@@ -141,11 +128,11 @@ def _add_then_list(transport: str, agent_home: Home, keyring: Path, url: str | N
         assert LISTINGS[agent].sees(result, mine), result
 
 
-@needs_mcp_add
 def test_mcp_add_a_stdio_server_then_every_agent_lists_it_and_rollback_restores(agent_home, keyring_file, everything):
+    require_mcp_add()
     _add_then_list("stdio", agent_home, keyring_file, None)
 
 
-@needs_mcp_add
 def test_mcp_add_an_http_server_then_every_agent_lists_it_and_rollback_restores(agent_home, keyring_file, http_server):
+    require_mcp_add()
     _add_then_list("http", agent_home, keyring_file, http_server.url)
