@@ -18,7 +18,7 @@ What each listing prints, seen with the pinned releases (tests/e2e/agents.py PIN
     copilot mcp list --json  {"mcpServers": {NAME: {type: local|http, command, args, url, source, enabled}}};
                              it starts nothing
     cline                    no listing command (3.0.65 `cline mcp` has add, a wizard, and remove only);
-                             its file is ~/.cline/data/settings/cline_mcp_settings.json
+                             its file is ~/.cline/data/settings/cline_mcp_settings.json ($CLINE_MCP_SETTINGS_PATH)
 """
 
 from __future__ import annotations
@@ -152,10 +152,11 @@ LISTINGS: dict[str, Listing] = {
 
 
 def hand_write(home: Path, servers: list[Server]) -> dict[str, Path]:
-    """Write `servers` into every listed agent's own user file under `home` (fresh files: a test HOME), in the
-    shape the agent's own `mcp add` writes; a secret as the agent's reference to its variable where the agent
-    expands one (Codex `env_vars` / `bearer_token_env_var`, Claude Code `${VAR}`, opencode `{env:VAR}`, qwen-code
-    and Gemini CLI `$VAR`), left out for Copilot CLI and Droid. Returns each agent's file."""
+    """Write `servers` into every agent's own user file under `home` (fresh files: a test HOME), in the shape the
+    agent's own `mcp add` writes (Cline CLI's: the shape its settings file takes, streamable HTTP as
+    "streamableHttp"); a secret as the agent's reference to its variable where the agent expands one (Codex
+    `env_vars` / `bearer_token_env_var`, Claude Code `${VAR}`, opencode `{env:VAR}`, qwen-code and Gemini CLI
+    `$VAR`), left out for Copilot CLI, Droid and Cline CLI. Returns each agent's file."""
     files = {
         "codex": home / ".codex" / "config.toml",
         "claude": home / ".claude.json",
@@ -164,6 +165,7 @@ def hand_write(home: Path, servers: list[Server]) -> dict[str, Path]:
         "gemini": home / ".gemini" / "settings.json",
         "droid": home / ".factory" / "mcp.json",
         "copilot": home / ".copilot" / "mcp-config.json",
+        "cline": home / ".cline" / "data" / "settings" / "cline_mcp_settings.json",
     }
     texts = {
         "codex": "".join(_codex_toml(s) for s in servers),
@@ -173,6 +175,7 @@ def hand_write(home: Path, servers: list[Server]) -> dict[str, Path]:
         "gemini": _dump({"mcpServers": {s.name: _qwen(s) for s in servers}}),
         "droid": _dump({"mcpServers": {s.name: _droid(s) for s in servers}}),
         "copilot": _dump({"mcpServers": {s.name: _copilot_entry(s) for s in servers}}),
+        "cline": _dump({"mcpServers": {s.name: _cline(s) for s in servers}}),
     }
     for agent, path in files.items():
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -231,3 +234,7 @@ def _droid(s: Server) -> dict[str, object]:
 
 def _copilot_entry(s: Server) -> dict[str, object]:
     return {**_droid(s), **({} if s.remote else {"type": "local"}), "tools": ["*"]}
+
+
+def _cline(s: Server) -> dict[str, object]:
+    return {"type": "streamableHttp", "url": s.url} if s.remote else _stdio(s, {})

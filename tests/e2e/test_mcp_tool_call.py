@@ -7,10 +7,10 @@ How each agent offers an MCP server's tool to the model, seen in their requests 
 - Codex: a Responses `namespace` tool `mcp__NAME` holding `echo` (the call names the namespace apart);
 - Claude Code: `mcp__NAME__echo`, once tool search is off (ENABLE_TOOL_SEARCH=false; else it is deferred behind
   its ToolSearch tool), and allowed in headless mode (--allowedTools);
-- opencode: `NAME_echo`; Copilot CLI: `NAME-echo`;
+- opencode: `NAME_echo`; Copilot CLI: `NAME-echo`; Cline CLI: `NAME__echo`;
 - qwen-code: deferred, named `mcp__NAME__echo` in the system prompt and called through its `tool_call` bridge.
 Not here: Droid (its MCP tools are deferred behind ToolSearch and none were named in its first request), Gemini
-CLI (it needs a route), Cline CLI (no hand-written format checked yet)."""
+CLI (it needs a route)."""
 
 from __future__ import annotations
 
@@ -46,6 +46,7 @@ def call(agent: str, name: str, tool: str = "echo", arguments: dict[str, Any] | 
         "opencode": (rf"{name}_{tool}", args),
         "copilot": (rf"{name}-{tool}", args),
         "qwen": ("tool_call", {"name": f"mcp__{name}__{tool}", "arguments": args}),
+        "cline": (rf"{name}__{tool}", args),
     }[agent]
 
 
@@ -56,7 +57,7 @@ def command(agent: str, name: str, tool: str = "echo") -> tuple[list[str], dict[
     return list(COMMANDS[agent]), {}
 
 
-CALLING = ("codex", "claude", "opencode", "copilot", "qwen")
+CALLING = ("codex", "claude", "opencode", "copilot", "qwen", "cline")
 
 
 @pytest.fixture(params=["stdio", "http"])
@@ -95,8 +96,8 @@ def test_the_agent_calls_the_mcp_servers_tool_and_sends_its_answer_back(
 @pytest.mark.parametrize(("agent", "release"), matrix(CALLING))
 def test_a_secret_given_by_reference_reaches_the_stdio_server(agent, agent_home, agent_versions, compat):
     """The stdio server is given the secret's variable by each agent's own reference to it (hand_write: Codex
-    `env_vars`, Claude Code `${VAR}`, opencode `{env:VAR}`, qwen-code `$VAR`; Copilot CLI passes its whole
-    environment on, so none is written): the model calls `get-env` and the value is in the server's answer.
+    `env_vars`, Claude Code `${VAR}`, opencode `{env:VAR}`, qwen-code `$VAR`; Copilot CLI and Cline CLI pass
+    their whole environment on, so none is written): the model calls `get-env` and the value is in the server's answer.
     Without the reference none of Codex, Claude Code, opencode and qwen-code hands the variable on (seen: they
     start a server with a few of their own variables, HOME, PATH, TERM...). agentcfg's writers are checked
     against this."""
