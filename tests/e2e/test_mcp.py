@@ -23,6 +23,7 @@ pytestmark = pytest.mark.e2e
 TIMEOUT = 120  # a listing that connects starts every server (opencode takes ~8 s on this machine)
 VARIABLE = "EVERYTHING_TOKEN"
 TOKEN = "mcp-e2e-fake-token-7f3a9c2e51d04b86"  # recognisable: found in a file means it was written
+CLINE_FILE = ".cline/data/settings/cline_mcp_settings.json"
 
 
 @pytest.fixture
@@ -118,6 +119,8 @@ def _add_then_list(transport: str, agent_home: Home, keyring: Path, url: str | N
         assert LISTINGS[agent].sees(result, server), f"{agent} does not list {server.name}:\n{result}"
         assert LISTINGS[agent].sees(result, mine), f"{agent} lost the user's own server:\n{result}"
     assert holding(agent_home.root, TOKEN) == [], "a file holds the token"
+    # Cline CLI has no listing command: its own file has the server beside the user's.
+    assert {server.name, mine.name} <= set(json.loads(agent_home.read(CLINE_FILE))["mcpServers"])
 
     # The agents rewrote their own state as they listed (Claude Code's ~/.claude.json); rollback still takes the
     # server out of every agent, and leaves the user's own.
