@@ -18,6 +18,9 @@ is answered too, healthy or with the shell fault (html and broken-sse as for the
     shell            the first turn calls the agent's shell tool (found by name among the request's tools)
                      with `command`; the turn after the tool's result answers "ready": what the model's
                      command printed then comes back in that request (FaultServer.tool_outputs)
+    tool             the same with the tool the test names, `FaultServer("tool", tool=(PATTERN, ARGUMENTS))`: the
+                     first of the request's tools whose name matches PATTERN (re.fullmatch; a tool inside a
+                     Responses `namespace` tool, as Codex sends an MCP server's, is matched as NAMESPACE__NAME)
 
 A thinking model with tools (doctor's two-turn probe): a request that forces a tool call gets one, after
 reasoning (chat `reasoning`, a Responses reasoning item, a Messages thinking block); the turn after the tool's
@@ -34,6 +37,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 import socket
 import threading
 from collections.abc import Callable, Iterator
@@ -149,6 +153,22 @@ def shell_call(tools: object, command: str) -> tuple[str, str] | None:
     return (name, json.dumps(SHELL_TOOLS[name](command))) if name else None
 
 
+def named_call(tools: object, pattern: str, arguments: dict[str, Any]) -> tuple[str, str, str | None] | None:
+    """(name, JSON arguments, namespace) of the call of the first tool among `tools` whose name matches
+    `pattern`: function tools (chat, Responses, Messages, Gemini's declarations) by their name, the tools of
+    a Responses `namespace` tool as NAMESPACE__NAME (their call carries the namespace apart)."""
+    found: list[tuple[str, str, str | None]] = [(name, name, None) for name in _tool_names(tools)]
+    found += [(name, name, None) for name in gemini_tools(tools)]
+    for tool in tools if isinstance(tools, list) else []:
+        if isinstance(tool, dict) and tool.get("type") == "namespace":
+            space = str(tool.get("name"))
+            found += [(f"{space}__{n}", n, space) for n in _tool_names(tool.get("tools"))]
+    for qualified, name, space in found:
+        if re.fullmatch(pattern, qualified):
+            return name, json.dumps(arguments), space
+    return None
+
+
 def chat_tool_chunks(model: str, name: str, arguments: str) -> list[dict[str, Any]]:
     base = {"id": "chatcmpl-2", "object": "chat.completion.chunk", "created": 1796001113, "model": model}
     call = {"index": 0, "id": "call_1", "type": "function", "function": {"name": name, "arguments": ""}}
@@ -170,9 +190,9 @@ def chat_tool_chunks(model: str, name: str, arguments: str) -> list[dict[str, An
     ]
 
 
-def responses_tool_events(model: str, name: str, arguments: str) -> list[dict[str, Any]]:
+def responses_tool_events(model: str, name: str, arguments: str, namespace: str | None = None) -> list[dict[str, Any]]:
     item = {"id": "fc_1", "type": "function_call", "status": "in_progress", "call_id": "call_1", "name": name,
-            "arguments": ""}  # fmt: skip
+            "arguments": "", **({"namespace": namespace} if namespace else {})}  # fmt: skip
     done = {**item, "status": "completed", "arguments": arguments}
     response = {"id": "resp_2", "object": "response", "model": model, "status": "in_progress", "output": []}
     usage = {"input_tokens": 12, "output_tokens": 1, "total_tokens": 13, "input_tokens_details": {"cached_tokens": 0},
@@ -482,7 +502,7 @@ class _Handler(BaseHTTPRequestHandler):
             return
         chunks = chat_chunks(body["model"], "ready", self._repeat)
         if call := self._shell_call(body):
-            chunks = chat_tool_chunks(body["model"], *call)
+            chunks = chat_tool_chunks(body["model"], *call[:2])
         elif play := self._thinking(body):
             if play == "400":
                 self._error(400, REASONING_REQUIRED, "invalid_request_error")
@@ -544,7 +564,7 @@ class _Handler(BaseHTTPRequestHandler):
             return
         events = messages_events(body["model"], "ready", self._repeat)
         if call := self._shell_call(body):
-            events = messages_tool_events(body["model"], *call)
+            events = messages_tool_events(body["model"], *call[:2])
         elif play := self._thinking(body):
             if play == "400":
                 self._send(
@@ -572,6 +592,9 @@ class _Handler(BaseHTTPRequestHandler):
         shell = next((n for n in gemini_tools(body.get("tools")) if n in SHELL_TOOLS), None)
         if fault == "shell" and shell and not gemini_outputs(body):
             parts = [{"functionCall": {"name": shell, "args": SHELL_TOOLS[shell](srv.command)}}]
+        if fault == "tool" and srv.tool and not gemini_outputs(body):
+            named = next((n for n in gemini_tools(body.get("tools")) if re.fullmatch(srv.tool[0], n)), None)
+            parts = [{"functionCall": {"name": named, "args": srv.tool[1]}}] if named else parts
         if method == "generateContent":
             self._send(200, gemini_chunk(parts))
         elif fault == "broken-sse":
@@ -595,11 +618,16 @@ class _Handler(BaseHTTPRequestHandler):
         names = _tool_names(body.get("tools"))
         return (names[0] if names else "read_file"), json.dumps({"path": "README.md"})
 
-    def _shell_call(self, body: dict[str, Any]) -> tuple[str, str] | None:
-        """The shell tool call the `shell` fault answers a turn with (none once a tool's result came back)."""
-        if self.server.fault != "shell" or tool_outputs(body):
+    def _shell_call(self, body: dict[str, Any]) -> tuple[str, str, str | None] | None:
+        """The tool call the `shell` and `tool` faults answer a turn with, (name, JSON arguments, Responses
+        namespace); none once a tool's result came back."""
+        srv = self.server
+        if srv.fault not in ("shell", "tool") or tool_outputs(body):
             return None
-        return shell_call(body.get("tools"), self.server.command)
+        if srv.fault == "tool":
+            return named_call(body.get("tools"), *srv.tool) if srv.tool else None
+        call = shell_call(body.get("tools"), srv.command)
+        return (*call, None) if call else None
 
 
 class _Server(ThreadingHTTPServer):
@@ -610,6 +638,7 @@ class _Server(ThreadingHTTPServer):
         super().__init__(("127.0.0.1", 0), _Handler)
         self.fault, self.key, self.model, self.max_model_len = fault, key, model, max_model_len
         self.command = command
+        self.tool: tuple[str, dict[str, Any]] | None = None  # the `tool` fault's (name pattern, arguments)
         self.reasoning_field: str | None = "reasoning_content"  # what a thinking fault reads back (None: nothing)
         self.requests: list[tuple[str, str, dict[str, str], Any]] = []
 
@@ -626,8 +655,10 @@ class FaultServer:
         max_model_len: int = 1_048_576,
         command: str = "env",
         reasoning_field: str | None = "reasoning_content",
+        tool: tuple[str, dict[str, Any]] | None = None,
     ) -> None:
         self._server = _Server(fault, key, model, max_model_len, command)
+        self._server.tool = tool
         self._server.reasoning_field = reasoning_field
         self.port = self._server.server_address[1]
         self.root = f"http://127.0.0.1:{self.port}"
@@ -640,7 +671,8 @@ class FaultServer:
 
     @property
     def tool_outputs(self) -> list[str]:
-        """What the model's commands printed, as the agent sent it back (the `shell` fault)."""
+        """What the model's commands printed (the `shell` fault) or its tool answered (`tool`), as the agent sent
+        it back."""
         return [out for _, _, _, body in self.requests for out in (*tool_outputs(body), *gemini_outputs(body))]
 
     def __enter__(self) -> FaultServer:
