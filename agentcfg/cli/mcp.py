@@ -249,7 +249,9 @@ def import_command(agents: tuple[str, ...], prefer: tuple[str, ...], dry_run: bo
     for reading in readings:
         if reading.problem is not None:
             raise reading.problem
-    gathered = commands.gather(readings, store.load(environ), prefer)
+    trusted, project_notes = _project_servers(environ)
+    gathered = commands.gather(readings, store.load(environ), prefer, trusted)
+    gathered.notes[:0] = project_notes
     while gathered.conflicts:
         name, copies = next(iter(gathered.conflicts.items()))
         shown = "; ".join(f"{agent}: {', '.join(fields) or 'as the first'}" for agent, fields in copies.items())
@@ -260,12 +262,24 @@ def import_command(agents: tuple[str, ...], prefer: tuple[str, ...], dry_run: bo
             )
         pick = click.prompt(f"{name} differs ({shown}); take whose", type=click.Choice(list(copies)), err=True)
         prefer = (pick, *prefer)
-        gathered = commands.gather(readings, store.load(environ), prefer)
+        gathered = commands.gather(readings, store.load(environ), prefer, trusted)
+        gathered.notes[:0] = project_notes
     done = commands.import_(readings, gathered, skipped, environ, dry_run=dry_run)
     verb = "Would take" if dry_run else "Took"
     names = ", ".join(done.servers) or "no server (agentcfg's set has them all)"
     sources = {name: gathered.source[name] for name in done.servers}
     _render(done, environ, dry_run=dry_run, as_json=as_json, title=f"{verb} in {names}", sources=sources)
+
+
+def _project_servers(environ: dict[str, str]) -> tuple[list[Any], list[str]]:
+    """This project's MCP servers that import may take (none until `agentcfg trust`), and what to say of it."""
+    from agentcfg.mcp import project
+
+    root = project.find_root(environ)
+    if root is None:
+        return [], []
+    found = project.project_servers(root, environ)
+    return found.importable(), found.problems()
 
 
 @mcp.command()

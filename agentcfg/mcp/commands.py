@@ -232,15 +232,21 @@ class Gathered:
     """The union of the agents' servers, as import would take it in."""
 
     servers: dict[str, McpServer]  # name -> the definition taken
-    source: dict[str, str]  # name -> the agent it was taken from
+    source: dict[str, str]  # name -> the agent it was taken from (a project's: its file and key)
     conflicts: dict[str, dict[str, list[str]]]  # name -> agent -> the fields in which its copy differs from others
     plaintext: dict[str, str] = field(default_factory=dict, repr=False)  # variable -> a value found in plain text
     notes: list[str] = field(default_factory=list)
 
 
-def gather(readings: list[ops.Reading], known: Mapping[str, McpServer], prefer: tuple[str, ...] = ()) -> Gathered:
+def gather(
+    readings: list[ops.Reading],
+    known: Mapping[str, McpServer],
+    prefer: tuple[str, ...] = (),
+    project: list[Found] | None = None,
+) -> Gathered:
     """Each server the agents have that agentcfg's set does not, from one agent: the one copy there is, or where
-    copies differ, the first agent of `prefer` that has it (else a conflict). Pure."""
+    copies differ, the first agent of `prefer` that has it (else a conflict). Then a trusted project's servers
+    (`project`: agentcfg.mcp.project's importable ones) of a name nobody else has. Pure."""
     found: dict[str, list[Found]] = {}
     for reading in readings:
         for item in reading.found:
@@ -277,6 +283,13 @@ def gather(readings: list[ops.Reading], known: Mapping[str, McpServer], prefer: 
                     f"{variable} holds two different values in the agents' files (for {name} and another server)",
                     hint="Make them one value in the agents' files (or rename one), then `agentcfg mcp import` again.",
                 )
+    for item in project or []:
+        name = item.server.name
+        if name in known or name in found or name in result.servers:
+            result.notes.append(f"{name} in {item.where} is left out: a server of that name is there already")
+            continue
+        result.servers[name] = replace(item.server, agents=())
+        result.source[name] = item.where
     return result
 
 
