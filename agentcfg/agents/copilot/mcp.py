@@ -1,0 +1,30 @@
+"""Copilot CLI's user-scope MCP servers: `mcpServers` in `~/.copilot/mcp-config.json` (`$COPILOT_HOME`).
+
+1.0.102: `type` local (or stdio) | http | sse; `command`, `args`, `env`; `url`, `headers`; `tools` the tools enabled
+(`["*"]`: all, what its own `mcp add` writes; absent reads as all); `timeout` in milliseconds. `${VAR}` and `$VAR`
+are expanded in args and env values (seen with a real server), headers alike.
+"""
+
+from __future__ import annotations
+
+from agentcfg import env
+from agentcfg.agents.base import AgentFile
+from agentcfg.agents.mcpservers import Spec, Timeout
+
+SPEC = Spec(
+    agent="copilot",
+    display="Copilot CLI",
+    types=(("stdio", "local"), ("http", "http"), ("sse", "sse")),
+    type_aliases=(("stdio", "stdio"),),
+    references=(("${", "}"), ("$", "")),
+    tool_timeout=Timeout("timeout"),
+    tools_key="tools",
+    all_tools=("*",),
+    file_name="mcp-config.json",
+)
+
+
+def mcp_files(environ: env.Environ) -> list[AgentFile]:
+    from agentcfg.agents import copilot  # lazy: the package imports this module only when its MCP members run
+
+    return [AgentFile(copilot.home(environ) / "mcp-config.json", "json")]
