@@ -161,7 +161,8 @@ def read_entry(spec: Spec, name: str, entry: Mapping[str, Any], where: str) -> F
                 unmodelled.append(timeout.key)
     if spec.tools_key and spec.tools_key in entry:
         tools = entry[spec.tools_key]
-        if isinstance(tools, list) and all(isinstance(t, str) and not refuses(t) for t in tools):
+        # An empty list enables none (the model's () is all of them): unmodelled.
+        if isinstance(tools, list) and tools and all(isinstance(t, str) and not refuses(t) for t in tools):
             fields["tools"] = () if spec.all_tools is not None and tuple(tools) == spec.all_tools else tuple(tools)
         else:
             unmodelled.append(spec.tools_key)
