@@ -50,7 +50,8 @@ def test_reads_the_user_servers_only() -> None:
     found = claude.mcp_read({FILE: CLAUDE_JSON}, ENVIRON)
     assert [f.where for f in found] == ["~/.claude.json: mcpServers.github", "~/.claude.json: mcpServers.memory"]
     github, memory = (f.server for f in found)
-    assert github == McpServer("github", url="https://api.githubcopilot.com/mcp/", transport="http", bearer="GITHUB_PAT")
+    url = "https://api.githubcopilot.com/mcp/"
+    assert github == McpServer("github", url=url, transport="http", bearer="GITHUB_PAT")
     assert found[0].unmodelled == ("oauth",) and found[0].agent == "claude"
     assert memory.command == ("npx", "-y", "@modelcontextprotocol/server-memory") and found[1].unmodelled == ()
 
@@ -91,7 +92,8 @@ def test_the_written_syntax() -> None:
     data = edit.load("json", text)["mcpServers"]
     assert data["files"] == {"type": "stdio", "command": "npx", "args": ["-y", "@mcp/files", "/srv"],
                              "env": {"MODE": "ro", "FILES_TOKEN": "${FILES_TOKEN}"}}  # fmt: skip
-    assert data["web"]["headers"] == {"X-Team": "core", "X-Api-Key": "${WEB_KEY}", "Authorization": "Bearer ${WEB_TOKEN}"}
+    headers = {"X-Team": "core", "X-Api-Key": "${WEB_KEY}", "Authorization": "Bearer ${WEB_TOKEN}"}
+    assert data["web"]["headers"] == headers
 
 
 @pytest.mark.parametrize("server", [replace(STDIO, tool_timeout=45), replace(HTTP, tool_timeout=1.5), SSE])

@@ -26,7 +26,7 @@ JSONC = """{
 
 
 def test_the_settings_file_a_switch_edits() -> None:
-    assert FILE == gemini.files(ENVIRON)[1] and FILE.path == Path("/home/u/.gemini/settings.json")
+    assert gemini.files(ENVIRON)[1] == FILE and FILE.path == Path("/home/u/.gemini/settings.json")
     assert gemini.mcp_files({**ENVIRON, "GEMINI_CLI_HOME": "/g"})[0].path == Path("/g/.gemini/settings.json")
 
 
@@ -49,8 +49,10 @@ def test_an_edit_moves_httpurl_to_url_and_keeps_the_rest() -> None:
     new, notes = apply(gemini, {"old": old, "coder": coder}, {FILE: JSONC})
     assert "// Gemini reads comments" in new and "// mine" in new and notes == ()
     servers = edit.load("json", new)["mcpServers"]
-    assert servers["old"] == {"description": "expo", "type": "http", "url": "https://mcp.expo.dev/mcp", "timeout": 20000}
-    assert servers["coder"] == {"command": "node", "args": ["bin/coder-mcp.js"], "type": "stdio", "includeTools": ["run"]}
+    url = "https://mcp.expo.dev/mcp"
+    assert servers["old"] == {"description": "expo", "type": "http", "url": url, "timeout": 20000}
+    coder = {"command": "node", "args": ["bin/coder-mcp.js"], "type": "stdio", "includeTools": ["run"]}
+    assert servers["coder"] == coder
 
 
 def test_a_new_stdio_server_has_no_type_and_a_startup_timeout_is_a_note() -> None:

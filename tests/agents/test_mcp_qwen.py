@@ -17,7 +17,7 @@ CORPUS = Path(__file__).parents[1] / "corpus" / "qwen"
 
 
 def test_the_settings_file_a_switch_edits() -> None:
-    assert FILE == qwen.files(ENVIRON)[1] and FILE.path == Path("/home/u/.qwen/settings.json")
+    assert qwen.files(ENVIRON)[1] == FILE and FILE.path == Path("/home/u/.qwen/settings.json")
     assert qwen.mcp_files({**ENVIRON, "QWEN_HOME": "/q"})[0].path == Path("/q/settings.json")
 
 
@@ -38,7 +38,8 @@ def test_dollar_references_read_as_secrets() -> None:
 
 def test_an_edit_keeps_the_rest_of_the_settings() -> None:
     text = (CORPUS / "012-v1nh1shungry-mcp.json").read_text()
-    server = McpServer("mcphub", url="http://localhost:37373/mcp", transport="http", startup_timeout=10, tool_timeout=60)
+    url = "http://localhost:37373/mcp"
+    server = McpServer("mcphub", url=url, transport="http", startup_timeout=10, tool_timeout=60)
     new, notes = apply(qwen, {"mcphub": server}, {FILE: text})
     data = edit.load("json", new)
     assert data["mcpServers"]["mcphub"] == {"trust": True, "httpUrl": "http://localhost:37373/mcp", "timeout": 60000,
@@ -53,7 +54,10 @@ def test_a_long_startup_timeout_is_said() -> None:
 
 def test_a_new_file_starts_from_the_seed() -> None:
     new, _ = apply(qwen, {SSE.name: SSE}, {FILE: None})
-    assert edit.load("json", new) == {"$version": qwen.SETTINGS_VERSION, "mcpServers": {"events": {"url": "http://127.0.0.1:8123/sse"}}}
+    assert edit.load("json", new) == {
+        "$version": qwen.SETTINGS_VERSION,
+        "mcpServers": {"events": {"url": "http://127.0.0.1:8123/sse"}},
+    }
 
 
 @pytest.mark.parametrize(
