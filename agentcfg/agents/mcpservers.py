@@ -45,6 +45,10 @@ class Spec:
     type_aliases: tuple[tuple[str, str], ...] = ()  # more values it reads: (value, transport)
     url_keys: tuple[tuple[str, str], ...] = (("http", "url"), ("sse", "url"))  # transport -> the key of its URL
     untyped_url: str = "http"  # the transport of a `url` with no type
+    type_keys_read: tuple[str, ...] = ()  # more keys it reads the type from (cline's transportType): removed
+    # A key whose object holds the transport's keys in a newer shape (cline's `{"transport": {...}}`): read, and
+    # edited in place where an entry has it.
+    nested: str | None = None
     legacy_urls: tuple[tuple[str, str], ...] = ()  # (key, transport) it still reads (Gemini's httpUrl): removed
     # How a variable is referenced, (prefix, suffix); the first is written, all are read. (): it expands nothing.
     references: tuple[tuple[str, str], ...] = (("${", "}"),)
@@ -86,7 +90,7 @@ class Spec:
 
     def modelled(self) -> tuple[str, ...]:
         """Every key of an entry that the model holds in this dialect: what an edit sets or removes."""
-        keys = [self.type_key, "command", "args", "env", *self.url_names(), "headers",
+        keys = [self.type_key, *self.type_keys_read, "command", "args", "env", *self.url_names(), "headers",
                 *(t.key for t in (self.tool_timeout, self.startup_timeout) if t), self.tools_key]  # fmt: skip
         return tuple(dict.fromkeys(k for k in keys if k))
 
@@ -125,6 +129,8 @@ def read_entry(spec: Spec, name: str, entry: Mapping[str, Any], where: str) -> F
     unmodelled: list[str] = []
     plaintext: list[tuple[str, str]] = []
     fields: dict[str, Any] = {}
+    if spec.nested and isinstance(entry.get(spec.nested), dict):
+        entry = {**{k: v for k, v in entry.items() if k != spec.nested}, **entry[spec.nested]}
 
     transport = _transport(spec, entry, unmodelled)
     if transport == "stdio":
@@ -177,7 +183,7 @@ def read_entry(spec: Spec, name: str, entry: Mapping[str, Any], where: str) -> F
 
 
 def _transport(spec: Spec, entry: Mapping[str, Any], unmodelled: list[str]) -> str:
-    told = entry.get(spec.type_key) if spec.type_key else None
+    told = next((entry[k] for k in (spec.type_key, *spec.type_keys_read) if k and k in entry), None)
     transport = spec.transport_of(told)
     local = "command" in entry or not _has_url(spec, entry)
     if transport is not None and (transport == "stdio") == local:
@@ -345,6 +351,15 @@ def edits(spec: Spec, servers: Mapping[str, McpServer | None], current: Texts) -
         if not isinstance(now, dict):  # new (or not an object): the whole entry at once, in the dialect's order
             assignments.append(((ROOT, name), {k: v for k, v in keys.items() if v is not None}))
             continue
+        if spec.nested and isinstance(now.get(spec.nested), dict):  # the transport's keys where they are
+            inner = dict(now[spec.nested])
+            for key in (spec.type_key, *spec.type_keys_read, "command", "args", "env", *spec.url_names(), "headers"):
+                value = keys.pop(key, None) if key else None
+                if value is None:
+                    inner.pop(key or "", None)
+                else:
+                    inner[key or ""] = value
+            assignments.append(((ROOT, name, spec.nested), inner))
         for key, value in keys.items():
             if value is None:
                 same_type = key == spec.type_key and spec.transport_of(now.get(key)) == server.transport

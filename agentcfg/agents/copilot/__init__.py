@@ -250,7 +250,7 @@ def reasoning_advice(router: str, thinking_off: str) -> str:
 def mcp_files(environ: env.Environ) -> list[AgentFile]:
     from agentcfg.agents.copilot import mcp  # lazy: every command loads every agent module, few need its MCP format
 
-    return mcp.mcp_files(environ)
+    return mcp.mcp_files(home(environ))
 
 
 def mcp_read(current: Texts, environ: env.Environ) -> list[Found]:

@@ -7,7 +7,8 @@ are expanded in args and env values (seen with a real server), headers alike.
 
 from __future__ import annotations
 
-from agentcfg import env
+from pathlib import Path
+
 from agentcfg.agents.base import AgentFile
 from agentcfg.agents.mcpservers import Spec, Timeout
 
@@ -24,7 +25,6 @@ SPEC = Spec(
 )
 
 
-def mcp_files(environ: env.Environ) -> list[AgentFile]:
-    from agentcfg.agents import copilot  # lazy: the package imports this module only when its MCP members run
-
-    return [AgentFile(copilot.home(environ) / "mcp-config.json", "json")]
+def mcp_files(directory: Path) -> list[AgentFile]:
+    """The file in its directory (the package's home(environ), passed in: no import cycle)."""
+    return [AgentFile(directory / "mcp-config.json", "json")]

@@ -8,7 +8,8 @@ are kept; its own `mcp add` writes `disabled: false`).
 
 from __future__ import annotations
 
-from agentcfg import env
+from pathlib import Path
+
 from agentcfg.agents.base import AgentFile
 from agentcfg.agents.mcpservers import Spec, Timeout
 
@@ -23,7 +24,6 @@ SPEC = Spec(
 )
 
 
-def mcp_files(environ: env.Environ) -> list[AgentFile]:
-    from agentcfg.agents import droid  # lazy: the package imports this module only when its MCP members run
-
-    return [AgentFile(droid.factory_home(environ) / "mcp.json", "json")]
+def mcp_files(directory: Path) -> list[AgentFile]:
+    """The file in its directory (the package's factory_home(environ), passed in: no import cycle)."""
+    return [AgentFile(directory / "mcp.json", "json")]

@@ -9,7 +9,6 @@ connection's too; no separate startup timeout. `includeTools` lists the tools en
 
 from __future__ import annotations
 
-from agentcfg import env
 from agentcfg.agents.base import AgentFile
 from agentcfg.agents.mcpservers import Spec, Timeout
 
@@ -26,7 +25,6 @@ SPEC = Spec(
 )
 
 
-def mcp_files(environ: env.Environ) -> list[AgentFile]:
-    from agentcfg.agents import gemini  # lazy: the package imports this module only when its MCP members run
-
-    return [f for f in gemini.files(environ) if f.format == "json"]
+def mcp_files(files: list[AgentFile]) -> list[AgentFile]:
+    """Its settings file, of the files a switch edits (the package's files(), passed in: no import cycle)."""
+    return [f for f in files if f.format == "json"]

@@ -9,7 +9,6 @@ enabled (`excludeTools`, `trust`, `cwd` are kept as they are).
 
 from __future__ import annotations
 
-from agentcfg import env
 from agentcfg.agents.base import AgentFile
 from agentcfg.agents.mcpservers import Spec, Timeout
 
@@ -27,7 +26,6 @@ SPEC = Spec(
 )
 
 
-def mcp_files(environ: env.Environ) -> list[AgentFile]:
-    from agentcfg.agents import qwen  # lazy: the package imports this module only when its MCP members run
-
-    return [f for f in qwen.files(environ) if f.format == "json"]
+def mcp_files(files: list[AgentFile]) -> list[AgentFile]:
+    """Its settings file, of the files a switch edits (the package's files(), passed in: no import cycle)."""
+    return [f for f in files if f.format == "json"]
