@@ -296,9 +296,15 @@ def entry(spec: Spec, server: McpServer) -> tuple[dict[str, Any], list[str]]:
             variables.update({v: spec.reference(v) for v in server.secrets})
         keys["env"] = variables or None
     if server.variables() and not expands:
+        secrets = ", ".join(server.variables())
         notes.append(
-            f"{spec.display} expands no variable in its MCP settings, so {server.name!r} is written without its "
-            f"secrets ({', '.join(server.variables())}): give them to the server some other way."
+            f"{spec.display} expands no variable in its MCP settings, so {server.name!r} is written without "
+            + (
+                f"its secret headers ({secrets}): it sends only what the file holds."
+                if server.remote
+                else f"its secrets ({secrets}): it gives a server its own environment, so they reach it only when "
+                f"set where {spec.display} runs (agentcfg exec)."
+            )
         )
     for what, seconds, timeout in (("tool", server.tool_timeout, spec.tool_timeout),
                                    ("startup", server.startup_timeout, spec.startup_timeout)):  # fmt: skip
