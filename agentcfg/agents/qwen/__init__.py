@@ -40,7 +40,10 @@ from agentcfg.errors import AgentcfgError
 from agentcfg.profiles import PLACEHOLDER_KEY, Profile
 
 if TYPE_CHECKING:  # doctor's types: doctor.model loads only when doctor runs
+    from collections.abc import Mapping
+
     from agentcfg.doctor.model import Finding, Target
+    from agentcfg.mcp.model import Found, McpServer
 
 TRAITS = Traits(
     name="qwen",
@@ -327,4 +330,24 @@ def reasoning_advice(router: str, thinking_off: str) -> str:
 
 # -- MCP servers -------------------------------------------------------------------------------------------
 
-mcp_files, mcp_read, mcp_edits = base.no_mcp_files, base.no_mcp_read, base.no_mcp_edits
+# -- MCP servers: agents/qwen/mcp.py (the `mcpServers` dialect of agents/mcpservers.py) ---------------------------
+
+
+def mcp_files(environ: env.Environ) -> list[AgentFile]:
+    from agentcfg.agents.qwen import mcp  # lazy: every command loads every agent module, few need its MCP format
+
+    return mcp.mcp_files(files(environ))
+
+
+def mcp_read(current: Texts, environ: env.Environ) -> list[Found]:
+    from agentcfg.agents import mcpservers  # lazy: as mcp_files
+    from agentcfg.agents.qwen import mcp  # lazy: as mcp_files
+
+    return mcpservers.read(mcp.SPEC, current, environ)
+
+
+def mcp_edits(servers: Mapping[str, McpServer | None], current: Texts) -> list[FileEdit]:
+    from agentcfg.agents import mcpservers  # lazy: as mcp_files
+    from agentcfg.agents.qwen import mcp  # lazy: as mcp_files
+
+    return mcpservers.edits(mcp.SPEC, servers, current)

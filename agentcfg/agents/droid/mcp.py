@@ -1,0 +1,29 @@
+"""Factory Droid's user-scope MCP servers: `mcpServers` in `~/.factory/mcp.json` (FACTORY_HOME_OVERRIDE moves it).
+
+0.225.2: `type` stdio (the default) | http | sse; `command`, `args`, `env`; `url`, `headers`; `${VAR}` references in
+env and headers (a credential's unset variable is an error). `timeout` (milliseconds) bounds a tool call,
+`connectTimeout` (milliseconds) the start; `enabledTools` lists the tools enabled (`disabledTools`, `disabled`
+are kept; its own `mcp add` writes `disabled: false`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from agentcfg.agents.base import AgentFile
+from agentcfg.agents.mcpservers import Spec, Timeout
+
+SPEC = Spec(
+    agent="droid",
+    display="Factory Droid",
+    tool_timeout=Timeout("timeout"),
+    startup_timeout=Timeout("connectTimeout"),
+    tools_key="enabledTools",
+    quiet=(("disabled", False),),
+    file_name="mcp.json",
+)
+
+
+def mcp_files(directory: Path) -> list[AgentFile]:
+    """The file in its directory (the package's factory_home(environ), passed in: no import cycle)."""
+    return [AgentFile(directory / "mcp.json", "json")]
