@@ -251,7 +251,6 @@ def test_project_servers_reads_the_record_of_the_project(home: Home, tmp_path: P
 
 # Needs the Claude Code and opencode readers (agents/claude.py, agents/opencode.py `mcp_read`), being written in
 # other branches of issue 32: until they land they return [] and this fails. Remove the mark once they do.
-@pytest.mark.xfail(reason="the claude and opencode mcp_read are not on main yet (issue 32)", strict=False)
 def test_the_agents_own_readers_read_a_projects_files(home: Home, tmp_path: Path):
     opencode = {"mcp": {"docs": {"type": "local", "command": ["uvx", "mcp-docs"], "environment": {"L": "1"}}}}
     root = _repo(tmp_path, {".mcp.json": json.dumps(CLAUDE), "opencode.json": json.dumps(opencode)})
