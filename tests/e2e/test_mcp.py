@@ -86,12 +86,13 @@ def test_a_listing_that_connects_tells_a_dead_server_from_a_live_one(agent, agen
 # -- `agentcfg mcp add`: once, for every installed agent -------------------------------------------------------
 
 
-def add_args(server: Server) -> list[str]:
-    """`agentcfg mcp add` for `server`: `--secret VAR` (its value from the environment, into the keyring)."""
+def add_args(server: Server, *options: str) -> list[str]:
+    """`agentcfg mcp add` for `server`: `--secret VAR` (its value from the environment, into the keyring);
+    `options` (--json) before the `--` after which every word is the server's command."""
     secret = ["--secret", server.secret] if server.secret else []
     if server.remote:
-        return ["mcp", "add", server.name, "--url", str(server.url), "--transport", "http", *secret]
-    return ["mcp", "add", server.name, *secret, "--", *server.command]
+        return ["mcp", "add", server.name, "--url", str(server.url), "--transport", "http", *secret, *options]
+    return ["mcp", "add", server.name, *secret, *options, "--", *server.command]
 
 
 def _add_then_list(transport: str, agent_home: Home, keyring: Path, url: str | None) -> None:
@@ -110,7 +111,7 @@ def _add_then_list(transport: str, agent_home: Home, keyring: Path, url: str | N
 
     # Added again: every installed agent's own listing shows it beside the user's own, connected where the listing
     # connects; nothing the agents wrote as they listed holds the token.
-    added = agent_home.run(*add_args(server), "--json", **{VARIABLE: TOKEN})
+    added = agent_home.run(*add_args(server, "--json"), **{VARIABLE: TOKEN})
     assert TOKEN not in added.stdout + added.stderr
     assert server.name in json.dumps(agent_home.json("mcp", "list"))
     for agent in LISTED:
