@@ -96,7 +96,7 @@ def add(
     or SSE with --transport sse).
 
     A secret never goes into a file: `--secret VAR` keeps VAR's value in the keyring and gives each agent its own
-    reference to VAR (Claude Code `${VAR}`, opencode `{env:VAR}`, qwen-code `$VAR`, Codex `env_vars` and
+    reference to VAR (Claude Code `${VAR}`, opencode `{env:VAR}`, qwen-code `${VAR}`, Codex `env_vars` and
     `bearer_token_env_var`); `agentcfg exec PROFILE -- AGENT` starts an agent with it. A value an agent would
     expand (`$VAR`, `${VAR}`, `{env:...}`) or run (`$(...)`, backticks) is refused. Running it again with the same
     server changes nothing; `agentcfg rollback` undoes it.

@@ -2,7 +2,7 @@
 
 A server's secrets are never in it: only the names of the variables that hold them. Their values live in the
 keyring (`secret_name`), and reach a server through its agent's environment: each agent's file references the
-variable in the agent's own syntax (Claude Code `${VAR}`, opencode `{env:VAR}`, qwen-code `$VAR`, Codex
+variable in the agent's own syntax (Claude Code `${VAR}`, opencode `{env:VAR}`, qwen-code `${VAR}`, Codex
 `env_vars`/`bearer_token_env_var`), and `agentcfg exec` puts the value there.
 
 Everything agentcfg writes is checked first (`check`): no control character, and nothing an agent would
