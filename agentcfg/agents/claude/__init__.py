@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from agentcfg import budget, edit, env, fields
-from agentcfg.agents import base
+from agentcfg.agents import base, dialect
 from agentcfg.agents.base import (
     AgentFile,
     Binding,
@@ -33,10 +33,7 @@ from agentcfg.errors import AgentcfgError
 from agentcfg.profiles import PLACEHOLDER_KEY, Profile
 
 if TYPE_CHECKING:  # doctor's types: doctor.model loads only when doctor runs
-    from collections.abc import Mapping
-
     from agentcfg.doctor.model import Finding, Target
-    from agentcfg.mcp.model import Found, McpServer
 
 TRAITS = Traits(
     name="claude",
@@ -269,9 +266,7 @@ def reasoning_advice(router: str, thinking_off: str) -> str:
     )
 
 
-# -- MCP servers -------------------------------------------------------------------------------------------
-
-# -- MCP servers: agents/claude/mcp.py (the `mcpServers` dialect of agents/mcpservers.py) ---------------------------
+# -- MCP servers: agents/claude/mcp.py (the `mcpServers` dialect of agents/mcpservers.py) -----
 
 
 def mcp_files(environ: env.Environ) -> list[AgentFile]:
@@ -280,15 +275,4 @@ def mcp_files(environ: env.Environ) -> list[AgentFile]:
     return mcp.mcp_files(environ)
 
 
-def mcp_read(current: Texts, environ: env.Environ) -> list[Found]:
-    from agentcfg.agents import mcpservers  # lazy: as mcp_files
-    from agentcfg.agents.claude import mcp  # lazy: as mcp_files
-
-    return mcpservers.read(mcp.SPEC, current, environ)
-
-
-def mcp_edits(servers: Mapping[str, McpServer | None], current: Texts) -> list[FileEdit]:
-    from agentcfg.agents import mcpservers  # lazy: as mcp_files
-    from agentcfg.agents.claude import mcp  # lazy: as mcp_files
-
-    return mcpservers.edits(mcp.SPEC, servers, current)
+mcp_read, mcp_edits = dialect.members(TRAITS.name)

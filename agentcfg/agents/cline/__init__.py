@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agentcfg import edit, env, fixes
-from agentcfg.agents import base
+from agentcfg.agents import base, dialect
 from agentcfg.agents.base import (
     AgentFile,
     Binding,
@@ -45,10 +45,7 @@ from agentcfg.errors import AgentcfgError
 from agentcfg.profiles import PLACEHOLDER_KEY, Profile
 
 if TYPE_CHECKING:  # doctor's types: doctor.model loads only when doctor runs
-    from collections.abc import Mapping
-
     from agentcfg.doctor.model import Finding, Target
-    from agentcfg.mcp.model import Found, McpServer
 
 PROVIDER = "openai-compatible"  # cline's provider for a chat completions endpoint (`cline auth -p openai -b URL`)
 ENTRY = ("providers", PROVIDER)
@@ -292,9 +289,7 @@ def reasoning_advice(router: str, thinking_off: str) -> str:
     )
 
 
-# -- MCP servers -------------------------------------------------------------------------------------------
-
-# -- MCP servers: agents/cline/mcp.py (the `mcpServers` dialect of agents/mcpservers.py) ---------------------------
+# -- MCP servers: agents/cline/mcp.py (the `mcpServers` dialect of agents/mcpservers.py) -----
 
 
 def mcp_files(environ: env.Environ) -> list[AgentFile]:
@@ -303,15 +298,4 @@ def mcp_files(environ: env.Environ) -> list[AgentFile]:
     return mcp.mcp_files(environ, data_dir(environ))
 
 
-def mcp_read(current: Texts, environ: env.Environ) -> list[Found]:
-    from agentcfg.agents import mcpservers  # lazy: as mcp_files
-    from agentcfg.agents.cline import mcp  # lazy: as mcp_files
-
-    return mcpservers.read(mcp.SPEC, current, environ)
-
-
-def mcp_edits(servers: Mapping[str, McpServer | None], current: Texts) -> list[FileEdit]:
-    from agentcfg.agents import mcpservers  # lazy: as mcp_files
-    from agentcfg.agents.cline import mcp  # lazy: as mcp_files
-
-    return mcpservers.edits(mcp.SPEC, servers, current)
+mcp_read, mcp_edits = dialect.members(TRAITS.name)

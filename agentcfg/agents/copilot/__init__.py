@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentcfg import attribution, budget, edit, env, fixes
-from agentcfg.agents import base
+from agentcfg.agents import base, dialect
 from agentcfg.agents.base import (
     AgentFile,
     Binding,
@@ -40,10 +40,7 @@ from agentcfg.attribution import profile_from_id
 from agentcfg.profiles import Profile
 
 if TYPE_CHECKING:  # doctor's types: doctor.model loads only when doctor runs
-    from collections.abc import Mapping
-
     from agentcfg.doctor.model import Finding, Target
-    from agentcfg.mcp.model import Found, McpServer
 
 TRAITS = Traits(
     name="copilot",
@@ -242,9 +239,7 @@ def reasoning_advice(router: str, thinking_off: str) -> str:
     return f"{router}, or turn thinking off for tool turns: {thinking_off}"
 
 
-# -- MCP servers -------------------------------------------------------------------------------------------
-
-# -- MCP servers: agents/copilot/mcp.py (the `mcpServers` dialect of agents/mcpservers.py) ---------------------------
+# -- MCP servers: agents/copilot/mcp.py (the `mcpServers` dialect of agents/mcpservers.py) -----
 
 
 def mcp_files(environ: env.Environ) -> list[AgentFile]:
@@ -253,15 +248,4 @@ def mcp_files(environ: env.Environ) -> list[AgentFile]:
     return mcp.mcp_files(home(environ))
 
 
-def mcp_read(current: Texts, environ: env.Environ) -> list[Found]:
-    from agentcfg.agents import mcpservers  # lazy: as mcp_files
-    from agentcfg.agents.copilot import mcp  # lazy: as mcp_files
-
-    return mcpservers.read(mcp.SPEC, current, environ)
-
-
-def mcp_edits(servers: Mapping[str, McpServer | None], current: Texts) -> list[FileEdit]:
-    from agentcfg.agents import mcpservers  # lazy: as mcp_files
-    from agentcfg.agents.copilot import mcp  # lazy: as mcp_files
-
-    return mcpservers.edits(mcp.SPEC, servers, current)
+mcp_read, mcp_edits = dialect.members(TRAITS.name)
