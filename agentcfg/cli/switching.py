@@ -133,9 +133,10 @@ _KEPT = {  # what rollback did with a file edited since the switch (agentcfg.und
 )
 @base.json_option("Print the result as JSON.")
 def rollback(force: bool, dry_run: bool, discard: str | None, as_json: bool) -> None:
-    """Undo the most recent switch, restoring every file it touched byte for byte.
+    """Undo the most recent switch (or `agentcfg mcp` change), restoring every file it touched byte for byte.
 
-    Each further rollback undoes the switch before that (the last 20 are kept). A journal entry agentcfg
+    Each further rollback undoes the one before that (the last 20 are kept); an mcp change gives back
+    agentcfg's set of MCP servers too. A journal entry agentcfg
     cannot use (damaged, of a newer agentcfg, naming a file that is not an agent's) is never acted on:
     `status` names it, and `rollback --discard ENTRY` sets it aside.
     """
