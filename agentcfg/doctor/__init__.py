@@ -359,7 +359,8 @@ def _mcp_gather(agents: list[Any], environ: env.Environ) -> tuple[list[Found], l
         try:
             files = agent.mcp_files(environ)
             current = {f: fsutil.read_text(f.path, env.display(f.path, environ)) for f in files}
-            found += agent.mcp_read(current, environ) if any(t is not None for t in current.values()) else []
+            if any(_may_hold_mcp(text) for text in current.values()):
+                found += agent.mcp_read(current, environ)
         except AgentcfgError as problem:
             problems.append(
                 Finding(
@@ -372,6 +373,14 @@ def _mcp_gather(agents: list[Any], environ: env.Environ) -> tuple[list[Found], l
                 )
             )
     return found, problems
+
+
+def _may_hold_mcp(text: str | None) -> bool:
+    """Whether a file may define MCP servers: every agent's key for them says "mcp" (mcp_servers, mcpServers,
+    mcp), unless spelt with JSON escapes. A file without either is not parsed again, nor its format loaded."""
+    import re
+
+    return text is not None and ("\\u" in text or re.search("mcp", text, re.IGNORECASE) is not None)
 
 
 def _mcp_start(plans: list[Any], deadline: float) -> Any:
