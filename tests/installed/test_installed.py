@@ -252,3 +252,50 @@ def test_serve_life_cycle_with_a_stand_in_vllm(installed: Installed, real_keyrin
     stopped = installed.json("serve", "stop", "srv")
     assert stopped["pid"] == restarted["pid"] and stopped["orphans_ended"] == []
     assert installed.json("serve", "sweep", "srv")["orphans_ended"] == []
+
+
+@covers("mcp add", "mcp list", "mcp import", "mcp sync", "mcp rm", "mcp secret")
+def test_mcp_servers_for_every_agent_with_their_secret_in_the_secret_service(
+    installed: Installed, real_keyring, agents_bin: Path
+):
+    """The registry's server-everything added once for every installed agent, its token in the real Secret
+    Service and in no file; doctor starts it; exec gives the token; import moves a plain-text one; rollback
+    gives every file back."""
+    from tests.e2e import mcp_servers
+
+    installed.home.env = agents.environment(installed.home.env, agents_bin)
+    token, other = "mcp-installed-tier-token-5a7c9e", "ghp_installedTierPlainToken0123456789ab"
+    before = installed.home.snapshot()
+    add = ("mcp", "add", "everything", "--secret", "EVERYTHING_TOKEN", "--", *mcp_servers.stdio_command())
+    refused = installed.run(*add, check=2)  # no value exported, no terminal to ask on: nothing written
+    assert "EVERYTHING_TOKEN" in refused.stderr and installed.home.snapshot() == before
+    installed.home.env["EVERYTHING_TOKEN"] = token
+    try:
+        installed.run(*add)
+    finally:
+        del installed.home.env["EVERYTHING_TOKEN"]
+    assert real_keyring.lookup("mcp:EVERYTHING_TOKEN") == token
+    files = installed.home.snapshot()
+    assert not [path for path, data in files.items() if token.encode() in data]
+    listed = {row["name"]: row for row in installed.json("mcp", "list")["servers"]}
+    assert {copy["agent"] for copy in listed["everything"]["agents"]} == set(AGENTS)
+    doctor = installed.json("doctor", "--agent", "codex", "--timeout", "60", check=None)
+    assert any(f["id"] == "mcp-ok" and f.get("server") == "everything" for f in doctor["findings"]), doctor
+    shown = installed.run("exec", "local", "--", "sh", "-c", 'printf %s "$EVERYTHING_TOKEN"').stdout
+    assert shown == token
+
+    # A user's own server with a token in plain text: import moves it to the keyring, sync gives it to all.
+    config = installed.home.read(".codex/config.toml")
+    own = f'\n[mcp_servers.gh]\ncommand = "gh-mcp"\nenv = {{ GITHUB_TOKEN = "{other}" }}\n'
+    installed.home.write(".codex/config.toml", config + own)
+    installed.run("mcp", "import")
+    assert other not in installed.home.read(".codex/config.toml") and real_keyring.lookup("mcp:GITHUB_TOKEN") == other
+    installed.run("mcp", "sync", "--yes")
+    assert "gh" in installed.home.read(".config/opencode/opencode.json")
+    installed.run("mcp", "rm", "gh")
+    installed.run("mcp", "secret", "GITHUB_TOKEN", "--rm")
+    assert real_keyring.lookup("mcp:GITHUB_TOKEN") is None
+    for _ in range(4):  # rm, sync, import, add: each one entry
+        installed.run("rollback")
+    after = installed.home.snapshot()
+    assert {path: data for path, data in after.items() if path in before} == before
