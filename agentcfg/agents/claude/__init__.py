@@ -5,6 +5,7 @@ Only the variables below change; hooks, permissions and every other env variable
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agentcfg import budget, edit, env, fields
@@ -266,13 +267,13 @@ def reasoning_advice(router: str, thinking_off: str) -> str:
     )
 
 
-# -- MCP servers: agents/claude/mcp.py (the `mcpServers` dialect of agents/mcpservers.py) -----
+# -- MCP servers: agents/claude/mcp.py (its Spec of the `mcpServers` dialect, agents/mcpservers.py) --
 
 
 def mcp_files(environ: env.Environ) -> list[AgentFile]:
-    from agentcfg.agents.claude import mcp  # lazy: every command loads every agent module, few need its MCP format
-
-    return mcp.mcp_files(environ)
+    """`~/.claude.json` (in `$CLAUDE_CONFIG_DIR`, trimmed as Claude Code trims it): its user-scope servers."""
+    named = (environ.get("CLAUDE_CONFIG_DIR") or "").strip()
+    return [AgentFile((Path(named).expanduser() if named else env.home(environ)) / ".claude.json", "json")]
 
 
 mcp_read, mcp_edits = dialect.members(TRAITS.name)

@@ -10,10 +10,6 @@ MCP_TIMEOUT variable. `tools` of a remote server are permission policies, not th
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from agentcfg import env
-from agentcfg.agents.base import AgentFile
 from agentcfg.agents.mcpservers import Spec, Timeout
 
 SPEC = Spec(
@@ -23,8 +19,3 @@ SPEC = Spec(
     tool_timeout=Timeout("timeout", 1000, low=1.0),
     file_name=".claude.json",
 )
-
-
-def mcp_files(environ: env.Environ) -> list[AgentFile]:
-    named = (environ.get("CLAUDE_CONFIG_DIR") or "").strip()  # Claude Code trims it too
-    return [AgentFile((Path(named).expanduser() if named else env.home(environ)) / ".claude.json", "json")]

@@ -289,13 +289,13 @@ def reasoning_advice(router: str, thinking_off: str) -> str:
     )
 
 
-# -- MCP servers: agents/cline/mcp.py (the `mcpServers` dialect of agents/mcpservers.py) -----
+# -- MCP servers: agents/cline/mcp.py (its Spec of the `mcpServers` dialect, agents/mcpservers.py) --
 
 
 def mcp_files(environ: env.Environ) -> list[AgentFile]:
-    from agentcfg.agents.cline import mcp  # lazy: every command loads every agent module, few need its MCP format
-
-    return mcp.mcp_files(environ, data_dir(environ))
+    """CLINE_MCP_SETTINGS_PATH (taken as it is, as cline does), else in its data directory."""
+    named = (environ.get("CLINE_MCP_SETTINGS_PATH") or "").strip()
+    return [AgentFile(Path(named) if named else data_dir(environ) / "settings" / "cline_mcp_settings.json", "json")]
 
 
 mcp_read, mcp_edits = dialect.members(TRAITS.name)

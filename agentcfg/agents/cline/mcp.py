@@ -11,10 +11,6 @@ referenced: a server's secrets are left out, with a note. No list of enabled too
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from agentcfg import env
-from agentcfg.agents.base import AgentFile
 from agentcfg.agents.mcpservers import Spec, Timeout
 
 SPEC = Spec(
@@ -30,10 +26,3 @@ SPEC = Spec(
     quiet=(("disabled", False),),
     file_name="cline_mcp_settings.json",
 )
-
-
-def mcp_files(environ: env.Environ, data_dir: Path) -> list[AgentFile]:
-    """CLINE_MCP_SETTINGS_PATH (taken as it is, as cline does), else in its data directory (the package's
-    data_dir(environ), passed in: no import cycle)."""
-    named = (environ.get("CLINE_MCP_SETTINGS_PATH") or "").strip()
-    return [AgentFile(Path(named) if named else data_dir / "settings" / "cline_mcp_settings.json", "json")]

@@ -239,13 +239,12 @@ def reasoning_advice(router: str, thinking_off: str) -> str:
     return f"{router}, or turn thinking off for tool turns: {thinking_off}"
 
 
-# -- MCP servers: agents/copilot/mcp.py (the `mcpServers` dialect of agents/mcpservers.py) -----
+# -- MCP servers: agents/copilot/mcp.py (its Spec of the `mcpServers` dialect, agents/mcpservers.py) --
 
 
 def mcp_files(environ: env.Environ) -> list[AgentFile]:
-    from agentcfg.agents.copilot import mcp  # lazy: every command loads every agent module, few need its MCP format
-
-    return mcp.mcp_files(home(environ))
+    """`mcp-config.json` in its directory."""
+    return [AgentFile(home(environ) / "mcp-config.json", "json")]
 
 
 mcp_read, mcp_edits = dialect.members(TRAITS.name)

@@ -8,9 +8,6 @@ and `$VAR` are expanded in args, env and header values (seen with a real stdio s
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from agentcfg.agents.base import AgentFile
 from agentcfg.agents.mcpservers import Spec, Timeout
 
 SPEC = Spec(
@@ -24,8 +21,3 @@ SPEC = Spec(
     all_tools=("*",),
     file_name="mcp-config.json",
 )
-
-
-def mcp_files(directory: Path) -> list[AgentFile]:
-    """The file in its directory (the package's home(environ), passed in: no import cycle)."""
-    return [AgentFile(directory / "mcp-config.json", "json")]

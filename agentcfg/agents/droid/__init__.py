@@ -361,13 +361,12 @@ def reasoning_advice(router: str, thinking_off: str) -> str:
     )
 
 
-# -- MCP servers: agents/droid/mcp.py (the `mcpServers` dialect of agents/mcpservers.py) -----
+# -- MCP servers: agents/droid/mcp.py (its Spec of the `mcpServers` dialect, agents/mcpservers.py) --
 
 
 def mcp_files(environ: env.Environ) -> list[AgentFile]:
-    from agentcfg.agents.droid import mcp  # lazy: every command loads every agent module, few need its MCP format
-
-    return mcp.mcp_files(factory_home(environ))
+    """`mcp.json` in its directory."""
+    return [AgentFile(factory_home(environ) / "mcp.json", "json")]
 
 
 mcp_read, mcp_edits = dialect.members(TRAITS.name)

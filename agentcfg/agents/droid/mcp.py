@@ -8,9 +8,6 @@ are kept; its own `mcp add` writes `disabled: false`).
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from agentcfg.agents.base import AgentFile
 from agentcfg.agents.mcpservers import Spec, Timeout
 
 SPEC = Spec(
@@ -22,8 +19,3 @@ SPEC = Spec(
     quiet=(("disabled", False),),
     file_name="mcp.json",
 )
-
-
-def mcp_files(directory: Path) -> list[AgentFile]:
-    """The file in its directory (the package's factory_home(environ), passed in: no import cycle)."""
-    return [AgentFile(directory / "mcp.json", "json")]

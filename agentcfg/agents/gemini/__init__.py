@@ -330,13 +330,12 @@ def reasoning_advice(router: str, thinking_off: str) -> str:
     return f"{router}, or turn thinking off for tool turns: {thinking_off}"
 
 
-# -- MCP servers: agents/gemini/mcp.py (the `mcpServers` dialect of agents/mcpservers.py) -----
+# -- MCP servers: agents/gemini/mcp.py (its Spec of the `mcpServers` dialect, agents/mcpservers.py) --
 
 
 def mcp_files(environ: env.Environ) -> list[AgentFile]:
-    from agentcfg.agents.gemini import mcp  # lazy: every command loads every agent module, few need its MCP format
-
-    return mcp.mcp_files(files(environ))
+    """Its settings.json, of the files a switch edits."""
+    return [f for f in files(environ) if f.format == "json"]
 
 
 mcp_read, mcp_edits = dialect.members(TRAITS.name)

@@ -9,7 +9,6 @@ enabled (`excludeTools`, `trust`, `cwd` are kept as they are).
 
 from __future__ import annotations
 
-from agentcfg.agents.base import AgentFile
 from agentcfg.agents.mcpservers import Spec, Timeout
 
 SPEC = Spec(
@@ -24,8 +23,3 @@ SPEC = Spec(
     tools_key="includeTools",
     file_name="settings.json",
 )
-
-
-def mcp_files(files: list[AgentFile]) -> list[AgentFile]:
-    """Its settings file, of the files a switch edits (the package's files(), passed in: no import cycle)."""
-    return [f for f in files if f.format == "json"]
