@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from agentcfg import edit, env
+from agentcfg.agents import mcpkit
 from agentcfg.agents.base import AgentFile, FileEdit, Header, Texts, is_credential, looks_like_key
 from agentcfg.edit import MISSING, REMOVE, Assignment
 from agentcfg.lazyclass import dataclass
@@ -235,11 +236,6 @@ def _env(spec: Spec, table: dict, unmodelled: list[str], plaintext: list[tuple[s
     return {"env": pairs(plain), "secrets": tuple(sorted(secrets))}
 
 
-def variable_for(name: str, what: str) -> str:
-    """The variable agentcfg names for a literal credential of server `name` (`what`: TOKEN, or the header)."""
-    return re.sub(r"[^A-Za-z0-9_]", "_", f"{name}_{what}").upper()
-
-
 def _headers(
     spec: Spec, name: str, table: dict, where: str, unmodelled: list[str], plaintext: list[tuple[str, str]]
 ) -> dict[str, Any]:
@@ -259,10 +255,10 @@ def _headers(
         elif refuses(value):
             unmodelled.append(f"headers.{header}")
         elif authorization and value.startswith("Bearer ") and value[7:].strip():
-            bearer = variable_for(name, "TOKEN")
+            bearer = mcpkit.invented(name, "TOKEN")
             plaintext.append((bearer, value[7:].strip()))
         elif is_credential(Header(header, where, value=value)):
-            variable = variable_for(name, header)
+            variable = mcpkit.invented(name, header)
             secret.append((header, variable))
             plaintext.append((variable, value))
         else:
