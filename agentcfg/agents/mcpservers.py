@@ -15,7 +15,7 @@ from typing import Any
 
 from agentcfg import edit, env
 from agentcfg.agents import mcpkit
-from agentcfg.agents.base import AgentFile, FileEdit, Header, Texts, is_credential, looks_like_key
+from agentcfg.agents.base import AgentFile, FileEdit, Texts
 from agentcfg.edit import MISSING, REMOVE, Assignment
 from agentcfg.lazyclass import dataclass
 from agentcfg.mcp.model import VARIABLE_PATTERN, Found, McpServer, pairs, reference_variable, refuses
@@ -228,7 +228,7 @@ def _env(spec: Spec, table: dict, unmodelled: list[str], plaintext: list[tuple[s
             secrets.append(variable)
         elif refuses(value):
             unmodelled.append(f"env.{variable}")
-        elif looks_like_key(value):
+        elif mcpkit.credential(variable, value):  # by its name or its look, as for Codex and opencode
             secrets.append(variable)
             plaintext.append((variable, value))
         else:
@@ -257,7 +257,7 @@ def _headers(
         elif authorization and value.startswith("Bearer ") and value[7:].strip():
             bearer = mcpkit.invented(name, "TOKEN")
             plaintext.append((bearer, value[7:].strip()))
-        elif is_credential(Header(header, where, value=value)):
+        elif mcpkit.credential(header, value):
             variable = mcpkit.invented(name, header)
             secret.append((header, variable))
             plaintext.append((variable, value))
