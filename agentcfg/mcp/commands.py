@@ -298,6 +298,10 @@ def import_(
 ) -> Outcome:
     """Take the gathered servers into agentcfg's set; the secrets found in plain text go to the keyring, and the
     files that held them get a reference to their variable instead (as `init` does with a key)."""
+    from agentcfg import redact  # lazy: the masking of what is printed, for the command that moves secrets
+
+    for value in gathered.plaintext.values():
+        redact.register(value)  # the plan's diff removes it from a file: it is masked there, as every key
     servers = store.load(environ)
     after = {**servers, **gathered.servers}
     # Only the copies that hold a taken server's secret in plain text are written (the copy taken, or one equal to

@@ -124,3 +124,11 @@ def test_a_project_s_mcp_files_are_not_imported_until_trusted(agents: Home):
     agents.run("trust", cwd=project)
     second = json.loads(agents.run("mcp", "import", "--json", cwd=project).stdout)
     assert "team" in second["servers"] and second["sources"]["team"].endswith(".mcp.json: mcpServers.team")
+
+
+def test_import_s_dry_run_masks_the_token_it_would_move(agents: Home, keyring_file: Path):
+    token = "plainValue2024xyz"  # looks like no key: masked because import moves it
+    agents.write(CODEX, CODEX_TEXT + f'env = {{ SERVICE_PASSWORD = "{token}" }}\n')
+    shown = agents.run("mcp", "import", "--dry-run")
+    assert "-env = " in shown.stdout and token not in shown.stdout + shown.stderr
+    assert token in agents.read(CODEX)  # a dry run writes nothing
