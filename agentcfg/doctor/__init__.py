@@ -359,7 +359,8 @@ def _mcp_gather(agents: list[Any], environ: env.Environ) -> tuple[list[Found], l
         try:
             files = agent.mcp_files(environ)
             current = {f: fsutil.read_text(f.path, env.display(f.path, environ)) for f in files}
-            if any(_may_hold_mcp(text) for text in current.values()):
+            shared = set(agent.files(environ))  # its config too: one without "mcp" in it defines no server
+            if any(_may_hold_mcp(text) or (text is not None and f not in shared) for f, text in current.items()):
                 found += agent.mcp_read(current, environ)
         except AgentcfgError as problem:
             problems.append(
@@ -376,8 +377,9 @@ def _mcp_gather(agents: list[Any], environ: env.Environ) -> tuple[list[Found], l
 
 
 def _may_hold_mcp(text: str | None) -> bool:
-    """Whether a file may define MCP servers: every agent's key for them says "mcp" (mcp_servers, mcpServers,
-    mcp), unless spelt with JSON escapes. A file without either is not parsed again, nor its format loaded."""
+    """Whether an agent's config file may define MCP servers: every agent's key for them there says "mcp"
+    (mcp_servers, mcpServers, mcp), unless spelt with escapes. A config without either is not parsed again, nor
+    its MCP format loaded; a file of MCP servers alone always is (one that does not parse is reported)."""
     import re
 
     return text is not None and ("\\u" in text or re.search("mcp", text, re.IGNORECASE) is not None)
