@@ -104,7 +104,8 @@ def complete_stored_key(ctx: click.Context, param: click.Parameter, incomplete: 
     from agentcfg import keystore
 
     keyed = {n for n, p in _profiles(_all).items() if p.key_env}
-    return _matching(keyed | keystore.remembered(environ()), incomplete)
+    remembered = {n for n in keystore.remembered(environ()) if ":" not in n}  # not MCP secrets' (`mcp secret --rm`)
+    return _matching(keyed | remembered, incomplete)
 
 
 def complete_field_assignment(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[str]:
