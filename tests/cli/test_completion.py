@@ -80,7 +80,7 @@ def test_key_rm_offers_keyed_profiles_and_remembered_keys_without_asking_the_key
     # `gone` was removed with --keep-key: its key is still stored, and agentcfg's record names it
     record = home.root / ".config" / "agentcfg" / "state" / "stored-keys"
     record.parent.mkdir(parents=True, exist_ok=True)
-    record.write_text("gone\nmine\n")
+    record.write_text("gone\nmcp:GITHUB_TOKEN\nmine\n")  # an MCP secret: `mcp secret --rm` removes it
     # A keyring package that leaves a mark when imported: completion must never get that far.
     stub = tmp_path / "stub"
     (stub / "keyring").mkdir(parents=True)
