@@ -28,7 +28,6 @@ def mcp() -> None:
 
 def _secret_value(variable: str, environ: dict[str, str]) -> str:
     """A secret's value: exported in this shell, else typed at a hidden prompt on a terminal."""
-
     value = environ.get(variable)
     if not value:
         if not sys.stdin.isatty():

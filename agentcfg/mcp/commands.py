@@ -22,12 +22,10 @@ from agentcfg.plan import Plan
 class Outcome:
     """What a command that writes did (a dry run: would do)."""
 
-    plan: Plan
+    plan: Plan  # its notes and skipped agents (why each was left alone) included
     entry: str | None
     code: Exit
     servers: list[str]  # the servers it acted on
-    notes: list[str] = field(default_factory=list)
-    skipped: dict[str, str] = field(default_factory=dict)  # agent -> why it was left alone
 
 
 def _finish(
@@ -39,7 +37,7 @@ def _finish(
     plan.skipped = {**skipped, **plan.skipped}
     plan.notes = [*done.notes, *notes, *plan.notes]
     code = Exit.OK if agents else Exit.NOTHING
-    return Outcome(plan, done.entry, code, servers, plan.notes, plan.skipped)
+    return Outcome(plan, done.entry, code, servers)
 
 
 # -- add ------------------------------------------------------------------------------------------------------
