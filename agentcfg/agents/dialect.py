@@ -1,13 +1,14 @@
-"""The MCP members of an agent whose servers are in the `mcpServers` dialect (agents/mcpservers.py), made once
-here: each such agent keeps only its Spec (agents/<agent>/mcp.py, SPEC) and where its file is.
+"""An agent's MCP members, made once here: its format lives in agents/<agent>/mcp.py, imported on first use.
 
-A module of its own, importing nothing at load: every command loads every agent module, and mcpservers (which
-imports agents/base.py) loads only when an MCP format is needed."""
+That module holds either its own `mcp_read` and `mcp_edits` (Codex, opencode), or a `SPEC` of the `mcpServers`
+dialect that agents/mcpservers.py reads and edits (the other agents). A module of its own, importing nothing at
+load: every command loads every agent module, and few need an MCP format."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from types import ModuleType
+from typing import TYPE_CHECKING
 
 from agentcfg import env
 
@@ -21,23 +22,27 @@ def members(
 ) -> tuple[
     Callable[[Texts, env.Environ], list[Found]], Callable[[Mapping[str, McpServer | None], Texts], list[FileEdit]]
 ]:
-    """`mcp_read` and `mcp_edits` of an agent whose MCP servers are in the `mcpServers` dialect: agents/mcpservers.py
-    with the Spec its agents/<agent>/mcp.py holds as SPEC. Both are imported on first use (every command loads every
-    agent module, few need an MCP format)."""
+    """`mcp_read` and `mcp_edits` of `agent` (the Agent interface's), from agents/<agent>/mcp.py."""
 
-    def spec() -> Any:
+    def format_module() -> ModuleType:
         import importlib
 
-        return importlib.import_module(f"agentcfg.agents.{agent}.mcp").SPEC
+        return importlib.import_module(f"agentcfg.agents.{agent}.mcp")
 
     def mcp_read(current: Texts, environ: env.Environ) -> list[Found]:
-        from agentcfg.agents import mcpservers  # lazy: as spec()
+        found = format_module()
+        if not hasattr(found, "SPEC"):
+            return found.mcp_read(current, environ)
+        from agentcfg.agents import mcpservers  # lazy: as format_module()
 
-        return mcpservers.read(spec(), current, environ)
+        return mcpservers.read(found.SPEC, current, environ)
 
     def mcp_edits(servers: Mapping[str, McpServer | None], current: Texts) -> list[FileEdit]:
-        from agentcfg.agents import mcpservers  # lazy: as spec()
+        found = format_module()
+        if not hasattr(found, "SPEC"):
+            return found.mcp_edits(servers, current)
+        from agentcfg.agents import mcpservers  # lazy: as format_module()
 
-        return mcpservers.edits(spec(), servers, current)
+        return mcpservers.edits(found.SPEC, servers, current)
 
     return mcp_read, mcp_edits

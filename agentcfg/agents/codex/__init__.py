@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agentcfg import attribution, budget, edit, env, fsutil
-from agentcfg.agents import base
+from agentcfg.agents import base, dialect
 from agentcfg.agents.base import (
     AgentFile,
     Binding,
@@ -369,12 +369,7 @@ def reasoning_advice(router: str, thinking_off: str) -> str:
     )
 
 
-# -- MCP servers -------------------------------------------------------------------------------------------
-
-if TYPE_CHECKING:  # MCP's types: agentcfg.mcp loads only when MCP servers are asked for
-    from collections.abc import Mapping
-
-    from agentcfg.mcp.model import Found, McpServer
+# -- MCP servers: agents/codex/mcp.py --------------------------------------------------------------------------
 
 
 def mcp_files(environ: env.Environ) -> list[AgentFile]:
@@ -382,13 +377,4 @@ def mcp_files(environ: env.Environ) -> list[AgentFile]:
     return files(environ)
 
 
-def mcp_read(current: Texts, environ: env.Environ) -> list[Found]:
-    from agentcfg.agents.codex import mcp  # lazy: MCP's alone (every command loads every agent module)
-
-    return mcp.mcp_read(current, environ)
-
-
-def mcp_edits(servers: Mapping[str, McpServer | None], current: Texts) -> list[FileEdit]:
-    from agentcfg.agents.codex import mcp  # lazy: MCP's alone (every command loads every agent module)
-
-    return mcp.mcp_edits(servers, current)
+mcp_read, mcp_edits = dialect.members(TRAITS.name)
