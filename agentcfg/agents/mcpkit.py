@@ -8,12 +8,12 @@ the keyring) and the names of what the model does not hold (`env.FOO`, `cwd`): a
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import field
 from typing import Any
 
-from agentcfg import fields
-from agentcfg.agents.base import Header, is_credential
+from agentcfg import edit, env, fields
+from agentcfg.agents.base import AgentFile, Header, Texts, is_credential
 from agentcfg.edit import MISSING, REMOVE, Assignment
 from agentcfg.errors import AgentcfgError
 from agentcfg.lazyclass import dataclass
@@ -194,6 +194,23 @@ def key_edit(
 
 def _number(item: object) -> bool:
     return isinstance(item, (int, float)) and not isinstance(item, bool)
+
+
+def servers_table(file: AgentFile, text: str | None, root: str) -> dict:
+    """The table of servers at the top-level key `root` of an agent's file ({}: none there, or not a table)."""
+    data = edit.load(file.format, text or "", path=str(file.path), keep={root})
+    servers = data.get(root) if isinstance(data, dict) else None
+    return servers if isinstance(servers, dict) else {}
+
+
+def entries(current: Texts, environ: env.Environ, root: str) -> Iterator[tuple[str, dict, str]]:
+    """Each server entry of the files read, as (name, entry, where it is shown): a name the model holds, an entry
+    that is a table (others are left out of what is read: nothing could write them back)."""
+    for file, text in current.items():
+        shown = env.display(file.path, environ)
+        for name, entry in servers_table(file, text, root).items():
+            if server_name(name) and isinstance(entry, dict):
+                yield name, entry, f"{shown}: {root}.{name}"
 
 
 def entry_keys(entry: object) -> list[str]:

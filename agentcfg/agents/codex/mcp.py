@@ -26,9 +26,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from agentcfg import edit, env
+from agentcfg import env
 from agentcfg.agents import mcpkit
-from agentcfg.agents.base import AgentFile, FileEdit, Texts
+from agentcfg.agents.base import FileEdit, Texts
 from agentcfg.edit import MISSING, REMOVE, Assignment
 from agentcfg.mcp.model import Found, McpServer
 
@@ -148,20 +148,11 @@ def _read(name: str, entry: dict) -> tuple[mcpkit.Reading, str] | None:
     return reading, kind
 
 
-def _servers(config_file: AgentFile, text: str | None) -> dict:
-    data = edit.load("toml", text or "", path=str(config_file.path), keep={ROOT})
-    servers = data.get(ROOT) if isinstance(data, dict) else None
-    return servers if isinstance(servers, dict) else {}
-
-
 def mcp_read(current: Texts, environ: env.Environ) -> list[Found]:
     found = []
-    for config_file, text in current.items():
-        shown = env.display(config_file.path, environ)
-        for name, entry in _servers(config_file, text).items():
-            read = _read(name, entry) if mcpkit.server_name(name) and isinstance(entry, dict) else None
-            if read:
-                found.append(read[0].found(AGENT, read[1], f"{shown}: {ROOT}.{name}"))
+    for name, entry, where in mcpkit.entries(current, environ, ROOT):
+        if read := _read(name, entry):
+            found.append(read[0].found(AGENT, read[1], where))
     return found
 
 
@@ -222,7 +213,7 @@ def _server_edits(server: McpServer, entry: Any) -> list[Assignment]:
 
 def mcp_edits(servers: Mapping[str, McpServer | None], current: Texts) -> list[FileEdit]:
     ((config_file, text),) = current.items()
-    there = _servers(config_file, text)
+    there = mcpkit.servers_table(config_file, text, ROOT)
     assignments: list[Assignment] = []
     notes = []
     for name, server in servers.items():

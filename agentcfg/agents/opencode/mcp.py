@@ -22,9 +22,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from agentcfg import edit, env
+from agentcfg import env
 from agentcfg.agents import mcpkit
-from agentcfg.agents.base import AgentFile, FileEdit, Texts
+from agentcfg.agents.base import FileEdit, Texts
 from agentcfg.edit import MISSING, REMOVE, Assignment
 from agentcfg.mcp.model import Found, McpServer, reference_variable
 
@@ -98,21 +98,11 @@ def _read(name: str, entry: dict) -> mcpkit.Reading | None:
     return reading
 
 
-def _servers(config_file: AgentFile, text: str | None) -> dict:
-    data = edit.load("json", text or "", path=str(config_file.path), keep={ROOT})
-    servers = data.get(ROOT) if isinstance(data, dict) else None
-    return servers if isinstance(servers, dict) else {}
-
-
 def mcp_read(current: Texts, environ: env.Environ) -> list[Found]:
     found = []
-    for config_file, text in current.items():
-        shown = env.display(config_file.path, environ)
-        for name, entry in _servers(config_file, text).items():
-            reading = _read(name, entry) if mcpkit.server_name(name) and isinstance(entry, dict) else None
-            if reading:
-                transport = "stdio" if entry["type"] == "local" else "http"
-                found.append(reading.found(AGENT, transport, f"{shown}: {ROOT}.{name}"))
+    for name, entry, where in mcpkit.entries(current, environ, ROOT):
+        if reading := _read(name, entry):
+            found.append(reading.found(AGENT, "stdio" if entry["type"] == "local" else "http", where))
     return found
 
 
@@ -166,7 +156,7 @@ def _notes(server: McpServer) -> list[str]:
 
 def mcp_edits(servers: Mapping[str, McpServer | None], current: Texts) -> list[FileEdit]:
     ((config_file, text),) = current.items()
-    there = _servers(config_file, text)
+    there = mcpkit.servers_table(config_file, text, ROOT)
     assignments: list[Assignment] = []
     notes: list[str] = []
     for name, server in servers.items():
