@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import field
 
 from agentcfg import env, fixes, fsutil, keystore, profiles, switchplan, versions
-from agentcfg.agents import AGENTS
+from agentcfg.agents import AGENTS, unknown_agent
 from agentcfg.agents.base import Agent, FileEdit, KeySource, Texts
 from agentcfg.apply import Journal
 from agentcfg.current import read_current, runs_helper
@@ -20,13 +20,6 @@ from agentcfg.profiles import Profile, is_placeholder
 from agentcfg.switchplan import AgentReading
 
 
-def _unknown_agent(name: str) -> AgentcfgError:
-    return AgentcfgError(
-        f"unknown agent {name!r}",
-        hint=f"Agents agentcfg knows: {', '.join(AGENTS)}.",
-    )
-
-
 def select(
     names: tuple[str, ...], every: bool, environ: env.Environ, profile: str | None = None
 ) -> tuple[list[Agent], dict[str, str]]:
@@ -37,7 +30,7 @@ def select(
     """
     for name in names:
         if name not in AGENTS:
-            raise _unknown_agent(name)
+            raise unknown_agent(name)
     if names or every:
         return [AGENTS[n] for n in AGENTS if every or n in names], {}
     chosen, skipped = [], {}

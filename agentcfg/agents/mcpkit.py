@@ -56,6 +56,15 @@ def url(text: object) -> bool:
     return True
 
 
+def read_url(reading: Reading, entry: Mapping[str, Any]) -> None:
+    """A remote entry's `url` into the reading, or named as not modelled."""
+    address = entry.get("url")
+    if url(address):
+        reading.url = address
+    else:
+        reading.unmodelled.append("url")
+
+
 def seconds(number: object, per_second: int = 1) -> float | None:
     """A timeout in the model's seconds (per_second: the file's units in a second, 1000 for milliseconds); None: not
     one it holds."""

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from agentcfg import env, fsutil
-from agentcfg.agents import AGENTS
+from agentcfg.agents import AGENTS, unknown_agent
 from agentcfg.agents.base import Agent, KeySource, Texts
 from agentcfg.errors import AgentcfgError
 from agentcfg.journal import sha256_of
@@ -37,10 +37,6 @@ class Reading:
 
     def servers(self) -> dict[str, Found]:
         return {f.server.name: f for f in self.found}
-
-
-def unknown_agent(name: str) -> AgentcfgError:
-    return AgentcfgError(f"unknown agent {name!r}", hint=f"Agents agentcfg knows: {', '.join(AGENTS)}.")
 
 
 def choose(names: tuple[str, ...], environ: env.Environ) -> tuple[list[Agent], dict[str, str]]:

@@ -81,11 +81,7 @@ def _stdio(reading: mcpkit.Reading, entry: dict) -> None:
 
 
 def _remote(reading: mcpkit.Reading, entry: dict) -> None:
-    address = entry.get("url")
-    if mcpkit.url(address):
-        reading.url = address
-    else:
-        reading.unmodelled.append("url")
+    mcpkit.read_url(reading, entry)
     bearer = entry.get("bearer_token_env_var")
     if mcpkit.variable(bearer):
         reading.bearer = bearer

@@ -61,11 +61,7 @@ def _local(reading: mcpkit.Reading, entry: dict) -> None:
 
 
 def _remote(reading: mcpkit.Reading, entry: dict) -> None:
-    address = entry.get("url")
-    if mcpkit.url(address):
-        reading.url = address
-    else:
-        reading.unmodelled.append("url")
+    mcpkit.read_url(reading, entry)
     headers = entry.get("headers", {})
     if not isinstance(headers, dict):
         reading.unmodelled.append("headers")
