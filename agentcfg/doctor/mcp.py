@@ -338,6 +338,11 @@ class Pending:
 
         self.plans = list(plans)
         self.deadline = deadline
+        # Answer is made (agentcfg.lazyclass) at its first instance: here, before the threads, which could meet
+        # the class between its stub __init__ going and the one made arriving (a TypeError seen once in CI).
+        from agentcfg.mcp import probe  # lazy: the wire, for a run that asks servers
+
+        probe.Answer("timeout")
         ends = time.monotonic() + deadline
         self._pool = ThreadPoolExecutor(max_workers=max(1, len(self.plans)), thread_name_prefix="agentcfg-mcp")
         self._futures: list[Future[Answer]] = [self._pool.submit(asker, p, ends) for p in self.plans]
